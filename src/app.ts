@@ -1,0 +1,109 @@
+// buildApp(config, deps): assembles the service from the contract and its features. Never listens;
+// server.ts, tests and benchmarks do that.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { bearerGuard } from './auth/bearer-guard.js';
+import { createFailureThrottle } from './auth/failure-throttle.js';
+import { createTokenService, type TokenService } from './auth/token-service.js';
+import type { Config } from './config.js';
+import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
+import { AppError } from './errors.js';
+import { healthHandlers } from './health/health-handlers.js';
+import { createAjv, loadContract, type Contract } from './http/contract.js';
+import { registerContractRoutes } from './http/contract-routes.js';
+import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
+import { registerJsonParser } from './http/json-parser.js';
+import { createLogger } from './logger.js';
+import { plantHandlers } from './plants/plant-handlers.js';
+import { createPlantService } from './plants/plant-service.js';
+import type { Store } from './storage/store.js';
+
+export interface AppDeps {
+  store: Store;
+  logger?: Logger;
+  contract?: Contract;
+  tokens?: TokenService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tokens: TokenService;
+  }
+}
+
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const contract = deps.contract ?? loadContract();
+  const logger = deps.logger ?? createLogger(config);
+  const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const ajv = createAjv();
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimit,
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // Our own shutdown answer (below) keeps the Error shape; Fastify's would not.
+    return503OnClosing: false,
+    requestIdHeader: false,
+    // Honour a caller's X-Request-Id when it is a sane token; otherwise make one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ...errorServerOptions,
+  });
+  app.server.headersTimeout = config.headersTimeoutMs;
+  app.decorate('tokens', tokens);
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError('SHUTTING_DOWN');
+    }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request completed',
+    );
+  });
+
+  registerErrorReplies(app);
+  registerJsonParser(app);
+
+  const throttle = createFailureThrottle(config.authFailuresPerMinute);
+  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements);
+  registerContractRoutes(
+    app,
+    contract,
+    {
+      ...plantHandlers(createPlantService(deps.store)),
+      ...healthHandlers(deps.store),
+      ...docsHandlers(contract),
+    },
+    guard,
+  );
+  await registerDocsPage(app, contract);
+
+  // Last-used times are written in the background, never on the request path.
+  const touch = setInterval(() => {
+    tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
+  }, 30_000);
+  touch.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(touch);
+    await tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
+  });
+  return app;
+}

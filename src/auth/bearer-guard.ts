@@ -1,0 +1,67 @@
+// RFC 6750 bearer authentication as a Fastify onRequest hook, so it runs before the body is read.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { FailureThrottle } from './failure-throttle.js';
+import type { TokenService } from './token-service.js';
+
+export const REALM = 'plant-store';
+
+/** One security requirement of the document: all of `scopes` are needed. */
+export interface ScopeRequirement {
+  scopes: string[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the bearer token is verified. */
+    tokenId?: string;
+  }
+}
+
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+function challenge(params = ''): Record<string, string> {
+  return { 'www-authenticate': `Bearer realm="${REALM}"${params}` };
+}
+
+/**
+ * Builds the hook for one operation. `requirements` are alternatives: a token satisfying any one of them
+ * passes (OpenAPI semantics of a security list).
+ */
+export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, requirements: ScopeRequirement[]) {
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const raw = request.raw.rawHeaders;
+    let count = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
+    if (count > 1) {
+      throw new AppError('BAD_REQUEST', 'Send exactly one Authorization header.', {
+        headers: challenge(', error="invalid_request", error_description="more than one Authorization header"'),
+      });
+    }
+    const header = request.headers.authorization;
+    const match = header ? BEARER.exec(header) : null;
+    if (!match) {
+      throw new AppError('UNAUTHENTICATED', header ? 'Use the Bearer scheme: Authorization: Bearer <token>.' : undefined, {
+        headers: challenge(),
+      });
+    }
+    const wait = throttle.blockedFor(request.ip);
+    if (wait > 0) throw new AppError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(wait) } });
+
+    const result = await tokens.verify(match[1]!);
+    if (!result.ok) {
+      throttle.recordFailure(request.ip);
+      throw new AppError('INVALID_TOKEN', `The access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}.`, {
+        headers: challenge(`, error="invalid_token", error_description="the access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}"`),
+      });
+    }
+    const granted = new Set(result.token.scopes);
+    if (!requirements.some((req) => req.scopes.every((s) => granted.has(s)))) {
+      const needed = requirements[0]?.scopes.join(' ') ?? '';
+      throw new AppError('INSUFFICIENT_SCOPE', `This operation needs the scope ${needed}.`, {
+        headers: challenge(`, error="insufficient_scope", scope="${needed}"`),
+      });
+    }
+    request.tokenId = result.token.id;
+  };
+}

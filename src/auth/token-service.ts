@@ -1,0 +1,95 @@
+// Token lifecycle and verification. A short cache keeps the store off the hot path; its TTL bounds how
+// long a revocation takes to reach this process. Last-used times are kept in memory and written in batches.
+import type { Store, TokenRecord } from '../storage/store.js';
+import { generateSecret, generateTokenId, hashSecret, looksLikeToken, sameHash, type Scope } from './tokens.js';
+
+export type Verification =
+  | { ok: true; token: TokenRecord }
+  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
+
+export interface TokenService {
+  create(input: { name: string; scopes: Scope[]; expiresAt?: Date | null }): Promise<{ token: TokenRecord; secret: string }>;
+  list(): Promise<TokenRecord[]>;
+  revoke(id: string): Promise<boolean>;
+  verify(secret: string): Promise<Verification>;
+  /** Writes the last-used times gathered since the previous call. */
+  flushLastUsed(): Promise<void>;
+}
+
+export interface TokenServiceOptions {
+  cacheTtlMs?: number;
+  /** Bound on cached tokens, so a flood of distinct valid tokens cannot grow memory without limit. */
+  cacheSize?: number;
+  now?: () => Date;
+}
+
+export function createTokenService(store: Store, options: TokenServiceOptions = {}): TokenService {
+  const ttl = options.cacheTtlMs ?? 2_000;
+  const cacheSize = options.cacheSize ?? 10_000;
+  const now = options.now ?? (() => new Date());
+  const cache = new Map<string, { token: TokenRecord; until: number }>();
+  let lastUsed = new Map<string, Date>();
+
+  async function lookup(hash: string): Promise<TokenRecord | undefined> {
+    const t = Date.now();
+    const hit = cache.get(hash);
+    if (hit && hit.until > t) return hit.token;
+    const token = await store.findTokenByHash(hash);
+    // Defence in depth: the index found the row by hash; compare again without early exit.
+    if (!token || !sameHash(token.hash, hash)) {
+      cache.delete(hash);
+      return undefined;
+    }
+    if (ttl > 0) {
+      cache.delete(hash);
+      if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
+      cache.set(hash, { token, until: t + ttl });
+    }
+    return token;
+  }
+
+  return {
+    async create({ name, scopes, expiresAt = null }) {
+      const secret = generateSecret();
+      const token: TokenRecord = {
+        id: generateTokenId(),
+        name,
+        hash: hashSecret(secret),
+        scopes: [...scopes],
+        createdAt: now(),
+        lastUsedAt: null,
+        expiresAt,
+        revokedAt: null,
+      };
+      await store.insertToken(token);
+      return { token, secret };
+    },
+
+    list: () => store.listTokens(),
+
+    async revoke(id) {
+      const done = await store.revokeToken(id, now());
+      cache.clear();
+      return done;
+    },
+
+    async verify(secret) {
+      // Malformed tokens are rejected without touching the store; the shape is public, so no leak.
+      if (!looksLikeToken(secret)) return { ok: false, reason: 'unknown' };
+      const token = await lookup(hashSecret(secret));
+      if (!token) return { ok: false, reason: 'unknown' };
+      const at = now();
+      if (token.revokedAt) return { ok: false, reason: 'revoked' };
+      if (token.expiresAt && token.expiresAt.getTime() <= at.getTime()) return { ok: false, reason: 'expired' };
+      lastUsed.set(token.id, at);
+      return { ok: true, token };
+    },
+
+    async flushLastUsed() {
+      if (lastUsed.size === 0) return;
+      const batch = lastUsed;
+      lastUsed = new Map();
+      await store.touchTokens(batch);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Opaque API tokens: how they look, how they are hashed, and the scopes they can carry.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Every scope the service knows. Operations name theirs in the OpenAPI document's security requirements. */
+export const SCOPES = ['plants:read', 'plants:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A recognisable prefix lets secret scanners and humans spot a leaked token. */
+export const TOKEN_PREFIX = 'pst_';
+const SECRET_BYTES = 32; // 256 random bits
+const TOKEN_SHAPE = /^pst_[A-Za-z0-9_-]{43}$/;
+
+export function generateSecret(): string {
+  return TOKEN_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
+}
+
+export function generateTokenId(): string {
+  return 'tok_' + randomBytes(9).toString('base64url');
+}
+
+/** Only this hash is stored; a 256-bit random secret needs no salt or slow hash. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function looksLikeToken(secret: string): boolean {
+  return TOKEN_SHAPE.test(secret);
+}
+
+/** Constant-time equality of two hex digests of equal length. */
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function parseScopes(list: string): Scope[] {
+  const scopes = list.split(/[\s,]+/).filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new Error(`unknown scope ${unknown.join(', ')}; known scopes: ${SCOPES.join(', ')}`);
+  if (scopes.length === 0) throw new Error(`at least one scope is needed: ${SCOPES.join(', ')}`);
+  return [...new Set(scopes)] as Scope[];
+}
+
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
+
+/** `30d`, `12h`, `90m` or an ISO 8601 date; the moment the token stops working. */
+export function parseExpiry(value: string, now: Date): Date {
+  const m = /^(\d+)\s*([smhdwy])$/.exec(value.trim());
+  const at = m ? new Date(now.getTime() + Number(m[1]) * UNIT_MS[m[2]!]!) : new Date(value);
+  if (Number.isNaN(at.getTime())) throw new Error(`not a duration (30d, 12h, 90m) or a date: "${value}"`);
+  if (at.getTime() <= now.getTime()) throw new Error(`expiry must be in the future: "${value}"`);
+  return at;
+}

@@ -1,0 +1,97 @@
+// `plant-store` command: serve | migrate | config | token create|list|revoke. Exit codes: 0 ok, 1 failed, 2 usage.
+import { parseArgs } from 'node:util';
+import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
+import { serve } from '../server.js';
+import { MigrationError, openStore } from '../storage/open-store.js';
+import { tokenCommand, TOKEN_HELP } from './token-command.js';
+
+const HELP = `plant-store: the Plant Store API service
+
+Usage: plant-store <command> [options]
+
+Commands:
+  serve       Start the HTTP service (applies pending migrations first)
+  migrate     Apply pending database migrations and exit
+  config      Print the effective configuration (secrets masked)
+  token       Manage API tokens: create, list, revoke (see plant-store token --help)
+
+Every command reads its configuration from the environment; see plant-store config --help.
+Run plant-store <command> --help for a command's options.
+`;
+
+const SERVE_HELP = `Usage: plant-store serve
+
+Starts the HTTP service on HOST:PORT with the store at DATABASE_URL, applying pending migrations.
+On a store with no tokens it creates one and prints it once. SIGTERM or SIGINT stop it gracefully.
+`;
+
+const MIGRATE_HELP = `Usage: plant-store migrate
+
+Applies pending migrations to the store at DATABASE_URL (creating it if needed) and exits.
+Exits 1, naming the migration and the error, if one fails; nothing of a failed migration is kept.
+`;
+
+const CONFIG_HELP = `Usage: plant-store config
+
+Prints the effective configuration, one VARIABLE=value a line, secrets masked. Variables:
+${SETTINGS.map((s) => `  ${s.env.padEnd(26)}${s.description} (default ${String(s.default)})`).join('\n')}
+`;
+
+export class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      case 'serve':
+        if (wantsHelp(rest, SERVE_HELP)) return 0;
+        return await serve(loadConfig());
+      case 'migrate':
+        if (wantsHelp(rest, MIGRATE_HELP)) return 0;
+        return await migrate();
+      case 'config':
+        if (wantsHelp(rest, CONFIG_HELP)) return 0;
+        process.stdout.write(describeConfig(loadConfig()).join('\n') + '\n');
+        return 0;
+      case 'token':
+        if (rest.length === 0 || (rest.length === 1 && ['-h', '--help'].includes(rest[0]!))) {
+          process.stdout.write(TOKEN_HELP);
+          return rest.length === 0 ? 2 : 0;
+        }
+        return await tokenCommand(rest, loadConfig());
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`plant-store: ${(err as Error).message}\nRun plant-store --help for usage.\n`);
+      return 2;
+    }
+    if (err instanceof ConfigError || err instanceof MigrationError) {
+      process.stderr.write(`plant-store: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`plant-store: ${(err as Error).message ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+function wantsHelp(args: string[], help: string): boolean {
+  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  if (values.help) process.stdout.write(help);
+  return values.help === true;
+}
+
+async function migrate(): Promise<number> {
+  const config = loadConfig();
+  const { store, migrations } = await openStore(config.databaseUrl);
+  await store.close();
+  for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${m.status}\n`);
+  return 0;
+}

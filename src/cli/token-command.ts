@@ -1,0 +1,105 @@
+// `plant-store token create|list|revoke`: manages tokens in the same database the server reads, creating
+// and migrating it when needed. A running server sees changes within TOKEN_CACHE_TTL_MS.
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { createTokenService } from '../auth/token-service.js';
+import { parseExpiry, parseScopes, SCOPES } from '../auth/tokens.js';
+import { openStore } from '../storage/open-store.js';
+import { UsageError } from './main.js';
+
+export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [options]
+
+  token create --scopes SCOPES --name NAME [--expires WHEN]
+      Creates a token and prints it alone on the last line of stdout. It is shown once: only its
+      SHA-256 hash is stored. SCOPES is a comma-separated list of ${SCOPES.join(', ')}.
+      WHEN is a duration (30d, 12h, 90m, 2w, 1y) or an ISO 8601 date; default: never expires.
+  token list [--json]
+      Lists tokens (id, name, scopes, created, last used, expires, revoked); never the secrets.
+  token revoke ID
+      Revokes a token; a running server rejects it within a few seconds.
+`;
+
+const SUB_HELP: Record<string, string> = { create: TOKEN_HELP, list: TOKEN_HELP, revoke: TOKEN_HELP };
+
+export async function tokenCommand(args: string[], config: Config): Promise<number> {
+  const [sub, ...rest] = args;
+  if (!sub || !(sub in SUB_HELP)) throw new UsageError(`unknown token command "${sub ?? ''}"; use create, list or revoke`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      scopes: { type: 'string' },
+      name: { type: 'string' },
+      expires: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(SUB_HELP[sub]!);
+    return 0;
+  }
+  // Validate arguments before touching the database.
+  let create: { name: string; scopes: ReturnType<typeof parseScopes>; expiresAt: Date | null } | undefined;
+  if (sub === 'create') {
+    if (!values.scopes) throw new UsageError('token create needs --scopes (e.g. --scopes plants:read,plants:write)');
+    if (!values.name || values.name.trim() === '') throw new UsageError('token create needs --name NAME');
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    try {
+      create = {
+        name: values.name.trim(),
+        scopes: parseScopes(values.scopes),
+        expiresAt: values.expires ? parseExpiry(values.expires, new Date()) : null,
+      };
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
+  if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('token revoke takes one token id (see token list)');
+
+  const { store } = await openStore(config.databaseUrl);
+  try {
+    const tokens = createTokenService(store, { cacheTtlMs: 0 });
+    if (create) {
+      const { token, secret } = await tokens.create(create);
+      process.stdout.write(
+        `Created token ${token.id} "${token.name}" with scopes ${token.scopes.join(' ')}` +
+          `${token.expiresAt ? `, expiring ${token.expiresAt.toISOString()}` : ''}. It is shown only now:\n${secret}\n`,
+      );
+      return 0;
+    }
+    if (sub === 'list') {
+      const list = await tokens.list();
+      const rows = list.map((t) => ({
+        id: t.id,
+        name: t.name,
+        scopes: t.scopes.join(' '),
+        created: t.createdAt.toISOString(),
+        lastUsed: t.lastUsedAt?.toISOString() ?? null,
+        expires: t.expiresAt?.toISOString() ?? null,
+        revoked: t.revokedAt?.toISOString() ?? null,
+      }));
+      if (values.json) {
+        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+      } else if (rows.length === 0) {
+        process.stdout.write('No tokens. Create one with: plant-store token create --scopes plants:read,plants:write --name NAME\n');
+      } else {
+        const header = ['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'];
+        const table = [header, ...rows.map((r) => [r.id, r.name, r.scopes, r.created, r.lastUsed ?? '-', r.expires ?? '-', r.revoked ?? '-'])];
+        const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+        process.stdout.write(table.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+      }
+      return 0;
+    }
+    const id = positionals[0]!;
+    if (await tokens.revoke(id)) {
+      process.stdout.write(`Revoked token ${id}.\n`);
+      return 0;
+    }
+    process.stderr.write(`plant-store: no active token with id ${id}\n`);
+    return 1;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,115 @@
+// The only reader of process.env: every setting is parsed, checked and defaulted here, then frozen.
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Largest accepted request body, in bytes. */
+  readonly bodyLimit: number;
+  /** Whole-request deadline (headers and body) against slow clients. */
+  readonly requestTimeoutMs: number;
+  /** Deadline for receiving the request headers. */
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** How long SIGTERM waits for in-flight requests before closing anyway. */
+  readonly shutdownTimeoutMs: number;
+  /** How long a verified token may be trusted without asking the store again (revocations take this long). */
+  readonly tokenCacheTtlMs: number;
+  /** Failed authentications allowed per client address per minute before 429. */
+  readonly authFailuresPerMinute: number;
+  /** Create and print a first token when the store has none. */
+  readonly bootstrapToken: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  description: string;
+  default: Config[K];
+  parse: (raw: string) => Config[K];
+  secret?: boolean;
+}
+
+function integer(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`expected a whole number, got "${raw}"`);
+    const n = Number(raw.trim());
+    if (n < min || n > max) throw new ConfigError(`expected a number from ${min} to ${max}, got ${n}`);
+    return n;
+  };
+}
+
+function boolean(raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`expected true or false, got "${raw}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
+export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
+  { key: 'port', env: 'PORT', description: 'TCP port to listen on (0 picks a free one)', default: 8080, parse: integer(0, 65535) },
+  { key: 'host', env: 'HOST', description: 'Address to listen on', default: '127.0.0.1', parse: (raw) => {
+    if (!/^[\w.:[\]-]+$/.test(raw)) throw new ConfigError(`not a host name or address: "${raw}"`);
+    return raw;
+  } },
+  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (PATH relative to the working directory)', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
+    if (!/^sqlite:.+/.test(raw)) throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use sqlite:PATH`);
+    return raw;
+  } },
+  { key: 'logLevel', env: 'LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new ConfigError(`expected one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+    return v as Config['logLevel'];
+  } },
+  { key: 'bodyLimit', env: 'BODY_LIMIT_BYTES', description: 'Largest request body in bytes; larger ones get 413', default: 1_048_576, parse: integer(64, 1_073_741_824) },
+  { key: 'requestTimeoutMs', env: 'REQUEST_TIMEOUT_MS', description: 'Deadline to receive a whole request', default: 30_000, parse: integer(1_000, 3_600_000) },
+  { key: 'headersTimeoutMs', env: 'HEADERS_TIMEOUT_MS', description: 'Deadline to receive request headers', default: 10_000, parse: integer(1_000, 3_600_000) },
+  { key: 'keepAliveTimeoutMs', env: 'KEEP_ALIVE_TIMEOUT_MS', description: 'Idle keep-alive connections close after this', default: 5_000, parse: integer(100, 3_600_000) },
+  { key: 'shutdownTimeoutMs', env: 'SHUTDOWN_TIMEOUT_MS', description: 'Grace period for in-flight requests on SIGTERM/SIGINT', default: 10_000, parse: integer(0, 600_000) },
+  { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (bounds revocation delay)', default: 2_000, parse: integer(0, 5_000) },
+  { key: 'authFailuresPerMinute', env: 'AUTH_FAILURES_PER_MINUTE', description: 'Failed authentications per client address per minute before 429', default: 30, parse: integer(1, 1_000_000) },
+  { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },
+];
+
+/** Reads the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const s of SETTINGS) {
+    const raw = env[s.env];
+    if (raw === undefined || raw === '') {
+      out[s.key] = s.default;
+      continue;
+    }
+    try {
+      out[s.key] = s.parse(raw);
+    } catch (err) {
+      problems.push(`${s.env}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return Object.freeze({ ...(out as unknown as Config), ...overrides });
+}
+
+function maskUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):([^@/]*)@/, '//$1:****@');
+}
+
+/** The effective configuration as printable lines, secrets masked. */
+export function describeConfig(config: Config): string[] {
+  return SETTINGS.map((s) => {
+    const value = config[s.key];
+    const shown = s.secret ? maskUrl(String(value)) : String(value);
+    return `${s.env}=${shown}`;
+  });
+}

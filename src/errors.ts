@@ -1,0 +1,65 @@
+// One catalogue of failures: a stable code, its HTTP status and its message. The Error body is made here only.
+
+/** The `Error` schema of the contract. `error` is the HTTP status (see the OpenAPI document). */
+export interface ErrorBody {
+  error: number;
+  message: string;
+}
+
+export const ERRORS = {
+  BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
+  BODY_REQUIRED: { status: 400, message: 'A JSON request body is required.' },
+  BODY_EMPTY: { status: 400, message: 'The request body is empty; send a JSON object.' },
+  BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON.' },
+  BODY_NOT_UTF8: { status: 400, message: 'The request body is not valid UTF-8.' },
+  BODY_INVALID: { status: 400, message: 'The request body does not match the schema.' },
+  BAD_URL: { status: 400, message: 'The request URL is malformed.' },
+  BAD_HTTP: { status: 400, message: 'The request is not valid HTTP.' },
+  UNAUTHENTICATED: { status: 401, message: 'Authentication required: send Authorization: Bearer <token>.' },
+  INVALID_TOKEN: { status: 401, message: 'The access token is unknown, expired or revoked.' },
+  INSUFFICIENT_SCOPE: { status: 403, message: 'The access token lacks the scope this operation needs.' },
+  NOT_FOUND: { status: 404, message: 'No such resource.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this resource.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
+  PLANT_CONFLICT: { status: 409, message: 'A plant with this id already exists with a different name or tag.' },
+  BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be sent as Content-Type: application/json.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
+  TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
+  INTERNAL: { status: 500, message: 'Internal server error.' },
+  STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable; nothing was saved. Retry later.' },
+  SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** A failure a client caused or can act on. Thrown anywhere; turned into an Error body by the HTTP layer. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    options: { headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message ?? ERRORS[code].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.status = ERRORS[code].status;
+    this.headers = options.headers ?? {};
+  }
+
+  get body(): ErrorBody {
+    return errorBody(this.status, this.message);
+  }
+}
+
+export function errorBody(status: number, message: string): ErrorBody {
+  return { error: status, message };
+}
+
+/** The store could not take or answer a request; nothing was committed. */
+export class StoreUnavailableError extends AppError {
+  constructor(cause?: unknown) {
+    super('STORE_UNAVAILABLE', undefined, { cause });
+  }
+}

@@ -1,0 +1,65 @@
+// The contract is the router: every operation of the OpenAPI document becomes a route whose handler is
+// found by operationId, whose validation and serialization come from the document's schemas, and whose
+// security hook comes from its security requirements. A missing handler stops start-up.
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Contract } from './contract.js';
+import type { ScopeRequirement } from '../auth/bearer-guard.js';
+
+export type Handlers = Record<string, RouteHandlerMethod>;
+export type GuardFactory = (requirements: ScopeRequirement[]) => (req: any, reply: any) => Promise<void>;
+
+const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+
+export function registerContractRoutes(app: FastifyInstance, contract: Contract, handlers: Handlers, guard: GuardFactory): void {
+  const missing = contract.operations.filter((op) => typeof handlers[op.operationId] !== 'function').map((op) => op.operationId);
+  if (missing.length > 0) throw new Error(`the OpenAPI document names operations with no handler: ${missing.join(', ')}`);
+  const extra = Object.keys(handlers).filter((id) => !contract.operations.some((op) => op.operationId === id));
+  if (extra.length > 0) throw new Error(`handlers for operations the OpenAPI document does not declare: ${extra.join(', ')}`);
+
+  const methodsByUrl = new Map<string, Set<string>>();
+  for (const op of contract.operations) {
+    for (const s of op.security) {
+      if (s.scheme !== 'bearerAuth') throw new Error(`${op.operationId}: unsupported security scheme ${s.scheme}`);
+    }
+    app.route({
+      method: op.method,
+      url: op.url,
+      handler: handlers[op.operationId]!,
+      schema: {
+        ...(op.body && { body: op.body.schema }),
+        ...(op.params && { params: op.params }),
+        ...(op.querystring && { querystring: op.querystring }),
+        response: op.responses,
+      },
+      ...(op.security.length > 0 && { onRequest: guard(op.security.map((s) => ({ scopes: s.scopes }))) }),
+      // A body that is required but absent is a clear 400 rather than a schema message about undefined.
+      ...(op.body?.required && {
+        preValidation: async (request) => {
+          if (request.body === undefined) throw new AppError('BODY_REQUIRED');
+        },
+      }),
+    });
+    const methods = methodsByUrl.get(op.url) ?? new Set();
+    methods.add(op.method);
+    if (op.method === 'GET') methods.add('HEAD');
+    methodsByUrl.set(op.url, methods);
+  }
+
+  // A known path with an unsupported method is 405 with Allow, not a 404.
+  for (const [url, methods] of methodsByUrl) {
+    const allow = [...methods].sort().join(', ');
+    const others = ALL_METHODS.filter((m) => !methods.has(m));
+    if (others.length === 0) continue;
+    app.route({
+      method: others,
+      url,
+      exposeHeadRoute: false,
+      // Answered before any body is read.
+      onRequest: async (request) => {
+        throw new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url}; allowed: ${allow}.`, { headers: { allow } });
+      },
+      handler: async () => undefined,
+    });
+  }
+}

@@ -1,0 +1,127 @@
+// Loads the OpenAPI document, the single source of truth, and derives what routing and validation need.
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import YAML from 'yaml';
+
+export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface OperationSpec {
+  operationId: string;
+  method: string;
+  /** Fastify form of the path: `/plants/:id` for `/plants/{id}`. */
+  url: string;
+  /** Alternatives (OR) of required scope sets (AND); an empty list means no authentication. */
+  security: Array<{ scheme: string; scopes: string[] }>;
+  body?: { schema: JsonSchema; required: boolean; mediaTypes: string[] };
+  params?: JsonSchema;
+  querystring?: JsonSchema;
+  responses: Record<string, JsonSchema>;
+}
+
+export interface Contract {
+  document: Record<string, any>;
+  json: string;
+  yaml: string;
+  operations: OperationSpec[];
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+
+/** Reads and checks the document; throws (stopping start-up) on anything routing cannot honour. */
+export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
+  const yaml = readFileSync(path, 'utf8');
+  const document = YAML.parse(yaml) as Record<string, any>;
+  if (typeof document?.openapi !== 'string' || !document.openapi.startsWith('3.1')) {
+    throw new Error(`${String(path)}: expected an OpenAPI 3.1 document`);
+  }
+  const operations: OperationSpec[] = [];
+  for (const [path, item] of Object.entries<Record<string, any>>(document.paths ?? {})) {
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      operations.push(toOperation(document, path, method, op));
+    }
+  }
+  return { document, json: JSON.stringify(document), yaml, operations };
+}
+
+function toOperation(doc: Record<string, any>, path: string, method: string, op: Record<string, any>): OperationSpec {
+  if (typeof op.operationId !== 'string') throw new Error(`${method.toUpperCase()} ${path}: operationId missing`);
+  const security = (op.security ?? doc.security ?? []) as Array<Record<string, string[]>>;
+  const spec: OperationSpec = {
+    operationId: op.operationId,
+    method: method.toUpperCase(),
+    url: path.replace(/\{([^}]+)\}/g, ':$1'),
+    security: security.flatMap((req) => Object.entries(req).map(([scheme, scopes]) => ({ scheme, scopes }))),
+    responses: {},
+  };
+  const requestBody = op.requestBody ? resolve(doc, op.requestBody) : undefined;
+  if (requestBody) {
+    const content = requestBody.content ?? {};
+    const mediaTypes = Object.keys(content);
+    const json = content['application/json'];
+    if (!json?.schema) throw new Error(`${op.operationId}: only application/json request bodies are supported`);
+    spec.body = { schema: inline(doc, json.schema), required: requestBody.required === true, mediaTypes };
+  }
+  const parameters = ((op.parameters ?? []) as unknown[]).map((p) => resolve(doc, p));
+  for (const [location, key] of [['path', 'params'], ['query', 'querystring']] as const) {
+    const ps = parameters.filter((p) => p.in === location);
+    if (ps.length === 0) continue;
+    spec[key] = {
+      type: 'object',
+      properties: Object.fromEntries(ps.map((p) => [p.name, inline(doc, p.schema ?? {})])),
+      required: ps.filter((p) => p.required).map((p) => p.name),
+    };
+  }
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    const schema = resolve(doc, response).content?.['application/json']?.schema;
+    if (schema) spec.responses[status] = inline(doc, schema);
+  }
+  return spec;
+}
+
+function resolve(doc: Record<string, any>, node: any): any {
+  let seen = 0;
+  while (node && typeof node.$ref === 'string') {
+    if (++seen > 32) throw new Error(`reference loop at ${node.$ref}`);
+    node = pointer(doc, node.$ref);
+  }
+  return node;
+}
+
+function pointer(doc: Record<string, any>, ref: string): any {
+  if (!ref.startsWith('#/')) throw new Error(`only local references are supported: ${ref}`);
+  let node: any = doc;
+  for (const part of ref.slice(2).split('/')) {
+    node = node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+    if (node === undefined) throw new Error(`unresolved reference ${ref}`);
+  }
+  return node;
+}
+
+/** A self-contained copy of a schema: local references replaced by what they point at. */
+function inline(doc: Record<string, any>, schema: unknown, depth = 0): any {
+  if (depth > 64) throw new Error('schema nesting too deep or recursive');
+  if (Array.isArray(schema)) return schema.map((s) => inline(doc, s, depth + 1));
+  if (schema === null || typeof schema !== 'object') return schema;
+  const node = schema as Record<string, unknown>;
+  if (typeof node.$ref === 'string') return inline(doc, pointer(doc, node.$ref), depth + 1);
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(doc, v, depth + 1)]));
+}
+
+const INT64_BOUND = 2 ** 63;
+
+/**
+ * Ajv in the document's own dialect (JSON Schema 2020-12). No type coercion: a string id stays a string
+ * and fails. OpenAPI's own annotation keywords are known to strict mode. int64 bounds see the views that
+ * parseJsonBody gives long literals, so an integer one past either end is rejected.
+ */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: false, removeAdditional: false });
+  ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -INT64_BOUND && n <= INT64_BOUND });
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  return ajv;
+}

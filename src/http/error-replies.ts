@@ -1,0 +1,98 @@
+// Every failure leaves as the contract's Error body with the right status, whichever layer raised it:
+// our code, schema validation, Fastify, the router, or Node's HTTP parser.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
+
+/** Fastify's own error codes, mapped into the catalogue. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BODY_EMPTY',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'BODY_MALFORMED',
+  FST_ERR_BAD_URL: 'BAD_URL',
+};
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** A message naming the field and the rule it broke, e.g. `body/id must be an integer ...`. */
+export function validationMessage(context: string, errors: AjvError[]): string {
+  const e = errors[0];
+  if (!e) return ERRORS.BODY_INVALID.message;
+  const where = `${context}${e.instancePath}`;
+  if (e.keyword === 'format' && (e.params.format === 'int64' || e.params.format === 'int32')) {
+    const bits = e.params.format === 'int64' ? 63n : 31n;
+    return `${where} must be an integer from ${-(2n ** bits)} to ${2n ** bits - 1n}.`;
+  }
+  if (e.keyword === 'type' && e.instancePath === '' && context === 'body') return 'The request body must be a JSON object.';
+  if (e.keyword === 'type') {
+    const type = String(e.params.type);
+    return `${where} must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}.`;
+  }
+  if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
+  return `${where} ${e.message ?? 'is not valid'}.`;
+}
+
+function bodyLimitMessage(request: FastifyRequest): string {
+  return `The request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes.`;
+}
+
+export function sendError(reply: FastifyReply, status: number, message: string, headers: Record<string, string> = {}): void {
+  reply.code(status).headers(headers).type('application/json; charset=utf-8').send(errorBody(status, message));
+}
+
+export function registerErrorReplies(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
+      return sendError(reply, error.status, error.message, error.headers);
+    }
+    if (error.validation) {
+      return sendError(reply, 400, validationMessage(error.validationContext ?? 'body', error.validation as AjvError[]));
+    }
+    const code = FASTIFY_CODES[error.code];
+    if (code) {
+      const message = code === 'BODY_TOO_LARGE' ? bodyLimitMessage(request) : ERRORS[code].message;
+      return sendError(reply, ERRORS[code].status, message);
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return sendError(reply, status, `${STATUS_CODES[status] ?? 'Client error'}.`);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 500, ERRORS.INTERNAL.message);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!.slice(0, 200);
+    sendError(reply, 404, `No such resource: ${request.method} ${path}.`);
+  });
+}
+
+/** Fastify options that route framework-level failures (bad URLs, broken HTTP) through the same shape. */
+export const errorServerOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> = {
+  frameworkErrors(error, _request, reply) {
+    const code = FASTIFY_CODES[error.code] ?? 'BAD_REQUEST';
+    sendError(reply, ERRORS[code].status, ERRORS[code].message);
+  },
+  clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
+    if (!socket.writable) return socket.destroy(error);
+    const code: ErrorCode =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT'
+      : error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE'
+      : 'BAD_HTTP';
+    const { status, message } = ERRORS[code];
+    const body = JSON.stringify(errorBody(status, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  },
+};

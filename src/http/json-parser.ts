@@ -1,0 +1,28 @@
+// The only request body parser: application/json in UTF-8, int64-exact (json-body.ts). Anything else is 415.
+import { isUtf8 } from 'node:buffer';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+import { malformedJson, parseJsonBody } from './json-body.js';
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON; charset ${charset.slice(0, 40)} is not supported.`), undefined);
+      return;
+    }
+    const buffer = body as Buffer;
+    if (buffer.length === 0) return done(new AppError('BODY_EMPTY'), undefined);
+    if (!isUtf8(buffer)) return done(new AppError('BODY_NOT_UTF8'), undefined);
+    let value: unknown;
+    try {
+      value = parseJsonBody(buffer.toString('utf8'));
+    } catch (err) {
+      return done(malformedJson(err), undefined);
+    }
+    done(null, value);
+  });
+}

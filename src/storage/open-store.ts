@@ -1,0 +1,37 @@
+// Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and one case here.
+import { resolve } from 'node:path';
+import type { MigrationResult, Store } from './store.js';
+import { SqliteStore, type SqliteOptions } from './sqlite/sqlite-store.js';
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+  constructor(readonly results: MigrationResult[]) {
+    const failed = results.find((r) => r.status === 'failed');
+    super(`migration ${failed?.version} (${failed?.name}) failed: ${failed?.error}`);
+  }
+}
+
+export function createStore(databaseUrl: string, options: SqliteOptions = {}): Store {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
+  }
+  throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
+}
+
+/** Opens the store and brings its schema up to date; throws MigrationError (and closes) if that fails. */
+export async function openStore(databaseUrl: string, options: SqliteOptions = {}): Promise<{ store: Store; migrations: MigrationResult[] }> {
+  const store = createStore(databaseUrl, options);
+  let migrations: MigrationResult[];
+  try {
+    migrations = await store.migrate();
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+  if (migrations.some((r) => r.status === 'failed')) {
+    await store.close().catch(() => {});
+    throw new MigrationError(migrations);
+  }
+  return { store, migrations };
+}

@@ -1,0 +1,239 @@
+// The embedded engine: one better-sqlite3 connection in WAL mode with synchronous=FULL, and group commit so
+// that durability (one fsync per commit) does not cap throughput at one request per fsync.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../errors.js';
+import type { CreateOutcome, MigrationResult, PlantRecord, Store, TokenRecord } from '../store.js';
+import { MIGRATIONS, type Migration } from './migrations.js';
+
+export interface SqliteOptions {
+  /** How long a write waits for another process's lock (the CLI) before failing. */
+  busyTimeoutMs?: number;
+  /** Migrations to apply; the built-in list unless a test supplies its own. */
+  migrations?: readonly Migration[];
+}
+
+interface PendingCreate {
+  plant: PlantRecord;
+  resolve: (outcome: CreateOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
+interface TokenRow {
+  id: string;
+  name: string;
+  token_hash: string;
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly migrations: readonly Migration[];
+  private pending: PendingCreate[] = [];
+  private flushScheduled = false;
+  private closed = false;
+
+  private prepared?: ReturnType<SqliteStore['prepare']>;
+
+  constructor(readonly file: string, options: SqliteOptions = {}) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
+    this.migrations = options.migrations ?? MIGRATIONS;
+    // WAL + synchronous=FULL: a commit returns only after the WAL is fsynced, so an acknowledged write
+    // survives kill -9 and power loss.
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  /** Prepared statements need the schema, so they are made on first use, after migrating. */
+  private statements() {
+    return (this.prepared ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      insertPlant: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+      getPlant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
+      countPlants: db.prepare('SELECT count(*) AS n FROM plants').pluck(),
+      insertToken: db.prepare(
+        'INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      tokenByHash: db.prepare('SELECT * FROM api_tokens WHERE token_hash = ?'),
+      listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, id'),
+      revokeToken: db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      countTokens: db.prepare('SELECT count(*) AS n FROM api_tokens').pluck(),
+      touchToken: db.prepare('UPDATE api_tokens SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
+    };
+  }
+
+  async migrate(): Promise<MigrationResult[]> {
+    const db = this.db;
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+    const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+    const known = new Set(this.migrations.map((m) => m.version));
+    const unknown = [...applied].filter((v) => !known.has(v));
+    if (unknown.length > 0) {
+      return [{ version: Math.max(...unknown), name: 'unknown', status: 'failed',
+        error: `the database has migration ${Math.max(...unknown)}, newer than this build knows; upgrade plant-store` }];
+    }
+    const results: MigrationResult[] = [];
+    for (const m of this.migrations) {
+      if (applied.has(m.version)) {
+        results.push({ version: m.version, name: m.name, status: 'already-applied' });
+        continue;
+      }
+      try {
+        db.transaction(() => {
+          db.exec(m.sql);
+          db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+        }).immediate();
+        results.push({ version: m.version, name: m.name, status: 'applied' });
+      } catch (err) {
+        results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
+        break;
+      }
+    }
+    return results;
+  }
+
+  createPlant(plant: PlantRecord): Promise<CreateOutcome> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ plant, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // Everything that arrives in this turn of the event loop shares one transaction and one fsync.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Commits every waiting create in one transaction, then answers them all; on failure, fails them all. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    let outcomes: CreateOutcome[];
+    try {
+      const { insertPlant, getPlant } = this.statements();
+      const now = Date.now();
+      outcomes = this.db.transaction(() =>
+        batch.map(({ plant }): CreateOutcome => {
+          const tag = plant.tag ?? null;
+          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) return { kind: 'created' };
+          const row = getPlant.get(plant.id) as PlantRow;
+          const existing = toPlant(row);
+          return row.name === plant.name && row.tag === tag ? { kind: 'replayed' } : { kind: 'conflict', existing };
+        }),
+      ).immediate();
+    } catch (err) {
+      const failure = new StoreUnavailableError(err);
+      for (const p of batch) p.reject(failure);
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+  }
+
+  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
+    const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
+    return row ? toPlant(row) : undefined;
+  }
+
+  async countPlants(): Promise<number> {
+    return this.guard(() => this.statements().countPlants.get()) as number;
+  }
+
+  async insertToken(t: TokenRecord): Promise<void> {
+    this.guard(() =>
+      this.statements().insertToken.run(t.id, t.name, t.hash, t.scopes.join(' '), t.createdAt.getTime(),
+        ms(t.lastUsedAt), ms(t.expiresAt), ms(t.revokedAt)),
+    );
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    const row = this.guard(() => this.statements().tokenByHash.get(hash)) as TokenRow | undefined;
+    return row ? toToken(row) : undefined;
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (this.guard(() => this.statements().listTokens.all()) as TokenRow[]).map(toToken);
+  }
+
+  async revokeToken(id: string, at: Date): Promise<boolean> {
+    return this.guard(() => this.statements().revokeToken.run(at.getTime(), id).changes === 1);
+  }
+
+  async countTokens(): Promise<number> {
+    return this.guard(() => this.statements().countTokens.get()) as number;
+  }
+
+  async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const { touchToken } = this.statements();
+    this.guard(() => this.db.transaction(() => {
+      for (const [id, at] of lastUsed) touchToken.run(at.getTime(), id);
+    })());
+  }
+
+  async ping(): Promise<void> {
+    this.guard(() => this.db.prepare('SELECT 1').get());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  /** Driver failures become StoreUnavailableError (503); programming errors would too, and are logged. */
+  private guard<T>(fn: () => T): T {
+    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
+    try {
+      return fn();
+    } catch (err) {
+      throw new StoreUnavailableError(err);
+    }
+  }
+}
+
+function toPlant(row: PlantRow): PlantRecord {
+  return row.tag === null ? { id: BigInt(row.id), name: row.name } : { id: BigInt(row.id), name: row.name, tag: row.tag };
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    hash: row.token_hash,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: new Date(row.created_at),
+    lastUsedAt: date(row.last_used_at),
+    expiresAt: date(row.expires_at),
+    revokedAt: date(row.revoked_at),
+  };
+}
+
+function ms(d: Date | null): number | null {
+  return d ? d.getTime() : null;
+}
+
+function date(v: number | null): Date | null {
+  return v === null ? null : new Date(v);
+}
