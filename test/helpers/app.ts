@@ -1,0 +1,165 @@
+// Test harness: a real service on 127.0.0.1 port 0 over a temporary SQLite database, in this process
+// (startApp) or as a child process running the real command (spawnServer).
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createTokenService, type TokenService } from '../../src/auth/token-service.js';
+import { openStore } from '../../src/storage/open-store.js';
+import type { SqliteOptions } from '../../src/storage/sqlite/sqlite-store.js';
+import type { Store } from '../../src/storage/store.js';
+
+export const BIN = fileURLToPath(new URL('../../../bin/plant-store.js', import.meta.url));
+
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface TestApp {
+  url: string;
+  port: number;
+  app: FastifyInstance;
+  store: Store;
+  tokens: TokenService;
+  databaseUrl: string;
+  /** Secrets of tokens made for the test: both scopes, read only, write only. */
+  token: { all: string; read: string; write: string };
+  /** POST /plants with a JSON text body (a string is sent as is, anything else is JSON.stringify'd). */
+  postPlant(body: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+export async function startApp(
+  t: TestContext,
+  options: { config?: Partial<Config>; store?: SqliteOptions; databaseUrl?: string } = {},
+): Promise<TestApp> {
+  const databaseUrl = options.databaseUrl ?? `sqlite:${join(tempDir(t), 'plants.db')}`;
+  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, ...options.config });
+  const { store } = await openStore(databaseUrl, options.store);
+  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const app = await buildApp(config, { store, tokens });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  const port = (app.server.address() as { port: number }).port;
+  const url = `http://127.0.0.1:${port}`;
+  const make = async (scopes: ('plants:read' | 'plants:write')[]) => (await tokens.create({ name: scopes.join('+'), scopes })).secret;
+  const token = { all: await make(['plants:read', 'plants:write']), read: await make(['plants:read']), write: await make(['plants:write']) };
+  return {
+    url,
+    port,
+    app,
+    store,
+    tokens,
+    databaseUrl,
+    token,
+    postPlant(body, headers = {}) {
+      return fetch(`${url}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token.write}`, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    },
+  };
+}
+
+export interface ChildServer {
+  url: string;
+  proc: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or the signal name) once the process is gone. */
+  exited: Promise<number | string>;
+}
+
+/** Runs `plant-store serve` for real and waits until it listens. */
+export async function spawnServer(t: TestContext, env: Record<string, string>): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  t.after(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    if (m) return { url: `http://127.0.0.1:${m[1]}`, proc, stdout: () => out, stderr: () => err, exited };
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server did not start:\n${out}\n${err}`);
+}
+
+/** Runs the CLI to completion. */
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Sends raw bytes over TCP and returns everything the server wrote until it closed or went quiet. */
+export function rawHttp(port: number, data: string | Buffer, quietMs = 500): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(received);
+    };
+    socket.on('data', (d) => {
+      received += d.toString('latin1');
+      clearTimeout(timer);
+      timer = setTimeout(done, quietMs);
+    });
+    socket.on('end', done);
+    socket.on('error', (e) => (received ? done() : reject(e)));
+    socket.write(data);
+    timer = setTimeout(done, quietMs * 4);
+  });
+}
+
+/** Splits a raw HTTP/1.1 response into status, lower-cased headers and body. */
+export function parseRawResponse(raw: string): { status: number; headers: Record<string, string>; body: string } {
+  const [head = '', ...rest] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) {
+    const i = l.indexOf(':');
+    headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
+}
+
+/** Asserts the contract's Error shape and returns it. */
+export async function errorOf(res: Response): Promise<{ error: number; message: string }> {
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/json')) throw new Error(`expected JSON error, got ${type}: ${await res.text()}`);
+  const body = (await res.json()) as { error: number; message: string };
+  if (body.error !== res.status) throw new Error(`error field ${body.error} != status ${res.status}`);
+  if (typeof body.message !== 'string' || body.message.length === 0) throw new Error('empty message');
+  if (Object.keys(body).sort().join() !== 'error,message') throw new Error(`extra fields: ${JSON.stringify(body)}`);
+  return body;
+}

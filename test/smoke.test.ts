@@ -1,0 +1,20 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, errorOf } from './helpers/app.js';
+
+test('a valid plant with a write token is created and echoed as a Plant', async (t) => {
+  const s = await startApp(t);
+  const res = await s.postPlant({ id: 1, name: 'fern', tag: 'green' });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  assert.equal(res.headers.get('location'), '/plants/1');
+  assert.deepEqual(await res.json(), { name: 'fern', tag: 'green' });
+  assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern', tag: 'green' });
+});
+
+test('an unknown path is a 404 Error', async (t) => {
+  const s = await startApp(t);
+  const res = await fetch(`${s.url}/nope`);
+  assert.equal(res.status, 404);
+  await errorOf(res);
+});
