@@ -41,9 +41,11 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     const header = request.headers.authorization;
     const match = header ? BEARER.exec(header) : null;
     if (!match) {
-      throw new AppError('UNAUTHENTICATED', header ? 'Use the Bearer scheme: Authorization: Bearer <token>.' : undefined, {
-        headers: challenge(),
-      });
+      // An empty token ("Bearer " arrives trimmed as "Bearer") is a missing token, not a wrong scheme.
+      const message = !header ? undefined
+        : /^Bearer\s*$/i.test(header) ? 'The Bearer token is empty: send Authorization: Bearer <token>.'
+        : 'Use the Bearer scheme: Authorization: Bearer <token>.';
+      throw new AppError('UNAUTHENTICATED', message, { headers: challenge() });
     }
     const wait = throttle.blockedFor(request.ip);
     if (wait > 0) throw new AppError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(wait) } });

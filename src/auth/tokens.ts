@@ -44,11 +44,34 @@ export function parseScopes(list: string): Scope[] {
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
 
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * An ISO 8601 date (`2031-01-31`, midnight UTC) or date-time with a zone (`2031-01-31T12:00:00Z`). Anything
+ * else is refused: `new Date` alone accepts "1/2/2031" (which day?), "12" (the year 2001) and 2031-02-30
+ * (silently March 2), and reads a date-time without a zone in whatever zone the machine is in.
+ */
+function parseIsoDate(value: string): Date | undefined {
+  const m = ISO_DATE.exec(value) ?? ISO_DATE_TIME.exec(value);
+  if (!m) return undefined;
+  const at = new Date(value);
+  if (Number.isNaN(at.getTime())) return undefined;
+  // The calendar date must exist: Date rolls 2031-02-30 over to March instead of failing.
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const check = new Date(Date.UTC(year, month - 1, day));
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
+  return at;
+}
+
 /** `30d`, `12h`, `90m` or an ISO 8601 date; the moment the token stops working. */
 export function parseExpiry(value: string, now: Date): Date {
-  const m = /^(\d+)\s*([smhdwy])$/.exec(value.trim());
-  const at = m ? new Date(now.getTime() + Number(m[1]) * UNIT_MS[m[2]!]!) : new Date(value);
-  if (Number.isNaN(at.getTime())) throw new Error(`not a duration (30d, 12h, 90m) or a date: "${value}"`);
+  const text = value.trim();
+  const m = /^(\d+)\s*([smhdwy])$/.exec(text);
+  const at = m ? new Date(now.getTime() + Number(m[1]) * UNIT_MS[m[2]!]!) : parseIsoDate(text);
+  if (!at || Number.isNaN(at.getTime())) {
+    throw new Error(`not a duration (30d, 12h, 90m) or an ISO 8601 date (2031-01-31, 2031-01-31T12:00:00Z): "${value}"`);
+  }
   if (at.getTime() <= now.getTime()) throw new Error(`expiry must be in the future: "${value}"`);
   return at;
 }

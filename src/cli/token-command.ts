@@ -12,7 +12,8 @@ export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [option
   token create --scopes SCOPES --name NAME [--expires WHEN]
       Creates a token and prints it alone on the last line of stdout. It is shown once: only its
       SHA-256 hash is stored. SCOPES is a comma-separated list of ${SCOPES.join(', ')}.
-      WHEN is a duration (30d, 12h, 90m, 2w, 1y) or an ISO 8601 date; default: never expires.
+      WHEN is a duration (30d, 12h, 90m, 2w, 1y), an ISO 8601 date (2031-01-31, midnight UTC) or
+      date-time with a zone (2031-01-31T12:00:00Z); default: never expires.
   token list [--json]
       Lists tokens (id, name, scopes, created, last used, expires, revoked); never the secrets.
   token revoke ID
@@ -20,6 +21,12 @@ export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [option
 `;
 
 const SUB_HELP: Record<string, string> = { create: TOKEN_HELP, list: TOKEN_HELP, revoke: TOKEN_HELP };
+
+/** The options each subcommand takes; any other is a usage error rather than silently ignored. */
+const SUB_OPTIONS: Record<string, string[]> = { create: ['scopes', 'name', 'expires'], list: ['json'], revoke: [] };
+
+/** Names are shown in one-line table cells: no control characters (a newline would forge table rows). */
+const NAME = /^[^\p{Cc}]{1,200}$/u;
 
 export async function tokenCommand(args: string[], config: Config): Promise<number> {
   const [sub, ...rest] = args;
@@ -41,10 +48,13 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
     return 0;
   }
   // Validate arguments before touching the database.
+  const misplaced = Object.keys(values).filter((o) => o !== 'help' && !SUB_OPTIONS[sub]!.includes(o));
+  if (misplaced.length > 0) throw new UsageError(`token ${sub} does not take --${misplaced[0]}`);
   let create: { name: string; scopes: ReturnType<typeof parseScopes>; expiresAt: Date | null } | undefined;
   if (sub === 'create') {
     if (!values.scopes) throw new UsageError('token create needs --scopes (e.g. --scopes plants:read,plants:write)');
     if (!values.name || values.name.trim() === '') throw new UsageError('token create needs --name NAME');
+    if (!NAME.test(values.name.trim())) throw new UsageError('--name must be 1 to 200 characters without control characters');
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     try {
       create = {
@@ -57,6 +67,7 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
     }
   }
   if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('token revoke takes one token id (see token list)');
+  if (sub === 'list' && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
 
   const { store } = await openStore(config.databaseUrl);
   try {

@@ -1,0 +1,65 @@
+// Expired and revoked tokens are refused with 401 error="invalid_token", like tokens never issued.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+
+function postWith(s: TestApp, token: string, id: number): Promise<Response> {
+  return fetch(`${s.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, name: 'fern' }),
+  });
+}
+
+async function assertInvalidToken(res: Response, reason: RegExp): Promise<void> {
+  assert.equal(res.status, 401);
+  const challenge = res.headers.get('www-authenticate') ?? '';
+  assert.ok(challenge.startsWith('Bearer realm="plant-store", '), challenge);
+  assert.match(challenge, /(^|[ ,])error="invalid_token"/);
+  assert.match(challenge, reason);
+  await errorOf(res);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('a token whose expiry has passed gets 401 invalid_token', async (t) => {
+  const s = await startApp(t);
+  const { secret } = await s.tokens.create({ name: 'old', scopes: ['plants:read', 'plants:write'], expiresAt: new Date(Date.now() - 60_000) });
+  await assertInvalidToken(await postWith(s, secret, 1), /expired/);
+  assert.equal(await s.store.getPlant(1n), undefined);
+});
+
+test('a token with a future expiry works until then, and stops at its expiry even while cached', async (t) => {
+  const s = await startApp(t, { config: { tokenCacheTtlMs: 5_000 } });
+  const expiresAt = new Date(Date.now() + 1_500);
+  const { secret } = await s.tokens.create({ name: 'short', scopes: ['plants:write'], expiresAt });
+  assert.equal((await postWith(s, secret, 1)).status, 200);
+  await sleep(expiresAt.getTime() - Date.now() + 50);
+  // The verified token sits in the 5 s cache; its expiry still applies.
+  await assertInvalidToken(await postWith(s, secret, 2), /expired/);
+  assert.equal(await s.store.getPlant(2n), undefined);
+});
+
+test('a token revoked through the service is refused at once, and other tokens keep working', async (t) => {
+  const s = await startApp(t, { config: { tokenCacheTtlMs: 5_000 } });
+  const { token, secret } = await s.tokens.create({ name: 'ci', scopes: ['plants:write'] });
+  assert.equal((await postWith(s, secret, 1)).status, 200);
+  assert.equal(await s.tokens.revoke(token.id), true);
+  await assertInvalidToken(await postWith(s, secret, 2), /revoked/);
+  assert.equal(await s.store.getPlant(2n), undefined);
+  // Revoking one token does not disturb the others.
+  assert.equal((await postWith(s, s.token.write, 3)).status, 200);
+  // Revoking twice reports that nothing was active.
+  assert.equal(await s.tokens.revoke(token.id), false);
+});
+
+test('a revoked token stays refused, also after its cache entry would have expired', async (t) => {
+  const s = await startApp(t, { config: { tokenCacheTtlMs: 200 } });
+  const { token, secret } = await s.tokens.create({ name: 'ci', scopes: ['plants:write'] });
+  await s.tokens.revoke(token.id);
+  for (let i = 0; i < 3; i++) {
+    await assertInvalidToken(await postWith(s, secret, 10 + i), /revoked/);
+    await sleep(250);
+  }
+  assert.equal(await s.store.countPlants(), 0);
+});
