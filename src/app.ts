@@ -32,6 +32,11 @@ declare module 'fastify' {
   }
 }
 
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return (q === -1 ? url : url.slice(0, q)).slice(0, 512);
+}
+
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
@@ -46,6 +51,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
+    // Node checks request deadlines on this interval (default 30 s); check often enough to honour short ones.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs, config.requestTimeoutMs),
+    },
     keepAliveTimeout: config.keepAliveTimeoutMs,
     // Our own shutdown answer (below) keeps the Error shape; Fastify's would not.
     return503OnClosing: false,
@@ -57,7 +67,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     ...errorServerOptions,
   });
-  app.server.headersTimeout = config.headersTimeoutMs;
   app.decorate('tokens', tokens);
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
 
@@ -74,7 +83,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      // The path only: a query string may carry a client's secret (RFC 6750's access_token).
+      { method: request.method, path: pathOf(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',
     );
   });
