@@ -1,6 +1,6 @@
 // Every failure leaves as the contract's Error body with the right status, whichever layer raised it:
 // our code, schema validation, Fastify, the router, or Node's HTTP parser.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
@@ -48,7 +48,30 @@ export function sendError(reply: FastifyReply, status: number, message: string, 
   reply.code(status).headers(headers).type('application/json; charset=utf-8').send(errorBody(status, message));
 }
 
+/** Writes an Error body on a bare Node response, for failures answered before Fastify sees the request. */
+function writeRawError(res: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify(errorBody(status, message));
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  res.end(body);
+}
+
 export function registerErrorReplies(app: FastifyInstance): void {
+  // Node's HTTP server answers two kinds of request itself, with an empty body: an HTTP/1.1 request without
+  // Host (400) and an Expect other than 100-continue (417). Both are answered in the Error shape instead.
+  (app.server as { requireHostHeader?: boolean }).requireHostHeader = false;
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw new AppError('BAD_REQUEST', 'An HTTP/1.1 request must carry a Host header.', { headers: { connection: 'close' } });
+    }
+  });
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    writeRawError(res, 417, 'The Expect header is not supported; only Expect: 100-continue is.');
+  });
+
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
@@ -78,7 +101,9 @@ export function registerErrorReplies(app: FastifyInstance): void {
 
 /** Fastify options that route framework-level failures (bad URLs, broken HTTP) through the same shape. */
 export const errorServerOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> = {
-  frameworkErrors(error, _request, reply) {
+  frameworkErrors(error, request, reply) {
+    // These requests skip the onRequest hooks, which otherwise echo the request id.
+    reply.header('x-request-id', request.id);
     const code = FASTIFY_CODES[error.code] ?? 'BAD_REQUEST';
     sendError(reply, ERRORS[code].status, ERRORS[code].message);
   },

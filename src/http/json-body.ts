@@ -6,9 +6,14 @@ import { AppError } from '../errors.js';
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** A literal of 16+ characters or with an exponent may not survive a double; shorter ones always do. */
-const MAY_ROUND = /\d{16}|\d[eE]/;
-const NUMBER_LITERAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/**
+ * A literal with 16+ significant digits or an exponent may not survive a double; one with at most 15 always
+ * does (a double keeps 15 decimal digits). The digits may sit on both sides of the point: 999999999999999.99
+ * has only 15 in a row, yet JSON.parse rounds it to the integer 1e15.
+ */
+const MAY_ROUND = /[\d.]{16}|\d[eE]/;
+/** A JSON number (RFC 8259): no leading zeros, no bare point, no plus sign. */
+const NUMBER_LITERAL = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 // Exact integers of the lossless path, by the object (or array) holding them and the key they sit under.
 // The object itself keeps a double "view" so JSON Schema validation runs on ordinary numbers.
@@ -22,7 +27,14 @@ const MARK_IN_JSON = `\\u0000${MARK.slice(1)}`;
 /** Parses a request body as JSON; integers are exact over the whole int64 range (see exactInteger). */
 export function parseJsonBody(text: string): unknown {
   if (!MAY_ROUND.test(text)) return JSON.parse(text);
-  return restoreMarkedNumbers(JSON.parse(markLongNumbers(text)));
+  try {
+    return restoreMarkedNumbers(JSON.parse(markLongNumbers(text)));
+  } catch (err) {
+    // Report the error in the client's own text: positions in the marked text are shifted, and V8's
+    // snippets would show part of the mark. Marking never turns valid JSON invalid, so this throws too.
+    JSON.parse(text);
+    throw err;
+  }
 }
 
 /**
@@ -120,12 +132,16 @@ function exactValue(literal: string): { view: number; exact?: bigint } {
   const m = NUMBER_LITERAL.exec(literal) as RegExpExecArray;
   const sign = m[1] ?? '';
   const fraction = m[3] ?? '';
-  let digits = ((m[2] ?? '') + fraction).replace(/^0+/, '');
-  if (digits === '') return { view: 0, exact: 0n };
-  let exponent = Number(m[4] ?? '0') - fraction.length;
-  const trailingZeros = digits.length - digits.replace(/0+$/, '').length;
-  digits = digits.slice(0, digits.length - trailingZeros);
-  exponent += trailingZeros;
+  // Significant digits without leading and trailing zeros, by index scans: a regex such as /0+$/ is
+  // quadratic on a long literal with zeros inside it (one request could hold the event loop for minutes).
+  const all = (m[2] ?? '') + fraction;
+  let start = 0;
+  let end = all.length;
+  while (start < end && all.charCodeAt(start) === 0x30) start++;
+  if (start === end) return { view: 0, exact: 0n };
+  while (all.charCodeAt(end - 1) === 0x30) end--;
+  const digits = all.slice(start, end);
+  const exponent = Number(m[4] ?? '0') - fraction.length + (all.length - end);
   const approx = Number(literal);
   if (exponent < 0) return { view: Number.isInteger(approx) ? Number.NaN : approx };
   const outOfRange = sign === '-' ? Math.min(approx, -(2 ** 64)) : Math.max(approx, 2 ** 64);

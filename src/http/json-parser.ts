@@ -14,6 +14,14 @@ export function registerJsonParser(app: FastifyInstance): void {
       done(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON; charset ${charset.slice(0, 40)} is not supported.`), undefined);
       return;
     }
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      // Read as text, a compressed body would only be reported as invalid UTF-8 (RFC 9110: 415).
+      done(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must not be compressed; Content-Encoding ${encoding.slice(0, 40)} is not supported.`, {
+        headers: { 'accept-encoding': 'identity' },
+      }), undefined);
+      return;
+    }
     const buffer = body as Buffer;
     if (buffer.length === 0) return done(new AppError('BODY_EMPTY'), undefined);
     if (!isUtf8(buffer)) return done(new AppError('BODY_NOT_UTF8'), undefined);
