@@ -24,6 +24,7 @@ export const ERRORS = {
   PLANT_CONFLICT: { status: 409, message: 'A plant with this id already exists with a different name or tag.' },
   BODY_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request body must be sent as Content-Type: application/json.' },
+  EXPECTATION_FAILED: { status: 417, message: 'The Expect header is not supported; only Expect: 100-continue is.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
   INTERNAL: { status: 500, message: 'Internal server error.' },

@@ -69,7 +69,7 @@ export function registerErrorReplies(app: FastifyInstance): void {
     }
   });
   app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    writeRawError(res, 417, 'The Expect header is not supported; only Expect: 100-continue is.');
+    writeRawError(res, ERRORS.EXPECTATION_FAILED.status, ERRORS.EXPECTATION_FAILED.message);
   });
 
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
