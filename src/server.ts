@@ -1,4 +1,6 @@
 // Process entry for `plant-store serve`: config, logger, store, listen, graceful shutdown. Nothing else.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { buildApp } from './app.js';
 import { describeConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
@@ -26,15 +28,18 @@ export async function serve(config: Config): Promise<number> {
     );
   }
 
+  const connections = trackResponses(app.server);
   await app.listen({ port: config.port, host: config.host });
   logger.info({ config: describeConfig(config) }, 'plant-store is listening');
 
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = async (signal: string) => {
-      if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
+      // In-flight requests finish, but their connections must not wait idle for the keep-alive timeout
+      // (which held the exit back by up to KEEP_ALIVE_TIMEOUT_MS) nor be reused by the client.
+      connections.closeAfterResponses();
       const force = setTimeout(() => {
         logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; closing connections');
         app.server.closeAllConnections();
@@ -56,9 +61,53 @@ export async function serve(config: Config): Promise<number> {
       }
       clearTimeout(force);
       logger.info('stopped');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
       resolve(code);
     };
-    process.once('SIGTERM', () => void stop('SIGTERM'));
-    process.once('SIGINT', () => void stop('SIGINT'));
+    // Listeners stay installed until the end: a repeated signal must not fall back to the default action,
+    // which kills the process mid-shutdown. That is common: Ctrl-C under `npm start` delivers SIGINT twice
+    // (from the terminal and forwarded by npm). The shutdown timeout already bounds the wait.
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        logger.warn({ signal }, 'already shutting down; waiting for in-flight requests');
+        return;
+      }
+      void stop(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
+}
+
+/**
+ * Keeps the responses in progress per connection, so that a shutdown can end each connection after its
+ * in-flight requests: the last pending response of a connection says `Connection: close`, so the client
+ * neither reuses the connection nor keeps it open, and Node closes it once the answer is written. (Requests
+ * that arrive later on a connection get the app's 503, which closes it too.)
+ */
+function trackResponses(server: Server) {
+  const pending = new Map<Socket, ServerResponse[]>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    const list = pending.get(socket) ?? [];
+    list.push(res);
+    pending.set(socket, list);
+    const done = () => {
+      const rest = (pending.get(socket) ?? []).filter((r) => r !== res);
+      if (rest.length > 0) pending.set(socket, rest);
+      else pending.delete(socket);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  });
+  return {
+    closeAfterResponses() {
+      for (const list of pending.values()) {
+        // Only the last one: requests pipelined behind it on the same connection still get their answers.
+        const last = list.at(-1);
+        if (last && !last.headersSent) last.setHeader('connection', 'close');
+      }
+    },
+  };
 }

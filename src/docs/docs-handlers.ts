@@ -21,7 +21,21 @@ export async function registerDocsPage(app: FastifyInstance, contract: Contract)
   await app.register(fastifySwaggerUi, {
     routePrefix: '/docs',
     uiConfig: { tryItOutEnabled: true, displayRequestDuration: true, deepLinking: true },
-    // The page loads nothing from other origins.
+    // The page loads nothing from other origins, and the policy says so. The plugin's default policy also
+    // allows https: styles and fonts, an image host, and `upgrade-insecure-requests`; the last makes browsers
+    // fetch the page's own scripts over https, which this plain-HTTP service does not speak, so /docs
+    // stayed blank whenever it was opened by an address other than localhost (fastify/fastify-swagger#690).
     staticCSP: true,
+    transformStaticCSP: strictDocsCsp,
   });
+}
+
+/** The plugin's policy (which carries the hashes its inline code needs) minus every other origin and the https upgrade. */
+function strictDocsCsp(header: string): string {
+  const directives = header
+    .split(';')
+    .map((d) => d.trim().split(/\s+/).filter(Boolean))
+    .filter((parts) => parts.length > 0 && parts[0] !== 'upgrade-insecure-requests')
+    .map(([name, ...sources]) => [name, ...sources.filter((src) => src.startsWith("'") || src === 'data:')].join(' '));
+  return directives.join('; ') + ';';
 }

@@ -48,14 +48,24 @@ export class SqliteStore implements Store {
   private prepared?: ReturnType<SqliteStore['prepare']>;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
     this.migrations = options.migrations ?? MIGRATIONS;
-    // WAL + synchronous=FULL: a commit returns only after the WAL is fsynced, so an acknowledged write
-    // survives kill -9 and power loss.
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('foreign_keys = ON');
+    try {
+      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
+    } catch (err) {
+      throw new Error(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    try {
+      // WAL + synchronous=FULL: a commit returns only after the WAL is fsynced, so an acknowledged write
+      // survives kill -9 and power loss. The first read of the file happens here, so a file that is not a
+      // database fails here.
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('foreign_keys = ON');
+    } catch (err) {
+      this.db.close();
+      throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -98,11 +108,15 @@ export class SqliteStore implements Store {
         continue;
       }
       try {
-        db.transaction(() => {
+        // Decided again under the write lock: another process (a second instance, or `token create` at the
+        // same first start) may have applied this version since the read above.
+        const status = db.transaction((): 'applied' | 'already-applied' => {
+          if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return 'already-applied';
           db.exec(m.sql);
           db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+          return 'applied';
         }).immediate();
-        results.push({ version: m.version, name: m.name, status: 'applied' });
+        results.push({ version: m.version, name: m.name, status });
       } catch (err) {
         results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
         break;

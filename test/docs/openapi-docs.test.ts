@@ -1,0 +1,146 @@
+// The contract as served: /openapi.json and /openapi.yaml are the repository's document, and /docs is an
+// interactive page whose every asset the service serves itself (no CDN, no other origin).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { startApp } from '../helpers/app.js';
+
+const REPO_DOCUMENT = YAML.parse(readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8'));
+
+type Doc = Record<string, any>;
+
+function deref(doc: Doc, node: any): any {
+  while (node && typeof node.$ref === 'string') {
+    node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n?.[k], doc);
+  }
+  return node;
+}
+
+test('GET /openapi.json is the repository document: OpenAPI 3.1, version 1.0.0, MIT, the schemas, bearer auth, and every POST /plants status with Error', async (t) => {
+  const s = await startApp(t);
+  // No token: the document is public.
+  const res = await fetch(`${s.url}/openapi.json`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const doc = (await res.json()) as Doc;
+  assert.deepEqual(doc, REPO_DOCUMENT);
+
+  assert.match(doc.openapi, /^3\.1\.\d+$/);
+  assert.equal(doc.info.version, '1.0.0');
+  assert.equal(doc.info.license.name, 'MIT');
+  for (const name of ['Plant', 'NewPlant', 'Error']) assert.ok(doc.components.schemas[name], `schema ${name}`);
+  assert.deepEqual(doc.components.schemas.Error.required.sort(), ['error', 'message']);
+  assert.equal(doc.components.securitySchemes.bearerAuth.type, 'http');
+  assert.equal(doc.components.securitySchemes.bearerAuth.scheme, 'bearer');
+  assert.deepEqual(doc.security, [{ bearerAuth: [] }]);
+
+  const post = doc.paths['/plants'].post;
+  assert.deepEqual(post.security, [{ bearerAuth: ['plants:write'] }]);
+  const newPlant = deref(doc, post.requestBody.content['application/json'].schema);
+  assert.equal(newPlant, doc.components.schemas.NewPlant);
+  const statuses = Object.keys(post.responses);
+  for (const status of ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503']) {
+    assert.ok(statuses.includes(status), `POST /plants declares ${status}`);
+  }
+  for (const status of statuses.filter((x) => x !== '200')) {
+    const schema = deref(doc, post.responses[status]).content['application/json'].schema;
+    assert.equal(deref(doc, schema), doc.components.schemas.Error, `${status} uses the Error schema`);
+  }
+  assert.equal(deref(doc, post.responses['200'].content['application/json'].schema), doc.components.schemas.Plant);
+});
+
+test('GET /openapi.yaml is the same document as YAML', async (t) => {
+  const s = await startApp(t);
+  const res = await fetch(`${s.url}/openapi.yaml`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^(application|text)\/(x-)?yaml/);
+  const text = await res.text();
+  assert.doesNotMatch(text.trimStart(), /^\{/, 'YAML, not JSON');
+  const json = await (await fetch(`${s.url}/openapi.json`)).json();
+  assert.deepEqual(YAML.parse(text), json);
+});
+
+test('GET /docs is an HTML page whose scripts, styles and data all come from the service itself', async (t) => {
+  const s = await startApp(t);
+  const origin = new URL(s.url);
+  const page = await fetch(`${s.url}/docs`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+  const html = await page.text();
+  const pageUrl = new URL(page.url);
+
+  const foreign = (text: string) =>
+    [...text.matchAll(/\bhttps?:\/\/[^\s"'`<>)]+/g)].map((m) => m[0]).filter((u) => new URL(u).host !== origin.host);
+  assert.deepEqual(foreign(html), [], 'the page references another host');
+
+  // Every asset the HTML names.
+  const refs = [...html.matchAll(/\b(?:src|href)\s*=\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  const scripts = [...html.matchAll(/<script[^>]*\bsrc\s*=\s*["']([^"']+)["']/g)].map((m) => new URL(m[1]!, pageUrl).href);
+  const styles = [...html.matchAll(/<link[^>]*rel\s*=\s*["']stylesheet["'][^>]*href\s*=\s*["']([^"']+)["']/g)].map((m) => new URL(m[1]!, pageUrl).href);
+  assert.ok(scripts.length >= 2, `scripts: ${scripts.join(' ')}`);
+  assert.ok(styles.length >= 1, `styles: ${styles.join(' ')}`);
+  assert.ok(!/<script(?![^>]*\bsrc)[^>]*>\s*\S/.test(html), 'no inline script');
+
+  const fetched = new Map<string, { type: string; body: string }>();
+  for (const ref of refs) {
+    const url = new URL(ref, pageUrl);
+    assert.equal(url.host, origin.host, `${ref} is on another host`);
+    const res = await fetch(url);
+    assert.equal(res.status, 200, `${url.pathname}`);
+    const body = await res.text();
+    assert.ok(body.length > 0, `${url.pathname} is empty`);
+    fetched.set(url.href, { type: res.headers.get('content-type') ?? '', body });
+  }
+  for (const url of scripts) assert.match(fetched.get(url)!.type, /javascript/, url);
+  for (const url of styles) {
+    assert.match(fetched.get(url)!.type, /^text\/css/, url);
+    const css = fetched.get(url)!.body;
+    assert.deepEqual([...css.matchAll(/url\(\s*["']?(https?:[^"')]+)/g)].map((m) => m[1]).filter((u) => new URL(u!).host !== origin.host), [], `${url} loads from another host`);
+    assert.doesNotMatch(css, /@import\s+(url\()?["']?https?:/, `${url} imports from another host`);
+  }
+
+  // The initializer (the small script that starts Swagger UI) names more of the service's own URLs.
+  const initializerUrl = scripts.find((u) => /initializer/.test(u));
+  assert.ok(initializerUrl, `an initializer script among ${scripts.join(' ')}`);
+  const initializer = fetched.get(initializerUrl)!.body;
+  // Comments load nothing (the stock initializer cites a web page in one); the code must name no other host.
+  const code = initializer.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  assert.deepEqual(foreign(code), [], 'the initializer references another host');
+  const base = pageUrl.href.endsWith('/') ? pageUrl.href : `${pageUrl.href}/`; // how the initializer resolves its URLs
+  const named = [...initializer.matchAll(/["'](\.{0,2}\/[\w./-]+)["']/g)].map((m) => new URL(m[1]!, base).href);
+  assert.ok(named.length >= 2, `initializer URLs: ${named.join(' ')}`);
+  t.diagnostic(`fetched ${refs.length} assets named by the page and ${named.length} URLs named by the initializer: ${named.map((u) => new URL(u).pathname).join(' ')}`);
+  for (const url of named) {
+    const res = await fetch(url);
+    assert.equal(res.status, 200, url);
+    await res.arrayBuffer();
+  }
+
+  // The document the page shows is the service's document.
+  const specUrl = /url:\s*resolveUrl\(['"]([^'"]+)['"]\)/.exec(initializer)?.[1];
+  assert.ok(specUrl, 'the initializer names the document it shows');
+  const shown = (await (await fetch(new URL(specUrl, base))).json()) as Doc;
+  assert.deepEqual(shown, await (await fetch(`${s.url}/openapi.json`)).json());
+  // "Try it out" sends to the service that served the page.
+  assert.deepEqual(shown.servers.map((x: { url: string }) => new URL(x.url, pageUrl).origin), [origin.origin]);
+});
+
+test('the /docs page policy allows only the service itself and does not upgrade to https (the service speaks plain HTTP)', async (t) => {
+  const s = await startApp(t);
+  for (const path of ['/docs', '/docs/static/swagger-ui-bundle.js']) {
+    const res = await fetch(`${s.url}${path}`);
+    await res.arrayBuffer();
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'self'/, path);
+    assert.match(csp, /script-src 'self'/, path);
+    assert.doesNotMatch(csp, /upgrade-insecure-requests/, `${path}: browsers would fetch the page's assets over https, which this service does not serve`);
+    for (const directive of csp.split(';').map((d) => d.trim()).filter(Boolean)) {
+      const [name, ...sources] = directive.split(/\s+/);
+      for (const src of sources) {
+        assert.ok(src.startsWith("'") || src === 'data:', `${path}: ${name} allows ${src}`);
+      }
+    }
+  }
+});

@@ -1,0 +1,251 @@
+// Graceful shutdown of the real `plant-store serve`: SIGTERM/SIGINT stop accepting, let in-flight requests
+// finish, answer late arrivals with a 503 Error, commit what was acknowledged and exit 0 in bounded time.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { spawnServer, type ChildServer } from '../helpers/app.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { databaseWithToken, portOf, postPlantRaw, runLoad, sleep, summarize } from './support.js';
+
+async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {
+  const { databaseUrl, token } = await databaseWithToken(t);
+  const server = await spawnServer(t, { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', ...extraEnv });
+  return { databaseUrl, token, server, port: portOf(server.url) };
+}
+
+/** A raw connection that collects everything the server writes, and when it closed. */
+function rawConnection(port: number) {
+  const socket: Socket = connect(port, '127.0.0.1');
+  let data = '';
+  let closedAt: number | undefined;
+  socket.on('data', (d) => (data += d.toString('latin1')));
+  socket.on('error', () => {});
+  socket.on('close', () => (closedAt = Date.now()));
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, connected, data: () => data, closedAt: () => closedAt };
+}
+
+/** Splits concatenated HTTP/1.1 responses (each with Content-Length) into status, headers and body. */
+function responses(raw: string): { status: number; headers: Record<string, string>; body: string }[] {
+  const out = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const l of lines) headers[l.slice(0, l.indexOf(':')).trim().toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+    const length = Number(headers['content-length'] ?? 0);
+    out.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return out;
+}
+
+function postHead(token: string, length: number): string {
+  return `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+}
+
+async function until(cond: () => boolean, ms: number, what: string) {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+async function exitWithin(server: ChildServer, ms: number): Promise<{ code: number | string; ms: number }> {
+  const started = Date.now();
+  const code = await Promise.race([server.exited, sleep(ms).then(() => 'still running' as const)]);
+  return { code, ms: Date.now() - started };
+}
+
+test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error or a refused/closed connection; exit 0; every 200 is stored, nothing else', async (t) => {
+  const SHUTDOWN_TIMEOUT_MS = 5_000;
+  const { databaseUrl, token, server, port } = await setup(t, { SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) });
+
+  const t0 = Date.now();
+  let signalled = false;
+  let signalAt = 0;
+  const load = runLoad({ port, token, clients: 50, firstId: 1n, until: () => Date.now() - t0 > 10_000, stopOnError: () => signalled, startedAt: t0 });
+  await sleep(800);
+  signalAt = Date.now() - t0;
+  signalled = true;
+  server.proc.kill('SIGTERM');
+  const exit = await exitWithin(server, SHUTDOWN_TIMEOUT_MS + 3_000);
+  const result = await load;
+  t.diagnostic(`${summarize(result)}; SIGTERM at ${signalAt} ms; exit ${exit.code} after ${exit.ms} ms`);
+
+  assert.equal(exit.code, 0, server.stderr());
+  assert.ok(exit.ms < SHUTDOWN_TIMEOUT_MS, `exit took ${exit.ms} ms`);
+  assert.ok(result.ok.size >= 100, `too little load to mean anything: ${summarize(result)}`);
+  assert.match(server.stdout(), /"msg":"stopped"/);
+
+  // Before the signal everything succeeded; after it, late requests got a 503 Error, or their connection
+  // was refused or closed by the stopping server. Nothing else.
+  for (const [status, s] of result.statuses) {
+    assert.equal(status, 503, `unexpected status ${status}: ${s.sample}`);
+    assert.deepEqual(Object.keys(JSON.parse(s.sample)).sort(), ['error', 'message']);
+    assert.equal(JSON.parse(s.sample).error, 503);
+    assert.ok(Math.min(...s.at) >= signalAt, '503 before the signal');
+  }
+  for (const [code, e] of result.errors) {
+    assert.ok(['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(code), `unexpected error ${code}`);
+    assert.ok(Math.min(...e.at) >= signalAt, `${code} before the signal`);
+  }
+
+  const { store } = await openStore(databaseUrl);
+  try {
+    const missing = [];
+    for (const id of result.ok.keys()) if (!(await store.getPlant(id))) missing.push(id);
+    assert.deepEqual(missing, [], 'acknowledged plants missing after a graceful stop');
+    // A request whose connection was refused or cut was never taken in: had the server read it, it would
+    // have been answered. So none of them is stored, nor any 503, and nothing nobody sent.
+    const cut = [...result.errors.values()].flatMap((e) => e.ids);
+    const storedCut = [];
+    for (const id of cut) if (await store.getPlant(id)) storedCut.push(id);
+    assert.deepEqual(storedCut, [], 'requests stored without an answer: in-flight requests were dropped');
+    assert.equal(await store.countPlants(), result.ok.size);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a request whose body is still arriving at SIGTERM is finished: 200 with Connection: close, stored, and the exit follows at once', async (t) => {
+  // A long keep-alive timeout: the exit must not wait for the finished connection to go idle.
+  const { databaseUrl, token, server, port } = await setup(t, { KEEP_ALIVE_TIMEOUT_MS: '30000' });
+  const body = '{"id":4242,"name":"in flight"}';
+  const conn = rawConnection(port);
+  await conn.connected;
+  conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 10));
+  await sleep(200);
+
+  server.proc.kill('SIGTERM');
+  await sleep(400);
+  assert.equal(server.proc.exitCode, null, 'the server exited with a request in flight');
+  // New connections are refused now.
+  const refused = await postPlantRaw(port, token, '{"id":1,"name":"new"}');
+  assert.deepEqual(refused, { kind: 'error', code: 'ECONNREFUSED' });
+
+  conn.socket.write(body.slice(10));
+  await until(() => responses(conn.data()).length > 0, 5_000, 'the answer');
+  const answeredAt = Date.now();
+  const [first] = responses(conn.data());
+  assert.equal(first!.status, 200, conn.data());
+  assert.deepEqual(JSON.parse(first!.body), { name: 'in flight' });
+  assert.equal(first!.headers['connection'], 'close', 'the client is told not to reuse the connection');
+  await until(() => conn.closedAt() !== undefined, 2_000, 'the server to close the connection');
+
+  const exit = await exitWithin(server, 5_000);
+  t.diagnostic(`exit ${exit.code} ${Date.now() - answeredAt} ms after the answer`);
+  assert.equal(exit.code, 0);
+  assert.ok(Date.now() - answeredAt < 2_000, 'the exit waited for the keep-alive timeout');
+  const { store } = await openStore(databaseUrl);
+  t.after(() => store.close());
+  assert.deepEqual(await store.getPlant(4242n), { id: 4242n, name: 'in flight' });
+});
+
+test('a request pipelined behind an in-flight one after SIGTERM is not processed: answered 503 or not at all, never stored', async (t) => {
+  const { databaseUrl, token, server, port } = await setup(t);
+  const body = '{"id":4242,"name":"in flight"}';
+  const late = '{"id":4343,"name":"too late"}';
+  const conn = rawConnection(port);
+  await conn.connected;
+  conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 10));
+  await sleep(200);
+  server.proc.kill('SIGTERM');
+  await sleep(300);
+  conn.socket.write(body.slice(10) + postHead(token, Buffer.byteLength(late)) + late);
+  await until(() => conn.closedAt() !== undefined, 5_000, 'the connection to close');
+
+  const [first, second, ...more] = responses(conn.data());
+  assert.equal(first?.status, 200, conn.data());
+  assert.equal(first!.headers['connection'], 'close');
+  if (second) {
+    // Answered: the shutdown's Error, which closes the connection too.
+    assert.equal(second.status, 503, conn.data());
+    assert.deepEqual(Object.keys(JSON.parse(second.body)).sort(), ['error', 'message']);
+    assert.match(JSON.parse(second.body).message, /shutting down/);
+  }
+  assert.deepEqual(more, []);
+  t.diagnostic(`the pipelined request was ${second ? `answered ${second.status}` : 'left unanswered after Connection: close'}`);
+
+  assert.equal((await exitWithin(server, 5_000)).code, 0);
+  const { store } = await openStore(databaseUrl);
+  t.after(() => store.close());
+  assert.deepEqual(await store.getPlant(4242n), { id: 4242n, name: 'in flight' });
+  assert.equal(await store.getPlant(4343n), undefined);
+});
+
+test('a request that never finishes does not hold the process past SHUTDOWN_TIMEOUT_MS; it exits 0 and keeps nothing of it', async (t) => {
+  const { databaseUrl, token, server, port } = await setup(t, { SHUTDOWN_TIMEOUT_MS: '1000' });
+  const body = '{"id":5151,"name":"never finished"}';
+  const conn = rawConnection(port);
+  await conn.connected;
+  conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 5));
+  await sleep(200);
+
+  server.proc.kill('SIGTERM');
+  const exit = await exitWithin(server, 6_000);
+  t.diagnostic(`exit ${exit.code} after ${exit.ms} ms`);
+  assert.equal(exit.code, 0, server.stderr());
+  assert.ok(exit.ms >= 900, `exited before the grace period ended (${exit.ms} ms)`);
+  assert.ok(exit.ms < 4_000, `took ${exit.ms} ms`);
+  assert.match(server.stdout(), /shutdown timed out/);
+  await until(() => conn.closedAt() !== undefined, 2_000, 'the slow connection to close');
+  assert.equal(conn.data(), '', 'the unfinished request got no answer but a closed connection');
+
+  const { store } = await openStore(databaseUrl);
+  t.after(() => store.close());
+  assert.equal(await store.getPlant(5151n), undefined);
+});
+
+test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT twice) does not kill the in-flight request', async (t) => {
+  for (const [first, second] of [['SIGINT', 'SIGINT'], ['SIGTERM', 'SIGTERM']] as const) {
+    const { databaseUrl, token, server, port } = await setup(t);
+    const body = '{"id":99,"name":"twice"}';
+    const conn = rawConnection(port);
+    await conn.connected;
+    conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 6));
+    await sleep(200);
+    server.proc.kill(first);
+    await sleep(100);
+    server.proc.kill(second);
+    await sleep(200);
+    assert.equal(server.proc.signalCode, null, `${first} then ${second} killed the server`);
+    conn.socket.write(body.slice(6));
+    await until(() => responses(conn.data()).length > 0, 5_000, `the answer after ${first} and ${second}: ${conn.data()}`);
+    assert.equal(responses(conn.data())[0]?.status, 200, `${first}+${second}: ${conn.data()}`);
+    assert.equal((await exitWithin(server, 5_000)).code, 0);
+    const { store } = await openStore(databaseUrl);
+    assert.deepEqual(await store.getPlant(99n), { id: 99n, name: 'twice' });
+    await store.close();
+  }
+});
+
+test('SIGINT stops the server the same way: exit 0, plants kept', async (t) => {
+  const { databaseUrl, token, server, port } = await setup(t);
+  const res = await postPlantRaw(port, token, '{"id":7,"name":"sigint"}');
+  assert.equal(res.kind === 'response' && res.status, 200);
+  server.proc.kill('SIGINT');
+  assert.equal((await exitWithin(server, 5_000)).code, 0);
+  assert.match(server.stdout(), /"signal":"SIGINT"/);
+  const { store } = await openStore(databaseUrl);
+  t.after(() => store.close());
+  assert.deepEqual(await store.getPlant(7n), { id: 7n, name: 'sigint' });
+});
+
+test('an idle server exits promptly on SIGTERM, even with an idle keep-alive connection open', async (t) => {
+  const { token, server, port } = await setup(t);
+  // A keep-alive connection left idle after one request.
+  const conn = rawConnection(port);
+  await conn.connected;
+  const body = '{"id":8,"name":"idle"}';
+  conn.socket.write(postHead(token, Buffer.byteLength(body)) + body);
+  await until(() => responses(conn.data()).length === 1, 5_000, 'the first answer');
+  server.proc.kill('SIGTERM');
+  const exit = await exitWithin(server, 5_000);
+  t.diagnostic(`exit ${exit.code} after ${exit.ms} ms`);
+  assert.equal(exit.code, 0);
+  assert.ok(exit.ms < 2_000, `idle connection delayed the exit by ${exit.ms} ms`);
+});

@@ -1,0 +1,203 @@
+// Shared helpers for the storage, operations and docs tests: the real command with a chosen working
+// directory, token creation through the CLI, and a small HTTP load generator built on node:http so that
+// every outcome (status, or the socket error code) is visible.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { BIN, runCli, tempDir, type ChildServer } from '../helpers/app.js';
+
+export interface Env {
+  [name: string]: string | undefined;
+}
+
+/** The environment of the test process minus every variable plant-store reads, so defaults are really defaults. */
+export function cleanEnv(extra: Env = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const ours = /^(PORT|HOST|DATABASE_URL|LOG_LEVEL|BODY_LIMIT_BYTES|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|KEEP_ALIVE_TIMEOUT_MS|SHUTDOWN_TIMEOUT_MS|TOKEN_CACHE_TTL_MS|AUTH_FAILURES_PER_MINUTE|BOOTSTRAP_TOKEN)$/;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !ours.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * Runs the CLI to completion in `cwd` with exactly `env` (no inherited plant-store variables). A command
+ * still running after `timeoutMs` is killed, and reported with signal SIGKILL, rather than hanging the test.
+ */
+export function runIn(
+  cwd: string,
+  args: string[],
+  env: Env = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** `plant-store serve` in `cwd` with exactly `env`; resolves once it listens. Killed after the test. */
+export async function serveIn(t: TestContext, cwd: string, env: Env = {}): Promise<ChildServer> {
+  const proc: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, 'serve'], {
+    cwd,
+    env: cleanEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  t.after(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    if (m) return { url: `http://127.0.0.1:${m[1]}`, proc, stdout: () => out, stderr: () => err, exited };
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`server did not start:\n${out}\n${err}`);
+}
+
+/** Creates a token with the real CLI and returns its secret (the last line of stdout). */
+export async function createToken(databaseUrl: string, scopes = 'plants:read,plants:write'): Promise<string> {
+  const r = await runCli(['token', 'create', '--scopes', scopes, '--name', 'test'], { DATABASE_URL: databaseUrl });
+  if (r.code !== 0) throw new Error(`token create failed (${r.code}): ${r.stderr}`);
+  const secret = r.stdout.trim().split('\n').at(-1)!;
+  if (!/^pst_/.test(secret)) throw new Error(`unexpected token line: ${secret}`);
+  return secret;
+}
+
+let template: Promise<{ file: string; token: string }> | undefined;
+
+/**
+ * A new database file in a fresh temporary folder holding one token (both scopes) made by the real
+ * `plant-store token create`. The CLI runs once per test file; each caller gets its own copy of the result.
+ */
+export async function databaseWithToken(t: TestContext): Promise<{ databaseUrl: string; file: string; token: string }> {
+  template ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-template-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'template.db');
+    return { file, token: await createToken(`sqlite:${file}`) };
+  })();
+  const { file: source, token } = await template;
+  const file = join(tempDir(t), 'x.db');
+  copyFileSync(source, file);
+  return { databaseUrl: `sqlite:${file}`, file, token };
+}
+
+export function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+/** What one HTTP exchange ended with: a response, or the socket error that ended it. */
+export type Outcome =
+  | { kind: 'response'; status: number; headers: http.IncomingHttpHeaders; body: string }
+  | { kind: 'error'; code: string };
+
+/** POST /plants with a raw JSON text (so ids beyond 2^53 stay exact). */
+export function postPlantRaw(port: number, token: string, json: string, agent: http.Agent | false = false): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/plants',
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
+    req.end(json);
+  });
+}
+
+export function plantJson(id: bigint, name: string): string {
+  return `{"id":${id},"name":${JSON.stringify(name)}}`;
+}
+
+export interface LoadResult {
+  /** Ids answered 200, with the time (ms since load start) the answer arrived. */
+  ok: Map<bigint, number>;
+  /** Non-200 responses, by status, with one sample body each. */
+  statuses: Map<number, { count: number; sample: string; at: number[] }>;
+  /** Requests that ended without a response, by socket error code, with the ids (their fate is unknown). */
+  errors: Map<string, { ids: bigint[]; at: number[] }>;
+  sent: number;
+}
+
+/**
+ * `clients` concurrent clients, each posting fresh unique ids back to back over keep-alive connections
+ * until `until()` says stop or (after `stopOnErrorAfter()` is true) a request fails without a response.
+ */
+export async function runLoad(options: {
+  port: number;
+  token: string;
+  clients: number;
+  firstId: bigint;
+  until: () => boolean;
+  /** Once true, a client stops at its first failed exchange (the server is gone). */
+  stopOnError?: () => boolean;
+  startedAt?: number;
+}): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+  const result: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
+  const t0 = options.startedAt ?? Date.now();
+  let next = options.firstId;
+  const client = async () => {
+    while (!options.until()) {
+      const id = next++;
+      result.sent++;
+      const out = await postPlantRaw(options.port, options.token, plantJson(id, `plant-${id}`), agent);
+      const at = Date.now() - t0;
+      if (out.kind === 'response' && out.status === 200) {
+        result.ok.set(id, at);
+      } else if (out.kind === 'response') {
+        const s = result.statuses.get(out.status) ?? { count: 0, sample: out.body, at: [] };
+        s.count++;
+        s.at.push(at);
+        result.statuses.set(out.status, s);
+      } else {
+        const e = result.errors.get(out.code) ?? { ids: [], at: [] };
+        e.ids.push(id);
+        e.at.push(at);
+        result.errors.set(out.code, e);
+        if (options.stopOnError?.()) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.clients }, client));
+  agent.destroy();
+  return result;
+}
+
+export function summarize(r: LoadResult): string {
+  const statuses = [...r.statuses].map(([s, v]) => `${s}x${v.count}`).join(' ');
+  const errors = [...r.errors].map(([c, v]) => `${c}x${v.ids.length}`).join(' ');
+  return `sent=${r.sent} ok=${r.ok.size} other=[${statuses}] errors=[${errors}]`;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
