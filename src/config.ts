@@ -76,7 +76,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'headersTimeoutMs', env: 'HEADERS_TIMEOUT_MS', description: 'Deadline to receive request headers', default: 10_000, parse: integer(1_000, 3_600_000) },
   { key: 'keepAliveTimeoutMs', env: 'KEEP_ALIVE_TIMEOUT_MS', description: 'Idle keep-alive connections close after this', default: 5_000, parse: integer(100, 3_600_000) },
   { key: 'shutdownTimeoutMs', env: 'SHUTDOWN_TIMEOUT_MS', description: 'Grace period for in-flight requests on SIGTERM/SIGINT', default: 10_000, parse: integer(0, 600_000) },
-  { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (bounds revocation delay)', default: 2_000, parse: integer(0, 5_000) },
+  { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (bounds revocation delay)', default: 2_000, parse: integer(0, 4_000) },
   { key: 'authFailuresPerMinute', env: 'AUTH_FAILURES_PER_MINUTE', description: 'Failed authentications per client address per minute before 429', default: 30, parse: integer(1, 1_000_000) },
   { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },
 ];
@@ -96,6 +96,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     } catch (err) {
       problems.push(`${s.env}: ${(err as Error).message}`);
     }
+  }
+  if (problems.length === 0 && (out.headersTimeoutMs as number) > (out.requestTimeoutMs as number)) {
+    problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)');
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return Object.freeze({ ...(out as unknown as Config), ...overrides });

@@ -45,6 +45,9 @@ function bodyLimitMessage(request: FastifyRequest): string {
 }
 
 export function sendError(reply: FastifyReply, status: number, message: string, headers: Record<string, string> = {}): void {
+  // Answering before the body has arrived (auth, 405, 413): the unread rest would be taken for the next
+  // request, so the connection closes after this answer.
+  if (!reply.request.raw.complete) reply.header('connection', 'close');
   reply.code(status).headers(headers).type('application/json; charset=utf-8').send(errorBody(status, message));
 }
 

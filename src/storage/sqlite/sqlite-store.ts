@@ -206,7 +206,8 @@ export class SqliteStore implements Store {
   }
 
   async ping(): Promise<void> {
-    this.guard(() => this.db.prepare('SELECT 1').get());
+    // Reads a page of the file, so an unreadable or vanished database fails the check.
+    this.guard(() => this.db.prepare('SELECT count(*) FROM schema_migrations').get());
   }
 
   async close(): Promise<void> {
