@@ -81,10 +81,18 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-/** Runs `plant-store serve` for real and waits until it listens. */
-export async function spawnServer(t: TestContext, env: Record<string, string>): Promise<ChildServer> {
+/**
+ * Runs `plant-store serve` for real and waits until it listens. `env` is added to this process's
+ * environment unless `fullEnv` gives the whole environment; `cwd` sets the working directory.
+ */
+export async function spawnServer(
+  t: TestContext,
+  env: Record<string, string>,
+  options: { cwd?: string; fullEnv?: Record<string, string> } = {},
+): Promise<ChildServer> {
   const proc = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    cwd: options.cwd,
+    env: options.fullEnv ?? { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,13 +1,13 @@
 // Shared helpers for the storage, operations and docs tests: the real command with a chosen working
 // directory, token creation through the CLI, and a small HTTP load generator built on node:http so that
 // every outcome (status, or the socket error code) is visible.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { BIN, runCli, tempDir, type ChildServer } from '../helpers/app.js';
+import { BIN, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/app.js';
 
 export interface Env {
   [name: string]: string | undefined;
@@ -47,29 +47,8 @@ export function runIn(
 }
 
 /** `plant-store serve` in `cwd` with exactly `env`; resolves once it listens. Killed after the test. */
-export async function serveIn(t: TestContext, cwd: string, env: Env = {}): Promise<ChildServer> {
-  const proc: ChildProcessWithoutNullStreams = spawn(process.execPath, [BIN, 'serve'], {
-    cwd,
-    env: cleanEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  t.after(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (m) return { url: `http://127.0.0.1:${m[1]}`, proc, stdout: () => out, stderr: () => err, exited };
-    if (proc.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`server did not start:\n${out}\n${err}`);
+export function serveIn(t: TestContext, cwd: string, env: Env = {}): Promise<ChildServer> {
+  return spawnServer(t, {}, { cwd, fullEnv: cleanEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }) });
 }
 
 /** Creates a token with the real CLI and returns its secret (the last line of stdout). */
