@@ -10,13 +10,14 @@ import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
-import { createAjv, loadContract, type Contract } from './http/contract.js';
+import { compileValidator, createAjv, loadContract, type Contract, type JsonSchema } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createLogger } from './logger.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
+import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import type { Store } from './storage/store.js';
 
 export interface AppDeps {
@@ -68,7 +69,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...errorServerOptions,
   });
   app.decorate('tokens', tokens);
-  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -99,6 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     contract,
     {
       ...plantHandlers(createPlantService(deps.store)),
+      ...webhookHandlers(),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
     },

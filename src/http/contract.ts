@@ -1,6 +1,8 @@
 // Loads the OpenAPI document, the single source of truth, and derives what routing and validation need.
 import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { parseIntegerParameter } from './json-body.js';
 import YAML from 'yaml';
 
 export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
@@ -41,13 +43,13 @@ export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
     for (const method of HTTP_METHODS) {
       const op = item[method];
       if (!op) continue;
-      operations.push(toOperation(document, path, method, op));
+      operations.push(toOperation(document, path, method, op, item.parameters ?? []));
     }
   }
   return { document, json: JSON.stringify(document), yaml, operations };
 }
 
-function toOperation(doc: Record<string, any>, path: string, method: string, op: Record<string, any>): OperationSpec {
+function toOperation(doc: Record<string, any>, path: string, method: string, op: Record<string, any>, shared: unknown[]): OperationSpec {
   if (typeof op.operationId !== 'string') throw new Error(`${method.toUpperCase()} ${path}: operationId missing`);
   const security = (op.security ?? doc.security ?? []) as Array<Record<string, string[]>>;
   const spec: OperationSpec = {
@@ -65,7 +67,10 @@ function toOperation(doc: Record<string, any>, path: string, method: string, op:
     if (!json?.schema) throw new Error(`${op.operationId}: only application/json request bodies are supported`);
     spec.body = { schema: inline(doc, json.schema), required: requestBody.required === true, mediaTypes };
   }
-  const parameters = ((op.parameters ?? []) as unknown[]).map((p) => resolve(doc, p));
+  // Path-level parameters apply to every operation of the path unless the operation redefines them.
+  const own = ((op.parameters ?? []) as unknown[]).map((p) => resolve(doc, p));
+  const inherited = shared.map((p) => resolve(doc, p)).filter((p) => !own.some((o) => o.name === p.name && o.in === p.in));
+  const parameters = [...inherited, ...own];
   for (const [location, key] of [['path', 'params'], ['query', 'querystring']] as const) {
     const ps = parameters.filter((p) => p.in === location);
     if (ps.length === 0) continue;
@@ -119,9 +124,28 @@ const INT64_BOUND = 2 ** 63;
  * parseJsonBody gives long literals, so an integer one past either end is rejected.
  */
 export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: false, removeAdditional: false });
+  const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: true, removeAdditional: false });
   ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
+  addFormats.default(ajv, ['uri', 'date-time']);
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -INT64_BOUND && n <= INT64_BOUND });
   ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
   return ajv;
+}
+
+/**
+ * A validator for one part of a request. Path and query values arrive as text: integer parameters are
+ * turned into exact numbers first (no general coercion, so "1.5" or "abc" stay text and fail `integer`).
+ */
+export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: string | undefined): ValidateFunction {
+  const validate = ajv.compile(schema);
+  if (httpPart !== 'querystring' && httpPart !== 'params') return validate;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
+  const wrapped = ((data: Record<string, unknown>) => {
+    for (const key of integers) parseIntegerParameter(data, key);
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    return ok;
+  }) as ValidateFunction;
+  return wrapped;
 }

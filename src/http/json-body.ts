@@ -113,7 +113,21 @@ function restoreMarkedNumbers(root: unknown): unknown {
 }
 
 function restoreIn(holder: Record<string, unknown>, key: string): void {
-  const literal = (holder[key] as string).slice(MARK.length);
+  setNumber(holder, key, (holder[key] as string).slice(MARK.length));
+}
+
+const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+
+/**
+ * Turns a decimal integer written as text (a path or query parameter) into a number in place, exact like a
+ * body integer (see exactInteger). Anything else stays text, for validation to reject.
+ */
+export function parseIntegerParameter(holder: Record<string, unknown>, key: string): void {
+  const text = holder[key];
+  if (typeof text === 'string' && text.length <= 40 && DECIMAL_INTEGER.test(text)) setNumber(holder, key, text);
+}
+
+function setNumber(holder: Record<string, unknown>, key: string, literal: string): void {
   const { view, exact } = exactValue(literal);
   holder[key] = view;
   if (exact !== undefined) {

@@ -1,11 +1,18 @@
 // HTTP handlers of the plant operations, keyed by the operationIds of the OpenAPI document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { components } from '../http/contract-types.js';
+import type { components, operations } from '../http/contract-types.js';
 import { exactInteger } from '../http/json-body.js';
+import type { PlantRecord } from '../storage/store.js';
 import type { PlantService } from './plant-service.js';
 
 type NewPlant = components['schemas']['NewPlant'];
 type Plant = components['schemas']['Plant'];
+type ListQuery = NonNullable<operations['listPlants']['parameters']['query']>;
+
+/** A stored plant as the API shows it; `id` stays a BigInt, which the serializer writes digit for digit. */
+function toBody(plant: PlantRecord) {
+  return plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag };
+}
 
 export function plantHandlers(plants: PlantService) {
   return {
@@ -16,6 +23,28 @@ export function plantHandlers(plants: PlantService) {
       const plant = await plants.add(body.tag === undefined ? { id, name: body.name } : { id, name: body.name, tag: body.tag });
       reply.header('location', `/plants/${id}`);
       return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+    },
+
+    async listPlants(request: FastifyRequest, reply: FastifyReply) {
+      const query = request.query as ListQuery;
+      const limit = query.limit as number; // defaulted by the schema
+      const after = exactInteger(query, 'after');
+      const page = await plants.list({ limit, ...(after !== undefined && { after }), ...(query.tag !== undefined && { tag: query.tag }) });
+      if (page.nextAfter !== undefined) {
+        const next = new URLSearchParams({ limit: String(limit), after: String(page.nextAfter) });
+        if (query.tag !== undefined) next.set('tag', query.tag);
+        reply.header('link', `</plants?${next}>; rel="next"`);
+      }
+      return page.plants.map(toBody);
+    },
+
+    async getPlant(request: FastifyRequest) {
+      return toBody(await plants.get(exactInteger(request.params as object, 'id') as bigint));
+    },
+
+    async deletePlant(request: FastifyRequest, reply: FastifyReply) {
+      await plants.remove(exactInteger(request.params as object, 'id') as bigint);
+      return reply.code(204).send();
     },
   };
 }

@@ -1,13 +1,29 @@
-// Plant rules: what a valid new plant is beyond its schema, and what an existing id means for a create.
+// Plant rules: what a valid new plant is beyond its schema, what an existing id means for a create, and
+// the keyset pages of the list.
 import { AppError } from '../errors.js';
-import type { PlantRecord, Store } from '../storage/store.js';
+import type { PlantQuery, PlantRecord, Store } from '../storage/store.js';
+import { newPlantEvent } from '../webhooks/events.js';
 
-export interface PlantService {
-  /** Stores the plant durably; an identical replay succeeds, a different plant under the same id is 409. */
-  add(plant: PlantRecord): Promise<PlantRecord>;
+export interface PlantPage {
+  plants: PlantRecord[];
+  /** The `after` of the next page, when more plants follow. */
+  nextAfter?: bigint;
 }
 
-export function createPlantService(store: Store): PlantService {
+export interface PlantService {
+  /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
+  add(plant: PlantRecord): Promise<PlantRecord>;
+  get(id: bigint): Promise<PlantRecord>;
+  list(query: PlantQuery): Promise<PlantPage>;
+  remove(id: bigint): Promise<void>;
+}
+
+export interface PlantServiceOptions {
+  /** Called after a commit that wrote events, so delivery starts without waiting for a poll. */
+  onEvents?: () => void;
+}
+
+export function createPlantService(store: Store, options: PlantServiceOptions = {}): PlantService {
   return {
     async add(plant) {
       // A lone surrogate cannot be stored as UTF-8 without changing it, and a changed name would make the
@@ -18,11 +34,30 @@ export function createPlantService(store: Store): PlantService {
           throw new AppError('BODY_INVALID', `body/${field} must be well-formed Unicode (it holds an unpaired surrogate).`);
         }
       }
-      const outcome = await store.createPlant(plant);
+      const outcome = await store.createPlant(plant, newPlantEvent(plant));
       if (outcome.kind === 'conflict') {
         throw new AppError('PLANT_CONFLICT', `A plant with id ${plant.id} already exists with a different name or tag.`);
       }
+      if (outcome.kind === 'created') options.onEvents?.();
       return plant;
+    },
+
+    async get(id) {
+      const plant = await store.getPlant(id);
+      if (!plant) throw new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
+      return plant;
+    },
+
+    async list(query) {
+      // One row more than asked tells whether a next page exists, without a count.
+      const rows = await store.listPlants({ ...query, limit: query.limit + 1 });
+      if (rows.length <= query.limit) return { plants: rows };
+      const plants = rows.slice(0, query.limit);
+      return { plants, nextAfter: plants[plants.length - 1]!.id };
+    },
+
+    async remove(id) {
+      if (!(await store.deletePlant(id))) throw new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
     },
   };
 }

@@ -30,4 +30,53 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    name: 'webhook subscriptions, outbox and deliveries',
+    sql: `
+      CREATE INDEX plants_tag_id ON plants (tag, id) WHERE tag IS NOT NULL;
+
+      CREATE TABLE webhook_subscriptions (
+        id              TEXT    PRIMARY KEY,
+        url             TEXT    NOT NULL,
+        description     TEXT,
+        secret          TEXT    NOT NULL,
+        created_at      INTEGER NOT NULL,
+        disabled_at     INTEGER,
+        disabled_reason TEXT
+      ) STRICT;
+
+      -- The outbox: written in the transaction that creates the plant.
+      CREATE TABLE webhook_events (
+        id         TEXT    PRIMARY KEY,   -- the webhook-id header of every attempt
+        type       TEXT    NOT NULL,
+        payload    TEXT    NOT NULL,      -- the exact body sent
+        created_at INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE TABLE webhook_deliveries (
+        id              TEXT    PRIMARY KEY,
+        event_id        TEXT    NOT NULL REFERENCES webhook_events (id),
+        subscription_id TEXT    NOT NULL,
+        status          TEXT    NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'cancelled')),
+        attempt_count   INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER,           -- due time while pending
+        lease_until     INTEGER,           -- a dispatcher holds it until then
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_id, created_at);
+
+      CREATE TABLE webhook_attempts (
+        delivery_id TEXT    NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt     INTEGER NOT NULL,
+        at          INTEGER NOT NULL,
+        status_code INTEGER,
+        error       TEXT,
+        duration_ms INTEGER NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+      ) STRICT;
+    `,
+  },
 ];

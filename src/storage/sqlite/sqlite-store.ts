@@ -4,8 +4,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../errors.js';
-import type { CreateOutcome, MigrationResult, PlantRecord, Store, TokenRecord } from '../store.js';
+import type { CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { SqliteWebhookStore } from './sqlite-webhooks.js';
 
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -16,6 +17,7 @@ export interface SqliteOptions {
 
 interface PendingCreate {
   plant: PlantRecord;
+  event: OutboxEvent | undefined;
   resolve: (outcome: CreateOutcome) => void;
   reject: (err: unknown) => void;
 }
@@ -46,6 +48,7 @@ export class SqliteStore implements Store {
   private closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
+  readonly webhooks: SqliteWebhookStore;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     this.migrations = options.migrations ?? MIGRATIONS;
@@ -66,6 +69,7 @@ export class SqliteStore implements Store {
       this.db.close();
       throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
+    this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -79,6 +83,16 @@ export class SqliteStore implements Store {
       insertPlant: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       getPlant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
       countPlants: db.prepare('SELECT count(*) AS n FROM plants').pluck(),
+      deletePlant: db.prepare('DELETE FROM plants WHERE id = ?'),
+      listPlants: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
+      listPlantsAfter: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
+      listPlantsByTag: db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?').safeIntegers(true),
+      listPlantsByTagAfter: db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?').safeIntegers(true),
+      anyActiveSubscription: db.prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL)').pluck(),
+      insertEvent: db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)'),
+      // One delivery per subscription active at commit time.
+      fanOut: db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+        SELECT 'dlv_' || lower(hex(randomblob(12))), ?, id, 'pending', 0, ?, ?, ? FROM webhook_subscriptions WHERE disabled_at IS NULL`),
       insertToken: db.prepare(
         'INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -125,10 +139,10 @@ export class SqliteStore implements Store {
     return results;
   }
 
-  createPlant(plant: PlantRecord): Promise<CreateOutcome> {
+  createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
     return new Promise((resolve, reject) => {
-      this.pending.push({ plant, resolve, reject });
+      this.pending.push({ plant, event, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         // Everything that arrives in this turn of the event loop shares one transaction and one fsync.
@@ -145,12 +159,21 @@ export class SqliteStore implements Store {
     this.pending = [];
     let outcomes: CreateOutcome[];
     try {
-      const { insertPlant, getPlant } = this.statements();
+      const { insertPlant, getPlant, anyActiveSubscription, insertEvent, fanOut } = this.statements();
       const now = Date.now();
+      let subscribers: boolean | undefined;
       outcomes = this.db.transaction(() =>
-        batch.map(({ plant }): CreateOutcome => {
+        batch.map(({ plant, event }): CreateOutcome => {
           const tag = plant.tag ?? null;
-          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) return { kind: 'created' };
+          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) {
+            // The event commits with the plant or not at all: nothing acknowledged can lose its event.
+            subscribers ??= anyActiveSubscription.get() === 1;
+            if (event && subscribers) {
+              insertEvent.run(event.id, event.type, event.payload, now);
+              fanOut.run(event.id, now, now, now);
+            }
+            return { kind: 'created' };
+          }
           const row = getPlant.get(plant.id) as PlantRow;
           const existing = toPlant(row);
           return row.name === plant.name && row.tag === tag ? { kind: 'replayed' } : { kind: 'conflict', existing };
@@ -167,6 +190,21 @@ export class SqliteStore implements Store {
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
     return row ? toPlant(row) : undefined;
+  }
+
+  async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
+    const st = this.statements();
+    const rows = this.guard(() =>
+      tag === undefined
+        ? after === undefined ? st.listPlants.all(limit) : st.listPlantsAfter.all(after, limit)
+        : after === undefined ? st.listPlantsByTag.all(tag, limit) : st.listPlantsByTagAfter.all(tag, after, limit),
+    ) as PlantRow[];
+    return rows.map(toPlant);
+  }
+
+  async deletePlant(id: bigint): Promise<boolean> {
+    // Deletes are rare; a transaction of its own (one fsync) keeps the code simple.
+    return this.guard(() => this.statements().deletePlant.run(id).changes === 1);
   }
 
   async countPlants(): Promise<number> {
