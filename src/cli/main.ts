@@ -1,4 +1,5 @@
-// `plant-store` command: serve | migrate | config | token create|list|revoke. Exit codes: 0 ok, 1 failed, 2 usage.
+// `plant-store` command: serve | migrate | config | token create|list|revoke |
+// webhook add|list|remove|deliveries|retry. Exit codes: 0 ok, 1 failed, 2 usage.
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError, openStore } from '../storage/open-store.js';
@@ -13,6 +14,8 @@ Commands:
   migrate     Apply pending database migrations and exit
   config      Print the effective configuration (secrets masked)
   token       Manage API tokens: create, list, revoke (see plant-store token --help)
+  webhook     Manage newPlant webhook subscriptions: add, list, remove, deliveries, retry
+              (see plant-store webhook --help)
 
 Every command reads its configuration from the environment; see plant-store config --help.
 Run plant-store <command> --help for a command's options.
@@ -68,6 +71,15 @@ export async function main(argv: string[]): Promise<number> {
           return rest.length === 0 ? 2 : 0;
         }
         return await tokenCommand(rest, loadConfig());
+      case 'webhook': {
+        // Loaded only by this command, like the web stack by serve.
+        const { webhookCommand, WEBHOOK_HELP } = await import('./webhook-command.js');
+        if (rest.length === 0 || (rest.length === 1 && ['-h', '--help'].includes(rest[0]!))) {
+          process.stdout.write(WEBHOOK_HELP);
+          return rest.length === 0 ? 2 : 0;
+        }
+        return await webhookCommand(rest, loadConfig());
+      }
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -1,18 +1,83 @@
-// HTTP handlers of the webhook subscription operations, keyed by operationId.
-// TODO(issue 3, webhooks helper): temporary placeholders until the webhook service lands.
-import { AppError } from '../errors.js';
+// HTTP handlers of the webhook subscription operations, keyed by the operationIds of the OpenAPI document.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { components, operations } from '../http/contract-types.js';
+import type { DeliveryRecord, WebhookSubscription } from '../storage/store.js';
+import { EVENT_TYPES } from './events.js';
+import type { WebhookService } from './webhook-service.js';
 
-const pending = async () => {
-  throw new AppError('INTERNAL', 'Webhooks are not implemented yet.');
-};
+type NewWebhook = components['schemas']['NewWebhook'];
+type Webhook = components['schemas']['Webhook'];
+type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
+type WebhookDelivery = components['schemas']['WebhookDelivery'];
+type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+type IdParams = { id: string };
+type DeliveryParams = { id: string; deliveryId: string };
 
-export function webhookHandlers() {
+/** A subscription as the API shows it: never the secret; `disabledReason` only when disabled. */
+export function webhookBody(sub: WebhookSubscription): Webhook {
   return {
-    createWebhook: pending,
-    listWebhooks: pending,
-    getWebhook: pending,
-    deleteWebhook: pending,
-    listWebhookDeliveries: pending,
-    retryWebhookDelivery: pending,
+    id: sub.id,
+    url: sub.url,
+    ...(sub.description !== null && { description: sub.description }),
+    events: [...EVENT_TYPES],
+    active: sub.disabledAt === null,
+    ...(sub.disabledAt !== null && sub.disabledReason !== null && { disabledReason: sub.disabledReason }),
+    createdAt: sub.createdAt.toISOString(),
+  };
+}
+
+/** A delivery as the API shows it: absent rather than null for what does not apply. */
+export function deliveryBody(d: DeliveryRecord): WebhookDelivery {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    status: d.status,
+    ...(d.status === 'pending' && d.nextAttemptAt !== null && { nextAttemptAt: d.nextAttemptAt.toISOString() }),
+    createdAt: d.createdAt.toISOString(),
+    attempts: d.attempts.map((a) => ({
+      at: a.at.toISOString(),
+      ...(a.statusCode !== null && { statusCode: a.statusCode }),
+      ...(a.error !== null && { error: a.error }),
+      durationMs: a.durationMs,
+    })),
+  };
+}
+
+export function webhookHandlers(service: WebhookService) {
+  return {
+    async createWebhook(request: FastifyRequest, reply: FastifyReply): Promise<WebhookWithSecret> {
+      const body = request.body as NewWebhook;
+      const { subscription, secret } = await service.create(
+        body.description === undefined ? { url: body.url } : { url: body.url, description: body.description },
+      );
+      reply.code(201).header('location', `/webhooks/${subscription.id}`);
+      // The only answer that ever carries the secret.
+      return { ...webhookBody(subscription), secret };
+    },
+
+    async listWebhooks(): Promise<Webhook[]> {
+      return (await service.list()).map(webhookBody);
+    },
+
+    async getWebhook(request: FastifyRequest): Promise<Webhook> {
+      return webhookBody(await service.get((request.params as IdParams).id));
+    },
+
+    async deleteWebhook(request: FastifyRequest, reply: FastifyReply) {
+      await service.remove((request.params as IdParams).id);
+      return reply.code(204).send();
+    },
+
+    async listWebhookDeliveries(request: FastifyRequest): Promise<WebhookDelivery[]> {
+      const limit = (request.query as DeliveriesQuery).limit as number; // defaulted by the schema
+      return (await service.deliveries((request.params as IdParams).id, limit)).map(deliveryBody);
+    },
+
+    async retryWebhookDelivery(request: FastifyRequest, reply: FastifyReply): Promise<WebhookDelivery> {
+      const { id, deliveryId } = request.params as DeliveryParams;
+      const delivery = await service.retry(id, deliveryId);
+      reply.code(202);
+      return deliveryBody(delivery);
+    },
   };
 }

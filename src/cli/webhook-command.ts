@@ -1,0 +1,170 @@
+// `plant-store webhook add|list|remove|deliveries|retry`: manages newPlant subscriptions in the same database
+// the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { openStore } from '../storage/open-store.js';
+import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
+import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
+import { UsageError } from './main.js';
+
+const ADD_HELP = `  webhook add URL [--description TEXT]
+      Subscribes URL (http or https) to the newPlant event. Prints the subscription, then its signing
+      secret (whsec_...) alone on the last line of stdout. The secret is shown only now; deliveries are
+      signed with it (Standard Webhooks). By default URLs resolving to loopback, private, link-local or
+      metadata addresses are refused; WEBHOOK_ALLOWED_HOSTS opens named hosts.
+`;
+const LIST_HELP = `  webhook list [--json]
+      Lists subscriptions, oldest first (id, url, active, created, description); never the secrets.
+`;
+const REMOVE_HELP = `  webhook remove ID
+      Deletes a subscription; its pending deliveries are cancelled.
+`;
+const DELIVERIES_HELP = `  webhook deliveries ID [--limit N] [--json]
+      Lists the deliveries to a subscription, newest first (status, attempts, last answer or error,
+      next attempt). N is 1 to ${MAX_DELIVERIES_PAGE}, default 100 (as the API).
+`;
+const RETRY_HELP = `  webhook retry ID DELIVERY_ID
+      Schedules a failed or cancelled delivery for another round of attempts, due now (a running server
+      picks it up on its next poll). A pending or succeeded delivery, or one of a disabled
+      subscription, cannot be retried (exit 1).
+`;
+
+const FOOTER = `
+Exit codes: 0 done, 1 failed (no such subscription or delivery, not retryable), 2 usage error or a URL
+or description that is not accepted.
+`;
+
+export const WEBHOOK_HELP =
+  `Usage: plant-store webhook <add|list|remove|deliveries|retry> [options]\n\n` +
+  ADD_HELP +
+  LIST_HELP +
+  REMOVE_HELP +
+  DELIVERIES_HELP +
+  RETRY_HELP +
+  FOOTER;
+
+const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals: string[] }> = {
+  add: { help: ADD_HELP, options: ['description'], positionals: ['URL'] },
+  list: { help: LIST_HELP, options: ['json'], positionals: [] },
+  remove: { help: REMOVE_HELP, options: [], positionals: ['ID'] },
+  deliveries: { help: DELIVERIES_HELP, options: ['json', 'limit'], positionals: ['ID'] },
+  retry: { help: RETRY_HELP, options: [], positionals: ['ID', 'DELIVERY_ID'] },
+};
+
+/** Table cells are one line: control characters (a newline would forge rows) are shown escaped. */
+function cell(value: string): string {
+  return value.replace(/\p{Cc}/gu, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+function table(header: string[], rows: string[][]): string {
+  const all = [header, ...rows.map((r) => r.map(cell))];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => row[i]!.length)));
+  return all.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+export async function webhookCommand(args: string[], config: Config): Promise<number> {
+  const [sub, ...rest] = args;
+  const spec = sub === undefined ? undefined : SUBCOMMANDS[sub];
+  if (!sub || !spec) throw new UsageError(`unknown webhook command "${sub ?? ''}"; use add, list, remove, deliveries or retry`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      description: { type: 'string' },
+      json: { type: 'boolean' },
+      limit: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(`Usage:\n${spec.help}${FOOTER}`);
+    return 0;
+  }
+  // Arguments are checked before the database is opened.
+  const misplaced = Object.keys(values).filter((o) => o !== 'help' && !spec.options.includes(o));
+  if (misplaced.length > 0) throw new UsageError(`webhook ${sub} does not take --${misplaced[0]}`);
+  if (positionals.length !== spec.positionals.length) {
+    const expected = spec.positionals.length === 0 ? 'no arguments' : spec.positionals.join(' ');
+    throw new UsageError(`webhook ${sub} takes ${expected}${positionals.length > spec.positionals.length ? `; unexpected "${positionals.at(-1)}"` : ''}`);
+  }
+  if (positionals.some((p) => p.trim() === '')) throw new UsageError(`webhook ${sub}: an argument is empty`);
+  let limit = 100;
+  if (values.limit !== undefined) {
+    if (!/^\d{1,7}$/.test(values.limit) || Number(values.limit) < 1 || Number(values.limit) > MAX_DELIVERIES_PAGE) {
+      throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}`);
+    }
+    limit = Number(values.limit);
+  }
+
+  const { store } = await openStore(config.databaseUrl);
+  try {
+    const webhooks = createWebhookService(store.webhooks, { allowedHosts: config.webhookAllowedHosts });
+    switch (sub) {
+      case 'add': {
+        const input = values.description === undefined ? { url: positionals[0]! } : { url: positionals[0]!, description: values.description };
+        const { subscription, secret } = await webhooks.create(input);
+        process.stdout.write(
+          `Subscribed ${subscription.id} to newPlant events at ${subscription.url}.\n` +
+            `Its signing secret is shown only now:\n${secret}\n`,
+        );
+        return 0;
+      }
+      case 'list': {
+        const subs = (await webhooks.list()).map(webhookBody);
+        if (values.json) {
+          process.stdout.write(JSON.stringify(subs, null, 2) + '\n');
+        } else if (subs.length === 0) {
+          process.stdout.write('No webhook subscriptions. Add one with: plant-store webhook add URL\n');
+        } else {
+          process.stdout.write(
+            table(
+              ['ID', 'URL', 'ACTIVE', 'CREATED', 'DESCRIPTION'],
+              subs.map((w) => [w.id, w.url, w.active ? 'yes' : `no (${w.disabledReason ?? 'disabled'})`, w.createdAt, w.description ?? '-']),
+            ),
+          );
+        }
+        return 0;
+      }
+      case 'remove':
+        await webhooks.remove(positionals[0]!);
+        process.stdout.write(`Removed webhook subscription ${positionals[0]}.\n`);
+        return 0;
+      case 'deliveries': {
+        const list = (await webhooks.deliveries(positionals[0]!, limit)).map(deliveryBody);
+        if (values.json) {
+          process.stdout.write(JSON.stringify(list, null, 2) + '\n');
+        } else if (list.length === 0) {
+          process.stdout.write(`No deliveries to ${positionals[0]} yet.\n`);
+        } else {
+          process.stdout.write(
+            table(
+              ['ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'LAST ANSWER', 'NEXT ATTEMPT', 'CREATED'],
+              list.map((d) => {
+                const last = d.attempts.at(-1);
+                const answer = last === undefined ? '-' : [last.statusCode, last.error].filter((x) => x !== undefined).join(' ') || '-';
+                return [d.id, d.eventId, d.status, String(d.attempts.length), answer, d.nextAttemptAt ?? '-', d.createdAt];
+              }),
+            ),
+          );
+        }
+        return 0;
+      }
+      default: {
+        const delivery = await webhooks.retry(positionals[0]!, positionals[1]!);
+        process.stdout.write(`Delivery ${delivery.id} of event ${delivery.eventId} is pending again, due now.\n`);
+        return 0;
+      }
+    }
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) {
+      process.stderr.write(`plant-store: ${err.message}\n`);
+      // A URL or description the service refuses is bad input, like a usage error; not found or not retryable is a failure.
+      return err.status === 400 ? 2 : 1;
+    }
+    throw err;
+  } finally {
+    await store.close();
+  }
+}

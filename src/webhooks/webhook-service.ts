@@ -1,0 +1,158 @@
+// Webhook subscription rules: what URL may be subscribed (shape, scheme, no credentials, the SSRF guard),
+// the secret shown once, and which deliveries may be retried by hand. Used by the HTTP handlers and the CLI.
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { DeliveryRecord, WebhookStore, WebhookSubscription } from '../storage/store.js';
+import { generateWebhookSecret } from './signing.js';
+import { checkWebhookUrl } from './ssrf-guard.js';
+
+/** Limits of the OpenAPI document's NewWebhook, applied here too so the CLI gets the same rules. */
+export const MAX_URL_LENGTH = 2048;
+export const MAX_DESCRIPTION_LENGTH = 500;
+export const MAX_DELIVERIES_PAGE = 1000;
+
+export interface NewWebhookInput {
+  url: string;
+  description?: string;
+}
+
+export interface WebhookService {
+  /** Subscribes a URL; the secret is returned only here (it is stored, because signing needs it). */
+  create(input: NewWebhookInput): Promise<{ subscription: WebhookSubscription; secret: string }>;
+  /** Every subscription, oldest first. */
+  list(): Promise<WebhookSubscription[]>;
+  get(id: string): Promise<WebhookSubscription>;
+  /** Deletes a subscription; its pending deliveries are cancelled. */
+  remove(id: string): Promise<void>;
+  /** Deliveries of a subscription, newest first, with their attempts. */
+  deliveries(id: string, limit: number): Promise<DeliveryRecord[]>;
+  /** Makes a failed or cancelled delivery of an active subscription pending again, due now. */
+  retry(id: string, deliveryId: string): Promise<DeliveryRecord>;
+}
+
+export interface WebhookServiceOptions {
+  /** Hosts the SSRF guard lets through although they resolve to loopback or private addresses. */
+  allowedHosts: readonly string[];
+  now?: () => Date;
+  /** Called after a delivery was made due again, so a dispatcher in this process can start at once. */
+  onDue?: () => void;
+}
+
+export function newWebhookId(): string {
+  return 'wh_' + randomBytes(12).toString('base64url');
+}
+
+/** Syntax rules, checked before any name is resolved. Returns the URL as it will be stored and called. */
+function normalizeUrl(raw: string): string {
+  if (typeof raw !== 'string' || raw.length === 0) throw new AppError('WEBHOOK_URL_REJECTED', 'The webhook URL is required.');
+  if (raw.length > MAX_URL_LENGTH) {
+    throw new AppError('WEBHOOK_URL_REJECTED', `The webhook URL is longer than ${MAX_URL_LENGTH} characters.`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new AppError('WEBHOOK_URL_REJECTED', 'The webhook URL is not a valid absolute URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new AppError('WEBHOOK_URL_REJECTED', `The webhook URL must be http or https, not ${url.protocol.slice(0, 32)}`);
+  }
+  // Credentials in a URL end up in logs and listings; receivers authenticate deliveries by the signature.
+  if (url.username !== '' || url.password !== '') {
+    throw new AppError('WEBHOOK_URL_REJECTED', 'The webhook URL must not contain credentials (user:password@); deliveries are signed instead.');
+  }
+  if (url.hostname === '') throw new AppError('WEBHOOK_URL_REJECTED', 'The webhook URL has no host.');
+  // A fragment is never sent; dropping it keeps the stored URL what is actually called.
+  url.hash = '';
+  const href = url.href;
+  if (href.length > MAX_URL_LENGTH) {
+    throw new AppError('WEBHOOK_URL_REJECTED', `The webhook URL is longer than ${MAX_URL_LENGTH} characters once normalized.`);
+  }
+  return href;
+}
+
+function checkDescription(description: string | undefined): string | null {
+  if (description === undefined) return null;
+  if (typeof description !== 'string') throw new AppError('BODY_INVALID', 'description must be a string.');
+  if (description.length > MAX_DESCRIPTION_LENGTH) {
+    throw new AppError('BODY_INVALID', `description must NOT have more than ${MAX_DESCRIPTION_LENGTH} characters.`);
+  }
+  // A lone surrogate cannot be stored as UTF-8 without changing it.
+  if (!description.isWellFormed()) throw new AppError('BODY_INVALID', 'description must be well-formed Unicode (it holds an unpaired surrogate).');
+  return description;
+}
+
+export function createWebhookService(store: WebhookStore, options: WebhookServiceOptions): WebhookService {
+  const now = options.now ?? (() => new Date());
+
+  async function subscription(id: string): Promise<WebhookSubscription> {
+    const sub = await store.getSubscription(id);
+    if (!sub) throw new AppError('WEBHOOK_NOT_FOUND', `No webhook subscription with id ${id}.`);
+    return sub;
+  }
+
+  return {
+    async create(input) {
+      const url = normalizeUrl(input.url);
+      const description = checkDescription(input.description);
+      // Resolves the host: by default no loopback, private, link-local or metadata address is accepted.
+      await checkWebhookUrl(url, options.allowedHosts);
+      const secret = generateWebhookSecret();
+      const sub: WebhookSubscription = {
+        id: newWebhookId(),
+        url,
+        description,
+        secret,
+        createdAt: now(),
+        disabledAt: null,
+        disabledReason: null,
+      };
+      await store.insertSubscription(sub);
+      return { subscription: sub, secret };
+    },
+
+    async list() {
+      const subs = await store.listSubscriptions();
+      // Oldest first, as documented. The sort is stable: subscriptions made in the same millisecond keep the
+      // store's (insertion) order rather than the order of their random ids.
+      return [...subs].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    },
+
+    get: subscription,
+
+    async remove(id) {
+      if (!(await store.deleteSubscription(id))) throw new AppError('WEBHOOK_NOT_FOUND', `No webhook subscription with id ${id}.`);
+    },
+
+    async deliveries(id, limit) {
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DELIVERIES_PAGE) {
+        throw new AppError('BAD_REQUEST', `limit must be an integer from 1 to ${MAX_DELIVERIES_PAGE}.`);
+      }
+      await subscription(id);
+      return store.listDeliveries(id, limit);
+    },
+
+    async retry(id, deliveryId) {
+      const sub = await subscription(id);
+      const delivery = await store.getDelivery(id, deliveryId);
+      if (!delivery) throw new AppError('DELIVERY_NOT_FOUND', `No delivery ${deliveryId} to webhook subscription ${id}.`);
+      if (sub.disabledAt !== null) {
+        throw new AppError(
+          'DELIVERY_NOT_RETRYABLE',
+          `Webhook subscription ${id} is disabled${sub.disabledReason ? ` (${sub.disabledReason})` : ''}; subscribe the URL again to receive events.`,
+        );
+      }
+      if (delivery.status === 'pending' || delivery.status === 'succeeded') {
+        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} is ${delivery.status}; only a failed or cancelled delivery can be retried.`);
+      }
+      // The store re-checks the state in its own transaction: a concurrent retry loses here.
+      if (!(await store.retryDelivery(id, deliveryId, now()))) {
+        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} is no longer failed or cancelled.`);
+      }
+      options.onDue?.();
+      const updated = await store.getDelivery(id, deliveryId);
+      if (!updated) throw new AppError('DELIVERY_NOT_FOUND', `No delivery ${deliveryId} to webhook subscription ${id}.`);
+      return updated;
+    },
+  };
+}

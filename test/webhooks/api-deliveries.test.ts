@@ -1,0 +1,305 @@
+// Deliveries as the subscription API shows them, driven through a real server and a real receiver on
+// 127.0.0.1: attempts with status codes and errors, the next try, 410 disabling the subscription, and manual
+// retry (202 for a failed delivery, 409 for a pending or succeeded one or a disabled subscription). The
+// schedule up to "failed" runs on a controllable clock, not real hours.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { createDispatcher, type Dispatcher } from '../../src/webhooks/dispatcher.js';
+import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
+import { errorOf, startApp, tempDir } from '../helpers/app.js';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver on 127.0.0.1 that records every request and answers with `answer()`'s status. */
+async function receiver(t: TestContext, answer: () => number = () => 200) {
+  const received: Received[] = [];
+  const state = { answer };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(state.answer(), { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.unref();
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/plants`;
+  return { url, received, state };
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+type Delivery = {
+  id: string;
+  eventId: string;
+  status: string;
+  nextAttemptAt?: string;
+  createdAt: string;
+  attempts: Array<{ at: string; statusCode?: number; error?: string; durationMs: number }>;
+};
+
+function client(url: string, token: string) {
+  return (method: string, path: string, body?: unknown) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+}
+
+async function subscribe(call: ReturnType<typeof client>, url: string): Promise<{ id: string; secret: string }> {
+  const res = await call('POST', '/webhooks', { url });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()) as { id: string; secret: string };
+}
+
+async function deliveries(call: ReturnType<typeof client>, id: string, query = ''): Promise<Delivery[]> {
+  const res = await call('GET', `/webhooks/${id}/deliveries${query}`);
+  assert.equal(res.status, 200);
+  return (await res.json()) as Delivery[];
+}
+
+test('a created plant shows up as a succeeded delivery with its attempt; the receiver verifies the signature', async (t) => {
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const r = await receiver(t);
+  const sub = await subscribe(call, r.url);
+  assert.deepEqual(await deliveries(call, sub.id), []);
+
+  const before = Date.now();
+  assert.equal((await s.postPlant({ id: 9223372036854775807n.toString(), name: 'fern', tag: 'green' })).status, 400); // a string id is refused, no event
+  assert.equal((await s.postPlant('{"id":9223372036854775807,"name":"fern","tag":"green"}')).status, 200);
+  const [delivery] = await until('a succeeded delivery', async () => {
+    const list = await deliveries(call, sub.id);
+    return list.length === 1 && list[0]!.status === 'succeeded' && list;
+  });
+  assert.equal(r.received.length, 1);
+  const got = r.received[0]!;
+  assert.equal(got.body, '{"id":9223372036854775807,"name":"fern","tag":"green"}');
+  assert.equal(got.headers['webhook-id'], delivery!.eventId);
+  // Verified independently, with the reference library and the secret shown at creation.
+  new StandardWebhook(sub.secret).verify(got.body, {
+    'webhook-id': String(got.headers['webhook-id']),
+    'webhook-timestamp': String(got.headers['webhook-timestamp']),
+    'webhook-signature': String(got.headers['webhook-signature']),
+  });
+
+  assert.match(delivery!.id, /\S/);
+  assert.equal('nextAttemptAt' in delivery!, false);
+  assert.ok(Date.parse(delivery!.createdAt) >= before - 1_000);
+  assert.equal(delivery!.attempts.length, 1);
+  const attempt = delivery!.attempts[0]!;
+  assert.equal(attempt.statusCode, 200);
+  assert.equal('error' in attempt, false);
+  assert.ok(Number.isInteger(attempt.durationMs) && attempt.durationMs >= 0);
+  assert.ok(Date.parse(attempt.at) >= before - 1_000);
+
+  // A succeeded delivery cannot be retried by hand.
+  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${delivery!.id}/retry`);
+  assert.equal(retry.status, 409);
+  assert.match((await errorOf(retry)).message, /succeeded/);
+  // An idempotent replay of the plant makes no second delivery.
+  assert.equal((await s.postPlant('{"id":9223372036854775807,"name":"fern","tag":"green"}')).status, 200);
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal((await deliveries(call, sub.id)).length, 1);
+});
+
+test('deliveries are listed newest first and limit bounds the page', async (t) => {
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const r = await receiver(t);
+  const sub = await subscribe(call, r.url);
+  for (let id = 1; id <= 3; id++) {
+    assert.equal((await s.postPlant({ id, name: `plant ${id}` })).status, 200);
+    await new Promise((res) => setTimeout(res, 3));
+  }
+  await until('three deliveries', async () => r.received.length === 3);
+  const all = await until('three succeeded deliveries', async () => {
+    const list = await deliveries(call, sub.id);
+    return list.every((d) => d.status === 'succeeded') && list.length === 3 && list;
+  });
+  const bodies = new Map(r.received.map((x) => [String(x.headers['webhook-id']), x.body]));
+  assert.deepEqual(
+    all.map((d) => bodies.get(d.eventId)),
+    ['{"id":3,"name":"plant 3"}', '{"id":2,"name":"plant 2"}', '{"id":1,"name":"plant 1"}'],
+  );
+  assert.deepEqual(await deliveries(call, sub.id, '?limit=2'), all.slice(0, 2));
+  assert.deepEqual(await deliveries(call, sub.id, '?limit=1000'), all);
+});
+
+test('a failing receiver leaves the delivery pending with the attempt, its status code and the next try; retrying it is 409', async (t) => {
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const r = await receiver(t, () => 500);
+  const sub = await subscribe(call, r.url);
+  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  const [d] = await until('an attempt', async () => {
+    const list = await deliveries(call, sub.id);
+    return list[0]?.attempts.length === 1 && list;
+  });
+  assert.equal(d!.status, 'pending');
+  assert.equal(d!.attempts[0]!.statusCode, 500);
+  assert.match(d!.attempts[0]!.error ?? '', /500/);
+  // The first retry is due about 5 s after the attempt (+-10 % jitter).
+  const wait = Date.parse(d!.nextAttemptAt!) - Date.parse(d!.attempts[0]!.at);
+  assert.ok(wait >= 4_400 && wait <= 5_600 + d!.attempts[0]!.durationMs, `next attempt after ${wait} ms`);
+  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${d!.id}/retry`);
+  assert.equal(retry.status, 409);
+  assert.match((await errorOf(retry)).message, /pending/);
+});
+
+test('a receiver that cannot be reached records the connection error and no status code', async (t) => {
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  // A port that was just free: nothing listens there.
+  const r = await receiver(t);
+  const sub = await subscribe(call, r.url.replace(/:\d+\//, ':1/'));
+  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  const [d] = await until('an attempt', async () => {
+    const list = await deliveries(call, sub.id);
+    return list[0]?.attempts.length === 1 && list;
+  });
+  assert.equal(d!.status, 'pending');
+  assert.equal('statusCode' in d!.attempts[0]!, false);
+  assert.match(d!.attempts[0]!.error ?? '', /connect|ECONNREFUSED/i);
+  assert.ok(d!.nextAttemptAt);
+});
+
+test('410 Gone disables the subscription (active false, disabledReason); its delivery cannot be retried (409)', async (t) => {
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const r = await receiver(t, () => 410);
+  const sub = await subscribe(call, r.url);
+  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  const [d] = await until('the 410 attempt', async () => {
+    const list = await deliveries(call, sub.id);
+    return list[0]?.status === 'failed' && list;
+  });
+  assert.equal(d!.attempts[0]!.statusCode, 410);
+  const webhook = (await (await call('GET', `/webhooks/${sub.id}`)).json()) as Record<string, unknown>;
+  assert.equal(webhook.active, false);
+  assert.match(String(webhook.disabledReason), /410/);
+  const listed = (await (await call('GET', '/webhooks')).json()) as Array<Record<string, unknown>>;
+  assert.deepEqual(listed, [webhook]);
+  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${d!.id}/retry`);
+  assert.equal(retry.status, 409);
+  assert.match((await errorOf(retry)).message, /disabled/);
+  // A disabled subscription gets no new events.
+  assert.equal((await s.postPlant({ id: 2, name: 'moss' })).status, 200);
+  await new Promise((res) => setTimeout(res, 200));
+  assert.equal(r.received.length, 1);
+});
+
+/** A real server whose dispatcher runs only when told, on a clock the test moves. */
+async function startWithClock(t: TestContext) {
+  const databaseUrl = `sqlite:${join(tempDir(t), 'hooks.db')}`;
+  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], webhookTimeoutMs: 2_000 });
+  const { store } = await openStore(databaseUrl);
+  // Real time plus an offset the test moves forward: rows the server writes with the wall clock are due.
+  const clock = { offset: 0 };
+  const silent = { debug() {}, info() {}, warn() {} };
+  const dispatcher: Dispatcher = createDispatcher({
+    store: store.webhooks,
+    now: () => new Date(Date.now() + clock.offset),
+    random: () => 0.5,
+    timeoutMs: config.webhookTimeoutMs,
+    allowedHosts: config.webhookAllowedHosts,
+    logger: silent,
+  });
+  const app = await buildApp(config, { store, dispatcher, startDispatcher: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const manage = await app.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
+  const writer = await app.tokens.create({ name: 'writer', scopes: ['plants:write'] });
+  return { url, clock, dispatcher, call: client(url, manage.secret), write: client(url, writer.secret) };
+}
+
+test('after the whole retry schedule a delivery is failed; a manual retry (202) makes it pending and it is delivered', async (t) => {
+  const s = await startWithClock(t);
+  const r = await receiver(t, () => 503);
+  const sub = await subscribe(s.call, r.url);
+  assert.equal((await s.write('POST', '/plants', { id: 7, name: 'ivy' })).status, 200);
+
+  assert.equal(await s.dispatcher.runOnce(), 1);
+  for (const delay of RETRY_SCHEDULE_MS) {
+    // Not due yet: nothing is sent before its time.
+    s.clock.offset += delay - 1_000;
+    assert.equal(await s.dispatcher.runOnce(), 0);
+    s.clock.offset += 2_000;
+    assert.equal(await s.dispatcher.runOnce(), 1);
+  }
+  const [failed] = await deliveries(s.call, sub.id);
+  assert.equal(failed!.status, 'failed');
+  assert.equal('nextAttemptAt' in failed!, false);
+  assert.equal(failed!.attempts.length, RETRY_SCHEDULE_MS.length + 1);
+  assert.ok(failed!.attempts.every((a) => a.statusCode === 503 && /503/.test(a.error ?? '')));
+  // Every attempt of the event carried the same webhook-id.
+  assert.equal(r.received.length, RETRY_SCHEDULE_MS.length + 1);
+  assert.deepEqual(new Set(r.received.map((x) => x.headers['webhook-id'])), new Set([failed!.eventId]));
+  s.clock.offset += 48 * 3_600_000;
+  assert.equal(await s.dispatcher.runOnce(), 0, 'a failed delivery is not tried again by itself');
+
+  // Unknown delivery of a known subscription, and a delivery of another subscription, are 404.
+  const other = await subscribe(s.call, r.url.replace('/hooks/plants', '/other'));
+  for (const path of [`/webhooks/${sub.id}/deliveries/nope/retry`, `/webhooks/${other.id}/deliveries/${failed!.id}/retry`]) {
+    const res = await s.call('POST', path);
+    assert.equal(res.status, 404, path);
+    await errorOf(res);
+  }
+
+  r.state.answer = () => 204;
+  const retry = await s.call('POST', `/webhooks/${sub.id}/deliveries/${failed!.id}/retry`);
+  assert.equal(retry.status, 202);
+  const pending = (await retry.json()) as Delivery;
+  assert.equal(pending.id, failed!.id);
+  assert.equal(pending.eventId, failed!.eventId);
+  assert.equal(pending.status, 'pending');
+  assert.ok(pending.nextAttemptAt && Math.abs(Date.parse(pending.nextAttemptAt) - Date.now()) < 60_000);
+  assert.equal(pending.attempts.length, RETRY_SCHEDULE_MS.length + 1, 'the history is kept');
+  // Retrying again while pending is 409.
+  assert.equal((await s.call('POST', `/webhooks/${sub.id}/deliveries/${failed!.id}/retry`)).status, 409);
+
+  assert.equal(await s.dispatcher.runOnce(), 1);
+  const [done] = await deliveries(s.call, sub.id);
+  assert.equal(done!.status, 'succeeded');
+  assert.equal(done!.attempts.length, RETRY_SCHEDULE_MS.length + 2);
+  assert.equal(done!.attempts.at(-1)!.statusCode, 204);
+  assert.equal(r.received.at(-1)!.headers['webhook-id'], failed!.eventId);
+});
+
+test('deleting a subscription cancels its pending delivery; the deliveries of a deleted subscription are 404', async (t) => {
+  const s = await startWithClock(t);
+  const r = await receiver(t, () => 500);
+  const sub = await subscribe(s.call, r.url);
+  assert.equal((await s.write('POST', '/plants', { id: 1, name: 'fern' })).status, 200);
+  assert.equal(await s.dispatcher.runOnce(), 1);
+  assert.equal((await deliveries(s.call, sub.id))[0]!.status, 'pending');
+  assert.equal((await s.call('DELETE', `/webhooks/${sub.id}`)).status, 204);
+  s.clock.offset += 60_000;
+  assert.equal(await s.dispatcher.runOnce(), 0, 'nothing is sent to a deleted subscription');
+  assert.equal((await s.call('GET', `/webhooks/${sub.id}/deliveries`)).status, 404);
+  assert.equal(r.received.length, 1);
+});

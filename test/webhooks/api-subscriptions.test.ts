@@ -1,0 +1,266 @@
+// Webhook subscriptions over HTTP: POST /webhooks answers 201 with the secret once, reads never show it,
+// bad or dangerous URLs are 400 (SSRF guard), and /webhooks needs webhooks:manage.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+
+const SECRET = /^whsec_[A-Za-z0-9+/=_-]{20,}$/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+interface Api {
+  s: TestApp;
+  manage: string;
+  call(method: string, path: string, body?: unknown, token?: string | null): Promise<Response>;
+}
+
+async function api(t: Parameters<typeof startApp>[0], options: Parameters<typeof startApp>[1] = {}): Promise<Api> {
+  const s = await startApp(t, options);
+  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret;
+  return {
+    s,
+    manage,
+    call(method, path, body, token = manage) {
+      return fetch(`${s.url}${path}`, {
+        method,
+        headers: {
+          ...(token !== null && { authorization: `Bearer ${token}` }),
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    },
+  };
+}
+
+test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a Location; reads never show the secret', async (t) => {
+  const a = await api(t);
+  const res = await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/hooks/plants', description: 'inventory sync' });
+  assert.equal(res.status, 201);
+  const created = (await res.json()) as Record<string, unknown>;
+  assert.match(String(created.id), /^wh_[A-Za-z0-9_-]+$/);
+  assert.equal(res.headers.get('location'), `/webhooks/${created.id}`);
+  assert.match(String(created.secret), SECRET);
+  // The secret is usable by an off-the-shelf Standard Webhooks library.
+  assert.doesNotThrow(() => new StandardWebhook(String(created.secret)));
+  assert.equal(created.url, 'https://1.1.1.1/hooks/plants');
+  assert.equal(created.description, 'inventory sync');
+  assert.deepEqual(created.events, ['newPlant']);
+  assert.equal(created.active, true);
+  assert.equal('disabledReason' in created, false);
+  assert.match(String(created.createdAt), ISO);
+  assert.ok(Math.abs(Date.parse(String(created.createdAt)) - Date.now()) < 60_000);
+
+  const { secret, ...withoutSecret } = created;
+  const one = await a.call('GET', `/webhooks/${created.id}`);
+  assert.equal(one.status, 200);
+  const oneText = await one.text();
+  assert.deepEqual(JSON.parse(oneText), withoutSecret);
+  const all = await a.call('GET', '/webhooks');
+  assert.equal(all.status, 200);
+  const allText = await all.text();
+  assert.deepEqual(JSON.parse(allText), [withoutSecret]);
+  for (const text of [oneText, allText]) {
+    assert.ok(!text.includes(String(secret)), 'the secret leaked into a read');
+    assert.ok(!text.includes('whsec_'), 'a secret leaked into a read');
+    assert.ok(!text.includes('"secret"'), 'a secret field in a read');
+  }
+
+  // Each subscription has its own secret and id; description is optional and then absent.
+  const second = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/other' })).json()) as Record<string, unknown>;
+  assert.notEqual(second.id, created.id);
+  assert.notEqual(second.secret, secret);
+  assert.equal('description' in second, false);
+});
+
+test('GET /webhooks lists subscriptions oldest first', async (t) => {
+  const a = await api(t);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await a.call('POST', '/webhooks', { url: `https://1.1.1.1/hook/${i}` });
+    assert.equal(res.status, 201);
+    ids.push(((await res.json()) as { id: string }).id);
+    // Creation times are kept to the millisecond; apart by more than that, the order is the creation order.
+    await new Promise((r) => setTimeout(r, 3));
+  }
+  const list = (await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string; url: string }>;
+  assert.deepEqual(
+    list.map((w) => w.id),
+    ids,
+  );
+  assert.deepEqual(
+    list.map((w) => w.url),
+    ids.map((_, i) => `https://1.1.1.1/hook/${i}`),
+  );
+  const empty = await api(t);
+  assert.deepEqual(await (await empty.call('GET', '/webhooks')).json(), []);
+});
+
+test('DELETE /webhooks/{id} answers 204 with no body, then the subscription is gone (404)', async (t) => {
+  const a = await api(t);
+  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
+  const keep = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/y' })).json()) as { id: string };
+  const del = await a.call('DELETE', `/webhooks/${id}`);
+  assert.equal(del.status, 204);
+  assert.equal(await del.text(), '');
+  for (const [method, path] of [
+    ['GET', `/webhooks/${id}`],
+    ['DELETE', `/webhooks/${id}`],
+    ['GET', `/webhooks/${id}/deliveries`],
+  ] as const) {
+    const res = await a.call(method, path);
+    assert.equal(res.status, 404, `${method} ${path}`);
+    assert.match((await errorOf(res)).message, /webhook/i);
+  }
+  assert.deepEqual(
+    ((await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string }>).map((w) => w.id),
+    [keep.id],
+  );
+});
+
+test('unknown subscriptions and deliveries are 404 Error bodies; ids longer than 64 characters are 400', async (t) => {
+  const a = await api(t);
+  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['GET', '/webhooks/wh_nope', 404, /subscription/],
+    ['DELETE', '/webhooks/wh_nope', 404, /subscription/],
+    ['GET', '/webhooks/wh_nope/deliveries', 404, /subscription/],
+    ['POST', '/webhooks/wh_nope/deliveries/dlv_nope/retry', 404, /subscription/],
+    ['POST', `/webhooks/${id}/deliveries/dlv_nope/retry`, 404, /delivery/i],
+    ['GET', `/webhooks/${'x'.repeat(65)}`, 400, /params\/id/],
+    ['POST', `/webhooks/${id}/deliveries/${'d'.repeat(65)}/retry`, 400, /deliveryId/],
+  ];
+  for (const [method, path, status, message] of cases) {
+    const res = await a.call(method, path);
+    assert.equal(res.status, status, `${method} ${path}`);
+    assert.match((await errorOf(res)).message, message, `${method} ${path}`);
+  }
+  for (const limit of ['0', '1001', '-1', 'abc', '1.5']) {
+    const res = await a.call('GET', `/webhooks/${id}/deliveries?limit=${limit}`);
+    assert.equal(res.status, 400, `limit=${limit}`);
+    await errorOf(res);
+  }
+  const put = await a.call('PUT', `/webhooks/${id}`);
+  assert.equal(put.status, 405);
+  assert.equal(put.headers.get('allow'), 'DELETE, GET, HEAD');
+});
+
+test('bad subscriptions are 400 and store nothing: shape, scheme, length, credentials', async (t) => {
+  const a = await api(t);
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['missing url', { description: 'x' }, /required property 'url'/],
+    ['url not a string', { url: 42 }, /body\/url/],
+    ['not a URL', { url: 'not a url' }, /body\/url/],
+    ['relative URL', { url: '/hooks' }, /body\/url/],
+    ['ftp', { url: 'ftp://1.1.1.1/hooks' }, /http or https/],
+    ['javascript:', { url: 'javascript:alert(1)' }, /http or https/],
+    ['file:', { url: 'file:///etc/passwd' }, /http or https/],
+    ['data:', { url: 'data:text/plain,hi' }, /http or https/],
+    ['too long', { url: `https://1.1.1.1/${'a'.repeat(2048)}` }, /2048/],
+    ['credentials', { url: 'https://user:pass@1.1.1.1/hooks' }, /credentials/],
+    ['user only', { url: 'https://user@1.1.1.1/hooks' }, /credentials/],
+    ['description too long', { url: 'https://1.1.1.1/hooks', description: 'd'.repeat(501) }, /description/],
+    ['description not a string', { url: 'https://1.1.1.1/hooks', description: 5 }, /description/],
+    ['body an array', [{ url: 'https://1.1.1.1/hooks' }], /JSON object/],
+  ];
+  for (const [name, body, message] of cases) {
+    const res = await a.call('POST', '/webhooks', body);
+    assert.equal(res.status, 400, name);
+    assert.match((await errorOf(res)).message, message, name);
+  }
+  const noBody = await a.call('POST', '/webhooks');
+  assert.equal(noBody.status, 400);
+  await errorOf(noBody);
+  const text = await fetch(`${a.s.url}/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.manage}`, 'content-type': 'text/plain' },
+    body: 'https://1.1.1.1/hooks',
+  });
+  assert.equal(text.status, 415);
+  await errorOf(text);
+  assert.deepEqual(await (await a.call('GET', '/webhooks')).json(), []);
+  // Right at the limits is accepted.
+  const longest = `https://1.1.1.1/${'a'.repeat(2048 - 'https://1.1.1.1/'.length)}`;
+  const ok = await a.call('POST', '/webhooks', { url: longest, description: 'd'.repeat(500) });
+  assert.equal(ok.status, 201, await ok.clone().text());
+});
+
+test('by default loopback, private, link-local and metadata hosts are refused with 400 (SSRF guard)', async (t) => {
+  const a = await api(t);
+  const urls = [
+    'http://127.0.0.1/hook',
+    'http://127.1.2.3:8080/hook',
+    'http://localhost/hook',
+    'http://[::1]/hook',
+    'http://0.0.0.0/hook',
+    'http://10.0.0.1/hook',
+    'http://172.16.5.4/hook',
+    'http://192.168.1.10/hook',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fe80::1]/hook',
+    'http://[fd00::1]/hook',
+    'http://[::ffff:127.0.0.1]/hook',
+    'http://[::ffff:169.254.169.254]/hook',
+    'http://100.100.100.200/hook',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://2130706433/hook', // 127.0.0.1 as one number
+    'http://0x7f.1/hook',
+  ];
+  const results = await Promise.all(urls.map(async (url) => [url, await a.call('POST', '/webhooks', { url })] as const));
+  for (const [url, res] of results) {
+    assert.equal(res.status, 400, url);
+    await errorOf(res);
+  }
+  assert.deepEqual(await (await a.call('GET', '/webhooks')).json(), []);
+});
+
+test('WEBHOOK_ALLOWED_HOSTS opens exactly the named hosts', async (t) => {
+  const a = await api(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const ok = await a.call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook' });
+  assert.equal(ok.status, 201, await ok.clone().text());
+  assert.equal(((await ok.json()) as { url: string }).url, 'http://127.0.0.1:9/hook');
+  for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/', 'http://192.168.0.1/']) {
+    const res = await a.call('POST', '/webhooks', { url });
+    assert.equal(res.status, 400, url);
+    await errorOf(res);
+  }
+  // Scheme and credential rules still apply to an allowed host.
+  for (const url of ['ftp://127.0.0.1/hook', 'http://u:p@127.0.0.1/hook']) {
+    assert.equal((await a.call('POST', '/webhooks', { url })).status, 400, url);
+  }
+});
+
+test('/webhooks needs webhooks:manage: no token 401, a plants token 403 insufficient_scope', async (t) => {
+  const a = await api(t);
+  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
+  const requests: Array<[string, string, unknown]> = [
+    ['POST', '/webhooks', { url: 'https://1.1.1.1/y' }],
+    ['GET', '/webhooks', undefined],
+    ['GET', `/webhooks/${id}`, undefined],
+    ['DELETE', `/webhooks/${id}`, undefined],
+    ['GET', `/webhooks/${id}/deliveries`, undefined],
+    ['POST', `/webhooks/${id}/deliveries/dlv_x/retry`, undefined],
+  ];
+  for (const [method, path, body] of requests) {
+    const anonymous = await a.call(method, path, body, null);
+    assert.equal(anonymous.status, 401, `${method} ${path}`);
+    assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer realm="plant-store"/);
+    await errorOf(anonymous);
+    for (const token of [a.s.token.write, a.s.token.all]) {
+      const res = await a.call(method, path, body, token);
+      assert.equal(res.status, 403, `${method} ${path}`);
+      const challenge = res.headers.get('www-authenticate') ?? '';
+      assert.match(challenge, /error="insufficient_scope"/);
+      assert.match(challenge, /scope="webhooks:manage"/);
+      await errorOf(res);
+    }
+  }
+  // Nothing was created or deleted by the refused requests.
+  assert.deepEqual(
+    ((await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string }>).map((w) => w.id),
+    [id],
+  );
+  // And webhooks:manage alone does not write plants.
+  const plant = await a.s.postPlant({ id: 1, name: 'fern' }, { authorization: `Bearer ${a.manage}` });
+  assert.equal(plant.status, 403);
+});
