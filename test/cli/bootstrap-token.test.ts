@@ -1,4 +1,4 @@
-// First start on a store without tokens: `plant-store serve` creates one with both scopes and prints it once,
+// First start on a store without tokens: `plant-store serve` creates one with every scope and prints it once,
 // with a line on how to use it. Later starts, stores that already have tokens and BOOTSTRAP_TOKEN=false print none.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ async function listJson(env: Record<string, string>): Promise<Array<{ id: string
   return JSON.parse(res.stdout) as Array<{ id: string; name: string; scopes: string }>;
 }
 
-test('the first start on an empty store prints one token with both scopes and how to use it; the next start prints none', async (t) => {
+test('the first start on an empty store prints one token with every scope and how to use it; the next start prints none', async (t) => {
   const file = join(tempDir(t), 'data', 'x.db');
   const env = { DATABASE_URL: `sqlite:${file}` };
   assert.equal(existsSync(file), false);
@@ -39,11 +39,11 @@ test('the first start on an empty store prints one token with both scopes and ho
   // Never inside a structured log line.
   for (const line of lines.filter((l) => l.startsWith('{'))) assert.ok(!line.includes(secret), line);
 
-  // It works, and carries both scopes.
+  // It works, and carries every scope.
   assert.equal((await postWith(first.url, secret, 1)).status, 200);
   const list = await listJson(env);
   assert.equal(list.length, 1);
-  assert.deepEqual(list[0]!.scopes.split(' ').sort(), ['plants:read', 'plants:write']);
+  assert.deepEqual(list[0]!.scopes.split(' ').sort(), ['plants:read', 'plants:write', 'webhooks:manage']);
   assert.ok(first.stdout().includes(list[0]!.id), 'the banner does not name the token id');
 
   first.proc.kill('SIGTERM');
