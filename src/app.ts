@@ -18,6 +18,8 @@ import { createLogger } from './logger.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
+import { createWebhookService } from './webhooks/webhook-service.js';
+import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js';
 import type { Store } from './storage/store.js';
 
 export interface AppDeps {
@@ -25,11 +27,19 @@ export interface AppDeps {
   logger?: Logger;
   contract?: Contract;
   tokens?: TokenService;
+  /** The webhook delivery engine; one over `store` with the config's settings unless given. */
+  dispatcher?: Dispatcher;
+  /**
+   * Whether the dispatcher runs in the background once the app is ready (default true). Tests that drive
+   * deliveries with a fake clock pass false and call `app.dispatcher.runOnce()`.
+   */
+  startDispatcher?: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService;
+    dispatcher: Dispatcher;
   }
 }
 
@@ -45,6 +55,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const logger = deps.logger ?? createLogger(config);
   const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs });
   const ajv = createAjv();
+  const dispatcher =
+    deps.dispatcher ??
+    createDispatcher({
+      store: deps.store.webhooks,
+      timeoutMs: config.webhookTimeoutMs,
+      allowedHosts: config.webhookAllowedHosts,
+      concurrency: config.webhookConcurrency,
+      logger: logger.child({ component: 'webhooks' }),
+    });
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -69,6 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...errorServerOptions,
   });
   app.decorate('tokens', tokens);
+  app.decorate('dispatcher', dispatcher);
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
@@ -99,8 +119,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app,
     contract,
     {
-      ...plantHandlers(createPlantService(deps.store)),
-      ...webhookHandlers(),
+      // A commit that wrote events wakes the dispatcher; delivery itself never runs on the request path.
+      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake() })),
+      ...webhookHandlers(
+        createWebhookService(deps.store.webhooks, {
+          allowedHosts: config.webhookAllowedHosts,
+          now: () => new Date(),
+          onDue: () => dispatcher.wake(),
+        }),
+      ),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
     },
@@ -113,7 +140,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
   }, 30_000);
   touch.unref();
+  // Deliveries start once the app is ready (listening, or app.ready() in tests), including those left over
+  // from before a restart; they stop before the store is closed (server.ts closes it after app.close()).
+  if (deps.startDispatcher !== false) app.addHook('onReady', async () => dispatcher.start());
   app.addHook('onClose', async () => {
+    await dispatcher.stop();
     clearInterval(touch);
     await tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
   });

@@ -20,6 +20,12 @@ export interface Config {
   readonly authFailuresPerMinute: number;
   /** Create and print a first token when the store has none. */
   readonly bootstrapToken: boolean;
+  /** Deadline of one webhook delivery attempt (connect, send, answer). */
+  readonly webhookTimeoutMs: number;
+  /** Hosts (names or IP literals, lower case) exempt from the webhook SSRF address check. */
+  readonly webhookAllowedHosts: readonly string[];
+  /** Webhook sends in flight at most, over all subscriptions. */
+  readonly webhookConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -53,6 +59,17 @@ function boolean(raw: string): boolean {
   throw new ConfigError(`expected true or false, got "${raw}"`);
 }
 
+/** A comma-separated list of host names or IP literals (IPv6 with or without brackets), lower-cased. */
+function hostList(raw: string): readonly string[] {
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const h of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[0-9a-f:.]*:[0-9a-f:.]*|[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?)$/.test(h)) {
+      throw new ConfigError(`expected comma-separated host names or IP addresses, got "${h}"`);
+    }
+  }
+  return Object.freeze(hosts);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
@@ -79,6 +96,9 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (bounds revocation delay)', default: 2_000, parse: integer(0, 4_000) },
   { key: 'authFailuresPerMinute', env: 'AUTH_FAILURES_PER_MINUTE', description: 'Failed authentications per client address per minute before 429', default: 30, parse: integer(1, 1_000_000) },
   { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },
+  { key: 'webhookTimeoutMs', env: 'WEBHOOK_TIMEOUT_MS', description: 'Deadline of one webhook delivery attempt; a timeout is retried', default: 15_000, parse: integer(100, 600_000) },
+  { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals) webhook URLs may use even when they resolve to private or loopback addresses', default: [], parse: hostList },
+  { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

@@ -59,13 +59,16 @@ export const MIGRATIONS: readonly Migration[] = [
         event_id        TEXT    NOT NULL REFERENCES webhook_events (id),
         subscription_id TEXT    NOT NULL,
         status          TEXT    NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'cancelled')),
-        attempt_count   INTEGER NOT NULL DEFAULT 0,
+        attempt_count   INTEGER NOT NULL DEFAULT 0,  -- attempts in the current round (a manual retry starts a new one)
         next_attempt_at INTEGER,           -- due time while pending
         lease_until     INTEGER,           -- a dispatcher holds it until then
         created_at      INTEGER NOT NULL,
         updated_at      INTEGER NOT NULL
       ) STRICT;
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      -- A claim reads each subscription's oldest due deliveries, and the leases held, without a scan.
+      CREATE INDEX webhook_deliveries_pending_by_subscription ON webhook_deliveries (subscription_id, next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL;
       CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_id, created_at);
 
       CREATE TABLE webhook_attempts (

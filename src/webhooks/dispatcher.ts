@@ -1,0 +1,268 @@
+// The delivery engine: leases due deliveries from the outbox, sends them, records each attempt and its
+// outcome. It runs beside the HTTP server and never on a request's path: POST /plants only calls wake(),
+// which costs a flag and at most one setImmediate however many plants arrive.
+//
+// Isolation: at most `perSubscription` sends are in flight per subscription and `concurrency` in all, and a
+// claim skips saturated subscriptions, so a slow or dead receiver holds at most its own few slots while the
+// others keep flowing. A lease lasts the send timeout plus a margin; a dispatcher that dies leaves leases
+// that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
+import type { AttemptRecord, ClaimedDelivery, WebhookStore } from '../storage/store.js';
+import { decideOutcome } from './retry-policy.js';
+import { createSender, type Sender } from './sender.js';
+
+export interface DispatcherLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface DispatcherOptions {
+  store: WebhookStore;
+  /** The scheduling clock: due times, attempt times, retry times. Tests pass a controllable one. */
+  now?: () => Date;
+  /** Jitter source in [0, 1). */
+  random?: () => number;
+  /** Deadline of one attempt (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Hosts that skip the SSRF address check (WEBHOOK_ALLOWED_HOSTS). */
+  allowedHosts: readonly string[];
+  logger: DispatcherLogger;
+  /** Sends in flight at most, over all subscriptions. */
+  concurrency?: number;
+  /** Sends in flight at most per subscription. */
+  perSubscription?: number;
+  /** Longest sleep between looks at the outbox (for deliveries that became due with no wake()). */
+  pollMs?: number;
+  /** How long stop() waits for in-flight sends before abandoning them (their leases expire; they are sent again). */
+  stopGraceMs?: number;
+  /** Replaces the HTTP sender (tests). */
+  sender?: Sender;
+}
+
+export interface Dispatcher {
+  /** Starts the background loop: a first look at the outbox now, then on wake() and every pollMs. */
+  start(): void;
+  /** Stops claiming and waits (bounded by stopGraceMs) for in-flight sends to be recorded. */
+  stop(): Promise<void>;
+  /** Something may be due now (a commit wrote events). Cheap, and coalesced. */
+  wake(): void;
+  /**
+   * Claims, sends and records everything due at now(), including what becomes claimable as slots free up;
+   * resolves with the number of attempts made once all of them are recorded. For tests with a fake clock.
+   */
+  runOnce(): Promise<number>;
+}
+
+/** Lease = timeout + this margin: time to record the attempt after the deadline. */
+const LEASE_MARGIN_MS = 5_000;
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const store = options.store;
+  const now = options.now ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const log = options.logger;
+  const concurrency = Math.max(1, options.concurrency ?? 32);
+  const perSubscription = Math.max(1, Math.min(options.perSubscription ?? 4, concurrency));
+  const pollMs = Math.max(10, options.pollMs ?? 1_000);
+  const stopGraceMs = options.stopGraceMs ?? 3_000;
+  const leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
+  const send = options.sender ?? createSender({ timeoutMs: options.timeoutMs, allowedHosts: options.allowedHosts });
+
+  /** In-flight attempts: each settles once its outcome is recorded (or recording failed). */
+  const inFlight = new Set<Promise<void>>();
+  const perSub = new Map<string, number>();
+  const abort = new AbortController();
+  let running = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wakeScheduled = false;
+  /** One fill at a time: claims must see the in-flight counts of the previous claim. */
+  let filling: Promise<number> | undefined;
+  let fillAgain = false;
+
+  function skipList(): string[] {
+    const out: string[] = [];
+    for (const [sub, n] of perSub) if (n >= perSubscription) out.push(sub);
+    return out;
+  }
+
+  /** Claims as many due deliveries as free slots allow, without exceeding any subscription's cap, and launches them. */
+  async function fillOnce(): Promise<number> {
+    let launched = 0;
+    // Each round gives every unsaturated subscription at most (cap - the most any of them has in flight), so no
+    // subscription exceeds the cap; rounds repeat while they yield and slots remain.
+    for (let round = 0; round <= perSubscription && !stopped; round++) {
+      const free = concurrency - inFlight.size;
+      if (free <= 0) break;
+      const skip = skipList();
+      let busiest = 0;
+      for (const [sub, n] of perSub) if (n < perSubscription) busiest = Math.max(busiest, n);
+      const at = now();
+      const per = perSubscription - busiest;
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await store.claimDueDeliveries({
+          now: at,
+          leaseUntil: new Date(at.getTime() + leaseMs),
+          limit: free,
+          perSubscription: per,
+          skipSubscriptions: skip,
+        });
+      } catch (err) {
+        log.warn({ err }, 'webhook dispatcher could not claim deliveries; will try again');
+        break;
+      }
+      const got = new Map<string, number>();
+      for (const c of claimed) {
+        got.set(c.subscriptionId, (got.get(c.subscriptionId) ?? 0) + 1);
+        launch(c);
+      }
+      launched += claimed.length;
+      // Another round only helps a subscription that got all it was offered and still has room: one that got
+      // fewer had nothing more due, one that got none was skipped or idle.
+      let more = false;
+      for (const [sub, n] of got) if (n === per && (perSub.get(sub) ?? 0) < perSubscription) more = true;
+      if (!more) break;
+    }
+    return launched;
+  }
+
+  function launch(c: ClaimedDelivery): void {
+    perSub.set(c.subscriptionId, (perSub.get(c.subscriptionId) ?? 0) + 1);
+    const p = attempt(c)
+      .catch((err: unknown) => log.warn({ err, deliveryId: c.deliveryId }, 'webhook attempt crashed; its lease will expire and it is sent again'))
+      .finally(() => {
+      inFlight.delete(p);
+      const n = (perSub.get(c.subscriptionId) ?? 1) - 1;
+      if (n <= 0) perSub.delete(c.subscriptionId);
+      else perSub.set(c.subscriptionId, n);
+      // A slot is free: look for more (background mode only; runOnce drives its own loop).
+      if (running && !stopped) wake();
+    });
+    inFlight.add(p);
+  }
+
+  async function attempt(c: ClaimedDelivery): Promise<void> {
+    const at = now();
+    const result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: c.payload }, abort.signal);
+    if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again
+    const ended = now();
+    const outcome = decideOutcome(result, c.attemptCount, ended, random);
+    const record: AttemptRecord = { at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+    const ids = { deliveryId: c.deliveryId, subscriptionId: c.subscriptionId, eventId: c.eventId, attempt: c.attemptCount + 1 };
+    try {
+      await store.recordAttempt(c.deliveryId, record, outcome);
+    } catch (err) {
+      // The lease still holds it; when it expires the delivery is sent again (at-least-once).
+      log.warn({ err, ...ids }, 'could not record a webhook attempt');
+      return;
+    }
+    const detail = { ...ids, statusCode: result.statusCode, durationMs: result.durationMs };
+    switch (outcome.status) {
+      case 'succeeded':
+        log.debug(detail, 'webhook delivered');
+        break;
+      case 'pending':
+        log.info({ ...detail, error: result.error, nextAttemptAt: outcome.nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
+        break;
+      case 'failed':
+        log.warn({ ...detail, error: result.error }, 'webhook delivery failed after its last retry');
+        break;
+      case 'disable-subscription':
+        log.warn({ ...detail, reason: outcome.reason }, 'webhook subscription disabled: the receiver answered 410 Gone');
+        break;
+    }
+  }
+
+  /** One fill at a time; a fill requested meanwhile runs right after. */
+  function fill(): Promise<number> {
+    if (filling) {
+      fillAgain = true;
+      return filling;
+    }
+    filling = (async () => {
+      let total = 0;
+      do {
+        fillAgain = false;
+        total += await fillOnce();
+      } while (fillAgain && !stopped);
+      return total;
+    })().finally(() => {
+      filling = undefined;
+    });
+    return filling;
+  }
+
+  function wake(): void {
+    if (!running || stopped || wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      void tick();
+    });
+  }
+
+  /** Background step: fill, then sleep until the next due time (at most pollMs). */
+  async function tick(): Promise<void> {
+    if (!running || stopped) return;
+    await fill();
+    if (!running || stopped) return;
+    let delay = pollMs;
+    try {
+      const due = await store.nextDueAt();
+      if (due) {
+        const wait = due.getTime() - now().getTime();
+        // Due already but not claimed: slots are full, and a finishing send wakes us.
+        if (wait > 0) delay = Math.min(pollMs, wait + 5);
+      }
+    } catch (err) {
+      log.warn({ err }, 'webhook dispatcher could not read the next due time');
+    }
+    clearTimeout(timer);
+    timer = setTimeout(() => void tick(), delay);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (running || stopped) return;
+      running = true;
+      wake();
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      running = false;
+      clearTimeout(timer);
+      await filling?.catch(() => {});
+      if (inFlight.size === 0) return;
+      let grace: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => {
+        grace = setTimeout(() => resolve('expired'), stopGraceMs);
+      });
+      const all = Promise.allSettled([...inFlight]).then(() => 'done' as const);
+      const first = await Promise.race([all, expired]);
+      clearTimeout(grace);
+      if (first === 'expired') {
+        log.warn({ inFlight: inFlight.size }, 'webhook sends still in flight at shutdown were abandoned; they will be sent again');
+        abort.abort();
+        await all;
+      }
+    },
+
+    wake,
+
+    async runOnce() {
+      let total = 0;
+      for (;;) {
+        if (stopped) break;
+        const launched = await fill();
+        total += launched;
+        if (inFlight.size === 0 && launched === 0) break;
+        if (inFlight.size > 0) await Promise.race(inFlight);
+      }
+      return total;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+// kill -9 between the commit and the delivery: the real server (a child process) acknowledges a plant, its
+// dispatcher has the delivery in flight to a receiver that has not answered, and the process dies. After a
+// restart on the same file the event is delivered, with the same webhook-id, its signature valid.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnServer } from '../helpers/app.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { databaseWithToken, portOf } from '../ops/support.js';
+import { addSubscription, postJson, startReceiver, type Reply } from './delivery-support.js';
+
+test('kill -9 after the commit, before the delivery completed: the restarted server delivers the event', async (t) => {
+  const { databaseUrl, token } = await databaseWithToken(t);
+  let secret = '';
+  // First the receiver takes the request and never answers, so the delivery is in flight when the server dies.
+  let mode: 'hang' | 'answer' = 'hang';
+  const rx = await startReceiver(t, () => secret, (): Reply => (mode === 'hang' ? 'hang' : { status: 200 }));
+  {
+    const { store } = await openStore(databaseUrl);
+    secret = (await addSubscription(store, rx.url, 'wh_crash')).secret;
+    await store.close();
+  }
+  // Lease = timeout + 5 s: after the kill the delivery is due again within about 6 s.
+  const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
+  const first = await spawnServer(t, env);
+  const body = '{"id":9007199254740993,"name":"survivor","tag":"crash"}';
+  const res = await postJson(portOf(first.url), '/plants', token, body);
+  assert.equal(res.status, 200, res.body);
+  await rx.until((r) => r.requests.length >= 1, 10_000);
+  const firstAttempt = rx.requests[0]!;
+  assert.equal(firstAttempt.body, body);
+  first.proc.kill('SIGKILL');
+  assert.equal(await first.exited, 'SIGKILL');
+
+  // Nothing was recorded as done: the delivery is still pending, leased by the dead process.
+  {
+    const { store } = await openStore(databaseUrl);
+    const [d] = await store.webhooks.listDeliveries('wh_crash', 10);
+    assert.equal(d?.status, 'pending');
+    assert.equal(d?.eventId, firstAttempt.headers['webhook-id']);
+    await store.close();
+  }
+
+  mode = 'answer';
+  const t0 = Date.now();
+  const second = await spawnServer(t, env);
+  await rx.until((r) => r.requests.length >= 2, 15_000);
+  t.diagnostic(`redelivered ${Date.now() - t0} ms after the restart`);
+  const again = rx.requests[1]!;
+  assert.equal(again.headers['webhook-id'], firstAttempt.headers['webhook-id'], 'the same event id, so the receiver can de-duplicate');
+  assert.equal(again.body, body);
+  assert.equal(again.verifyError, undefined);
+  assert.deepEqual(rx.problems, []);
+  assert.equal(rx.byId.size, 1);
+
+  second.proc.kill('SIGTERM');
+  assert.equal(await second.exited, 0);
+  const { store } = await openStore(databaseUrl);
+  t.after(() => store.close());
+  const [d] = await store.webhooks.listDeliveries('wh_crash', 10);
+  assert.equal(d?.status, 'succeeded');
+  assert.equal(d?.attempts.at(-1)?.statusCode, 200);
+});
+
+test('events committed while the receiver is down are delivered after a kill -9 and restart', async (t) => {
+  const { databaseUrl, token } = await databaseWithToken(t);
+  let secret = '';
+  const rx = await startReceiver(t, () => secret);
+  const receiverUrl = rx.url;
+  {
+    const { store } = await openStore(databaseUrl);
+    secret = (await addSubscription(store, receiverUrl, 'wh_down')).secret;
+    await store.close();
+  }
+  // The receiver is down while the plants are created: the first attempts fail and wait for their retry.
+  await rx.close();
+  const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
+  const first = await spawnServer(t, env);
+  const ids = [1, 2, 3, 4, 5];
+  for (const id of ids) assert.equal((await postJson(portOf(first.url), '/plants', token, `{"id":${id},"name":"p${id}"}`)).status, 200);
+  first.proc.kill('SIGKILL');
+  await first.exited;
+
+  // The receiver comes back on the same port; the server restarts on the same file.
+  const back = await startReceiverOnPort(t, rx.port, () => secret);
+  const second = await spawnServer(t, env);
+  await back.until((r) => r.byId.size >= ids.length, 15_000);
+  assert.deepEqual(back.problems, []);
+  assert.deepEqual([...back.byId.values()].map((r) => JSON.parse(r.body).id).sort(), ids);
+  second.proc.kill('SIGTERM');
+  assert.equal(await second.exited, 0);
+});
+
+/** A receiver on the port a subscription already names (just released by the previous receiver). */
+async function startReceiverOnPort(t: Parameters<typeof startReceiver>[0], port: number, secret: () => string) {
+  return startReceiver(t, secret, undefined, port);
+}

@@ -1,0 +1,260 @@
+// Shared pieces of the delivery tests: a real receiver on 127.0.0.1 that verifies every signature with the
+// off-the-shelf `standardwebhooks` library and de-duplicates by webhook-id, a controllable clock, and an
+// in-process app whose dispatcher the test drives (or lets run in the background).
+import http from 'node:http';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { createTokenService } from '../../src/auth/token-service.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openStore } from '../../src/storage/open-store.js';
+import type { DeliveryRecord, Store, WebhookSubscription } from '../../src/storage/store.js';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
+import { generateWebhookSecret } from '../../src/webhooks/signing.js';
+import { tempDir } from '../helpers/app.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the receiver does with one request: answer (optionally late, with headers), or never answer. */
+export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
+
+export interface Received {
+  /** The path the request was sent to. */
+  path: string;
+  method: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** Wall-clock time of arrival (ms). */
+  at: number;
+  /** The standardwebhooks library's verdict: undefined when the signature verified, else its error. */
+  verifyError?: string;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  /** Every request, in arrival order (duplicates included). */
+  requests: Received[];
+  /** Verified deliveries by webhook-id (first arrival). */
+  byId: Map<string, Received>;
+  /** Requests whose signature did not verify, or whose repeat carried a different body. */
+  problems: string[];
+  /** Decides the reply to the n-th request (0-based); 200 by default. */
+  reply: (req: Received, n: number) => Reply;
+  /** Resolves once `predicate` holds (checked on each request), or rejects after `timeoutMs`. */
+  until(predicate: (r: Receiver) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A receiver verifying with `secret` (a function when the subscription is made after the receiver), on `port` (0: any). */
+export async function startReceiver(
+  t: TestContext,
+  secret: string | (() => string),
+  reply?: Receiver['reply'],
+  port = 0,
+): Promise<Receiver> {
+  const secretOf = typeof secret === 'string' ? () => secret : secret;
+  const waiters = new Set<() => void>();
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const got: Received = { path: req.url ?? '', method: req.method ?? '', headers: req.headers, body, at: Date.now() };
+      try {
+        new Webhook(secretOf()).verify(body, req.headers as Record<string, string>);
+      } catch (err) {
+        got.verifyError = (err as Error).message;
+        r.problems.push(`${req.headers['webhook-id']}: signature did not verify: ${got.verifyError}`);
+      }
+      const id = String(req.headers['webhook-id']);
+      const n = r.requests.length;
+      r.requests.push(got);
+      if (!got.verifyError) {
+        const first = r.byId.get(id);
+        if (first && first.body !== body) r.problems.push(`${id}: a repeat carried a different body`);
+        if (!first) r.byId.set(id, got);
+      }
+      for (const w of waiters) w();
+      const what = r.reply(got, n);
+      if (what === 'hang') {
+        hanging.add(res);
+        res.on('close', () => hanging.delete(res));
+        return;
+      }
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(what.status, what.headers ?? {});
+        res.end(what.body ?? '');
+      };
+      if (what.delayMs) {
+        const timer = setTimeout(send, what.delayMs);
+        res.on('close', () => clearTimeout(timer));
+      } else send();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  const bound = (server.address() as { port: number }).port;
+  const r: Receiver = {
+    url: `http://127.0.0.1:${bound}/hooks`,
+    port: bound,
+    requests: [],
+    byId: new Map(),
+    problems: [],
+    reply: reply ?? (() => ({ status: 200 })),
+    until(predicate, timeoutMs = 10_000) {
+      if (predicate(r)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!predicate(r)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${r.requests.length} requests, ${r.byId.size} distinct)`));
+        }, timeoutMs);
+        waiters.add(check);
+      });
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  t.after(() => r.close());
+  return r;
+}
+
+/** A clock the test moves: real time plus an offset. */
+export function fakeClock() {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance(ms: number) {
+      offset += ms;
+    },
+    /** Moves the clock to `at` (if it is ahead). */
+    advanceTo(at: Date) {
+      const d = at.getTime() - Date.now() - offset;
+      if (d > 0) offset += d;
+    },
+  };
+}
+
+export async function addSubscription(store: Store, url: string, id = 'wh_' + Math.random().toString(36).slice(2)): Promise<WebhookSubscription> {
+  const sub: WebhookSubscription = {
+    id,
+    url,
+    description: null,
+    secret: generateWebhookSecret(),
+    createdAt: new Date(),
+    disabledAt: null,
+    disabledReason: null,
+  };
+  await store.webhooks.insertSubscription(sub);
+  return sub;
+}
+
+export interface DeliveryApp {
+  url: string;
+  port: number;
+  app: FastifyInstance;
+  store: Store;
+  dispatcher: Dispatcher;
+  databaseUrl: string;
+  /** A token with plants:write. */
+  token: string;
+  /** POST /plants with a JSON text; resolves with the status. */
+  postPlant(json: string): Promise<number>;
+}
+
+/**
+ * The real app on 127.0.0.1 port 0 over a fresh database. By default the test drives the dispatcher
+ * (`background: false`, fake-clock friendly); `dispatcher` options are merged over sane test defaults.
+ */
+export async function startDeliveryApp(
+  t: TestContext,
+  options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions> } = {},
+): Promise<DeliveryApp> {
+  const databaseUrl = `sqlite:${join(tempDir(t), 'plants.db')}`;
+  const config = loadConfig(
+    {},
+    { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], ...options.config },
+  );
+  const { store } = await openStore(databaseUrl);
+  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const quiet = { debug() {}, info() {}, warn() {} };
+  const dispatcher = createDispatcher({
+    store: store.webhooks,
+    timeoutMs: config.webhookTimeoutMs,
+    allowedHosts: config.webhookAllowedHosts,
+    logger: quiet,
+    pollMs: 200,
+    ...options.dispatcher,
+  });
+  const app = await buildApp(config, { store, tokens, dispatcher, startDispatcher: options.background ?? false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  const port = (app.server.address() as { port: number }).port;
+  const url = `http://127.0.0.1:${port}`;
+  const token = (await tokens.create({ name: 'writer', scopes: ['plants:write', 'plants:read'] })).secret;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  t.after(() => agent.destroy());
+  return {
+    url,
+    port,
+    app,
+    store,
+    dispatcher,
+    databaseUrl,
+    token,
+    postPlant: (json) => postJson(port, '/plants', token, json, agent).then((r) => r.status),
+  };
+}
+
+/** POST a raw JSON text (ids beyond 2^53 stay exact). */
+export function postJson(port: number, path: string, token: string, json: string, agent: http.Agent | false = false): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(json);
+  });
+}
+
+export async function deliveriesOf(store: Store, subscriptionId: string): Promise<DeliveryRecord[]> {
+  return store.webhooks.listDeliveries(subscriptionId, 10_000);
+}
+
+/** The only delivery of a subscription. */
+export async function onlyDelivery(store: Store, subscriptionId: string): Promise<DeliveryRecord> {
+  const all = await deliveriesOf(store, subscriptionId);
+  if (all.length !== 1) throw new Error(`expected one delivery, found ${all.length}`);
+  return all[0]!;
+}
