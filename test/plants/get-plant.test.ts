@@ -1,0 +1,128 @@
+// GET /plants/{id}: 200 {id, name, tag?} with the id digit for digit; 404 Error when absent; 400 for an id
+// that is not a canonical int64 decimal; plants:read scope; 405 for other methods.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp } from '../helpers/app.js';
+import { ABOVE_2_53, BAD_IDS, INT64_MAX, INT64_MIN, call, createPlant, expectError, label, plantOf, type PlantText } from './read-support.js';
+
+test('GET /plants/{id}', async (t) => {
+  const s = await startApp(t);
+  const plants: PlantText[] = [
+    { id: '1', name: 'fern', tag: 'green' },
+    { id: '2', name: 'moss' },
+    { id: '0', name: 'zero', tag: '' },
+    { id: '-7', name: 'negative', tag: 'neg' },
+    { id: INT64_MAX, name: 'the largest', tag: 'edge' },
+    { id: INT64_MIN, name: 'the smallest', tag: 'edge' },
+    { id: ABOVE_2_53, name: '2^53 + 1' },
+    // Shares a double with 2^53 + 1: a lossy lookup would return one for the other.
+    { id: '9007199254740992', name: '2^53' },
+    { id: '9223372036854775806', name: 'max - 1' },
+    { id: '-9223372036854775807', name: 'min + 1' },
+    { id: '3', name: 'ünïcødé 🌿 "q" \\ </script>', tag: 'grün 🌱' },
+  ];
+  for (const p of plants) await createPlant(s, p);
+
+  await t.test('200 with exactly {id, name, tag?}, the id digit for digit', async () => {
+    for (const p of plants) {
+      const res = await call(s, `/plants/${p.id}`);
+      const text = await res.clone().text();
+      assert.deepEqual(await plantOf(res), p, `plant ${p.id}`);
+      // The raw text has the id as a bare JSON number, exactly these digits.
+      assert.match(text, new RegExp(`"id":${p.id}[,}]`), `raw id of ${p.id}`);
+    }
+  });
+
+  await t.test('tag is absent (not null, not "") when the plant has none; "" is kept', async () => {
+    const text = await (await call(s, '/plants/2')).text();
+    assert.doesNotMatch(text, /"tag"/);
+    assert.deepEqual(await plantOf(await call(s, '/plants/0')), { id: '0', name: 'zero', tag: '' });
+  });
+
+  await t.test('the int64 ends and 2^53 + 1 exactly', async () => {
+    for (const [id, name] of [[INT64_MAX, 'the largest'], [INT64_MIN, 'the smallest'], [ABOVE_2_53, '2^53 + 1'], ['9007199254740992', '2^53']] as const) {
+      const text = await (await call(s, `/plants/${id}`)).text();
+      assert.equal([...text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]).join(), id);
+      assert.match(text, new RegExp(`"name":"${name.replace(/[\^+]/g, '\\$&')}"`));
+    }
+  });
+
+  await t.test('a percent-encoded id is the same id', async () => {
+    assert.deepEqual(await plantOf(await call(s, '/plants/%31')), plants[0]);
+    assert.deepEqual(await plantOf(await call(s, '/plants/%2D7')), plants[3]);
+  });
+
+  await t.test('-0 is the id 0: the path takes a JSON integer literal, as the body does', async () => {
+    assert.deepEqual(await plantOf(await call(s, '/plants/-0')), { id: '0', name: 'zero', tag: '' });
+  });
+
+  await t.test('an absent id is 404 Error', async () => {
+    for (const id of ['4', '-1', '42', '9223372036854775805', '-9223372036854775806', '9007199254740994']) {
+      await expectError(await call(s, `/plants/${id}`), 404, id);
+    }
+  });
+
+  for (const id of BAD_IDS) {
+    await t.test(`id ${label(id)} is 400 Error`, async () => {
+      await expectError(await call(s, `/plants/${encodeURIComponent(id)}`), 400, id);
+    });
+  }
+
+  await t.test('an unencoded + and a missing id are 400 too', async () => {
+    await expectError(await call(s, '/plants/+1'), 400, '+1');
+    await expectError(await call(s, '/plants/'), 400, 'empty');
+  });
+
+  await t.test('HEAD answers like GET without a body', async () => {
+    const res = await call(s, `/plants/${INT64_MAX}`, { method: 'HEAD' });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(await res.text(), '');
+    assert.equal((await call(s, '/plants/4', { method: 'HEAD' })).status, 404);
+  });
+});
+
+test('GET /plants/{id}: scopes and methods', async (t) => {
+  const s = await startApp(t);
+  await createPlant(s, { id: '1', name: 'fern' });
+
+  await t.test('a read-only token reads (200), as does one with both scopes', async () => {
+    assert.deepEqual(await plantOf(await call(s, '/plants/1', { token: s.token.read })), { id: '1', name: 'fern' });
+    assert.deepEqual(await plantOf(await call(s, '/plants/1', { token: s.token.all })), { id: '1', name: 'fern' });
+  });
+
+  await t.test('a write-only token is 403 insufficient_scope naming plants:read', async () => {
+    const res = await call(s, '/plants/1', { token: s.token.write });
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer realm="plant-store"/);
+    assert.match(challenge, /error="insufficient_scope"/);
+    assert.match(challenge, /scope="plants:read"/);
+    await expectError(res, 403);
+    // Absent or malformed ids do not reveal anything past the scope check either.
+    await expectError(await call(s, '/plants/99', { token: s.token.write }), 403);
+    await expectError(await call(s, '/plants/abc', { token: s.token.write }), 403);
+  });
+
+  await t.test('no token is 401 with the Bearer challenge, whatever the id', async () => {
+    for (const id of ['1', '99', 'abc', '9223372036854775808']) {
+      const res = await call(s, `/plants/${id}`, { token: null });
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="plant-store"');
+      await expectError(res, 401, id);
+    }
+  });
+
+  await t.test('PUT, PATCH, POST and OPTIONS on /plants/{id} are 405 with Allow: DELETE, GET, HEAD', async () => {
+    for (const method of ['PUT', 'PATCH', 'POST', 'OPTIONS']) {
+      for (const id of ['1', INT64_MAX, 'abc']) {
+        const res = await fetch(`${s.url}/plants/${id}`, {
+          method,
+          headers: { authorization: `Bearer ${s.token.all}`, 'content-type': 'application/json' },
+          ...(method !== 'OPTIONS' && { body: '{"id": 1, "name": "changed"}' }),
+        });
+        assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD', `${method} ${id}`);
+        await expectError(res, 405, `${method} ${id}`);
+      }
+    }
+    assert.deepEqual(await plantOf(await call(s, '/plants/1')), { id: '1', name: 'fern' }, 'nothing changed');
+  });
+});
