@@ -27,7 +27,7 @@ test('X-Request-Id', async (t) => {
       await post('{"id": 1, "name": "x"}', id, { authorization: 'Bearer nope' }), // 401
       await post('{"id": 1, "name": "x"}', id, { authorization: `Bearer ${s.token.read}` }), // 403
       await fetch(`${s.url}/nope`, { headers: { 'x-request-id': id } }), // 404
-      await fetch(`${s.url}/plants`, { headers: { 'x-request-id': id } }), // 405
+      await fetch(`${s.url}/plants`, { method: 'PUT', headers: { 'x-request-id': id } }), // 405
     ];
     assert.deepEqual(responses.map((r) => r.status), [400, 400, 409, 415, 401, 403, 404, 405]);
     for (const r of responses) assert.equal(r.headers.get('x-request-id'), id, `status ${r.status}`);

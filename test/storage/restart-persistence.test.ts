@@ -47,7 +47,7 @@ test('plants survive SIGTERM and a restart: replays answer 200, different names 
   // The file itself, read by the storage layer with nothing else running.
   const { store, migrations } = await openStore(databaseUrl);
   t.after(() => store.close());
-  assert.deepEqual(migrations.map((m) => m.status), ['already-applied']);
+  assert.ok(migrations.length > 0 && migrations.every((m) => m.status === 'already-applied'));
   assert.equal(await store.countPlants(), PLANTS.length);
   for (const p of PLANTS) {
     const expected = p.tag === undefined ? { id: BigInt(p.id), name: p.name } : { id: BigInt(p.id), name: p.name, tag: p.tag };

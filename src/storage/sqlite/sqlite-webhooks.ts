@@ -93,7 +93,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, id'),
+      listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
       deleteSubscription: db.prepare('DELETE FROM webhook_subscriptions WHERE id = ?'),
       cancelPending: db.prepare(
@@ -141,7 +141,7 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       listDeliveries: db.prepare(
         `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
-         WHERE subscription_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+         WHERE subscription_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
       ),
       getDelivery: db.prepare(
         `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
