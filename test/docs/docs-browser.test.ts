@@ -1,0 +1,110 @@
+// /docs in a real browser: Debian's Chromium (driven by playwright-core, no downloaded browser) opens the
+// Swagger UI page, authorizes with a bearer token, sends POST /plants from the page and sees the 200 and
+// the body; after logging out the same request shows the 401. Every request the page makes goes to the
+// service itself, nothing fails on the page, and a screenshot of the page with the 200 is kept in
+// test-artifacts/docs-page.png (git-ignored).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Page } from 'playwright-core';
+import { startApp } from '../helpers/app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
+
+const PLANT_ID = '9007199254740993'; // above 2^53: the page must not round it on the way out
+const BODY = `{"id": ${PLANT_ID}, "name": "fern", "tag": "green"}`;
+
+test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, without a token 401; nothing loads from elsewhere', { timeout: 60_000 }, async (t) => {
+  assert.ok(
+    existsSync(CHROMIUM),
+    `${CHROMIUM} is missing: this test drives Debian's Chromium (apt-get install -y chromium; .ci/run installs it)`,
+  );
+  const s = await startApp(t);
+  const origin = new URL(s.url).origin;
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    timeout: 20_000,
+  });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('console', (m) => {
+    // Chromium reports every non-2xx fetch on the console; the 401 is the one this test asks for.
+    if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(`console error: ${m.text()}`);
+  });
+
+  const nav = await page.goto(`${s.url}/docs`);
+  assert.ok(nav, 'navigation to /docs produced no response');
+  assert.ok(nav.ok(), `/docs answered ${nav.status()}`);
+  await page.locator('.btn.authorize').first().waitFor();
+
+  // Authorize with a token that has plants:write.
+  await page.locator('.btn.authorize').first().click();
+  await page.locator('.modal-ux input').first().fill(s.token.write);
+  await page.locator('.modal-ux .btn.modal-btn.auth.authorize').click();
+  await page.locator('.modal-ux .btn-done').click();
+  await page.locator('.modal-ux').waitFor({ state: 'detached' });
+
+  // Open POST /plants ("Try it out" is already on by configuration) and send the body.
+  const op = page.locator('#operations-plants-addPlant');
+  await op.locator('.opblock-summary').click();
+  const first = await execute(page, op, BODY);
+  assert.equal(first.status, '200', `POST /plants from the page: ${first.status} ${first.body}`);
+  // The answer is the Plant (name and tag; the contract's Plant has no id) and the page shows where it lives.
+  assert.deepEqual(JSON.parse(first.body), { name: 'fern', tag: 'green' });
+  assert.match(first.row, new RegExp(`location: /plants/${PLANT_ID}\\b`), `the page's response headers: ${first.row}`);
+  // The service stored exactly what the page sent (the id was not rounded by the page's JavaScript).
+  const stored = await fetch(`${s.url}/plants/${PLANT_ID}`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  assert.equal(stored.status, 200, `GET /plants/${PLANT_ID} after the page's POST`);
+  assert.match(await stored.text(), /"name"\s*:\s*"fern"/);
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const screenshot = `${ARTIFACTS}docs-page.png`;
+  await page.screenshot({ path: screenshot, fullPage: true });
+  t.diagnostic(`screenshot: ${screenshot}`);
+
+  // Log out and send again: the service answers 401 and the page shows it.
+  await page.locator('.btn.authorize').first().click();
+  await page.locator('.modal-ux button', { hasText: 'Logout' }).click();
+  await page.locator('.modal-ux .btn-done').click();
+  await page.locator('.modal-ux').waitFor({ state: 'detached' });
+  const second = await execute(page, op, BODY);
+  assert.equal(second.status, '401', `POST /plants without a token: ${second.status} ${second.body}`);
+  const error = JSON.parse(second.body) as { error: number; message: string };
+  assert.equal(error.error, 401);
+
+  assert.deepEqual(problems, [], 'the page reported problems');
+  assert.ok(requests.some((u) => u === `${origin}/plants`), `the page never sent POST /plants: ${requests.join(', ')}`);
+  const elsewhere = requests.filter((u) => new URL(u).origin !== origin);
+  assert.deepEqual(elsewhere, [], 'the page made requests outside the service');
+});
+
+/** Fills the body, presses Execute, and returns the live response's status and body text. */
+async function execute(page: Page, op: ReturnType<Page['locator']>, body: string): Promise<{ status: string; body: string; row: string }> {
+  // Clear the previous answer first, so what is read below is this request's.
+  const clear = op.locator('.btn-clear');
+  if (await clear.count()) await clear.click();
+  await op.locator('.live-responses-table').waitFor({ state: 'detached' });
+  const textarea = op.locator('textarea.body-param__text');
+  await textarea.fill(body);
+  const answered = page.waitForResponse((r) => r.url().endsWith('/plants') && r.request().method() === 'POST');
+  await op.locator('.execute').click();
+  await answered;
+  const row = op.locator('.live-responses-table tbody tr.response').first();
+  await row.waitFor();
+  const status = row.locator('.response-col_status');
+  const bodyText = row.locator('.response-col_description pre.microlight').first();
+  await bodyText.waitFor();
+  return { status: (await status.innerText()).trim(), body: (await bodyText.innerText()).trim(), row: await row.innerText() };
+}
