@@ -1,14 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createPlantStoreClient } from 'plant-store/client';
 import { startApp, errorOf } from './helpers/app.js';
 
 test('a valid plant with a write token is created and echoed as a Plant', async (t) => {
   const s = await startApp(t);
-  const res = await s.postPlant({ id: 1, name: 'fern', tag: 'green' });
-  assert.equal(res.status, 200);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  assert.equal(res.headers.get('location'), '/plants/1');
-  assert.deepEqual(await res.json(), { name: 'fern', tag: 'green' });
+  const client = createPlantStoreClient({ baseUrl: s.url, token: s.token.write });
+  const { data, response } = await client.POST('/plants', { body: { id: 1n, name: 'fern', tag: 'green' } });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  assert.equal(response.headers.get('location'), '/plants/1');
+  assert.deepEqual(data, { name: 'fern', tag: 'green' });
   assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern', tag: 'green' });
 });
 
