@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, portOf, postPlantRaw, runLoad, sleep, summarize } from './support.js';
+import { databaseWithToken, portOf, postPlantRaw, runLoad, sleep, summarize, type LoadResult } from './support.js';
 
 async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {
   const { databaseUrl, token } = await databaseWithToken(t);
@@ -67,8 +67,11 @@ test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error o
   const t0 = Date.now();
   let signalled = false;
   let signalAt = 0;
-  const load = runLoad({ port, token, clients: 50, firstId: 1n, until: () => Date.now() - t0 > 10_000, stopOnError: () => signalled, startedAt: t0 });
+  const live: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
+  const load = runLoad({ port, token, clients: 50, firstId: 1n, until: () => Date.now() - t0 > 30_000, stopOnError: () => signalled, startedAt: t0, result: live });
+  // At least 800 ms, and on a loaded machine longer, until enough writes were acknowledged to mean something.
   await sleep(800);
+  for (let waited = 0; live.ok.size < 150 && waited < 20_000; waited += 100) await sleep(100);
   signalAt = Date.now() - t0;
   signalled = true;
   server.proc.kill('SIGTERM');

@@ -140,9 +140,11 @@ export async function runLoad(options: {
   /** Once true, a client stops at its first failed exchange (the server is gone). */
   stopOnError?: () => boolean;
   startedAt?: number;
+  /** Filled while the load runs, so a test can watch progress (e.g. wait for enough 200s). */
+  result?: LoadResult;
 }): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
-  const result: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
+  const result: LoadResult = options.result ?? { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
   const t0 = options.startedAt ?? Date.now();
   let next = options.firstId;
   const client = async () => {

@@ -4,10 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, plantJson, portOf, postPlantRaw, runLoad, sleep, summarize } from '../ops/support.js';
+import { databaseWithToken, plantJson, portOf, postPlantRaw, runLoad, sleep, summarize, type LoadResult } from '../ops/support.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;
+const MIN_ACKNOWLEDGED = 300;
 // Ids above 2^53, so that exactness is part of what must survive.
 const FIRST_ID = 2n ** 60n;
 
@@ -17,6 +18,7 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
   const server = await spawnServer(t, env);
 
   let killed = false;
+  const live: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
   const load = runLoad({
     port: portOf(server.url),
     token,
@@ -24,8 +26,11 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
     firstId: FIRST_ID,
     until: () => false,
     stopOnError: () => killed,
+    result: live,
   });
+  // At least LOAD_MS, and on a loaded machine longer, until enough writes were acknowledged to mean something.
   await sleep(LOAD_MS);
+  for (let waited = 0; live.ok.size < MIN_ACKNOWLEDGED && waited < 20_000; waited += 100) await sleep(100);
   killed = true;
   server.proc.kill('SIGKILL');
   assert.equal(await server.exited, 'SIGKILL');
