@@ -1,5 +1,6 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
-// webhook add|list|remove|deliveries|retry. Exit codes: 0 ok, 1 failed, 2 usage.
+// webhook add|list|remove|deliveries|retry | import | export. Exit codes: 0 ok, 1 failed, 2 usage
+// (import and export add 3: stopped part way; see their --help).
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError, openStore } from '../storage/open-store.js';
@@ -16,6 +17,8 @@ Commands:
   token       Manage API tokens: create, list, revoke (see plant-store token --help)
   webhook     Manage newPlant webhook subscriptions: add, list, remove, deliveries, retry
               (see plant-store webhook --help)
+  import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
+  export      Write every plant to stdout as JSON Lines (see plant-store export --help)
 
 Every command reads its configuration from the environment; see plant-store config --help.
 Run plant-store <command> --help for a command's options.
@@ -79,6 +82,15 @@ export async function main(argv: string[]): Promise<number> {
           return rest.length === 0 ? 2 : 0;
         }
         return await webhookCommand(rest, loadConfig());
+      }
+      case 'import': {
+        // Loaded only by these commands, like the web stack by serve.
+        const { importCommand } = await import('./import-command.js');
+        return await importCommand(rest);
+      }
+      case 'export': {
+        const { exportCommand } = await import('./export-command.js');
+        return await exportCommand(rest);
       }
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -139,6 +139,12 @@ export interface Store {
    * share one commit. Rejects with StoreUnavailableError when the commit fails; then nothing was stored.
    */
   createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome>;
+  /**
+   * Durably creates many plants in one transaction (one fsync), each by createPlant's rules, in order; the
+   * event of a new plant comes from `eventFor`, called only when a subscription is active. Rejects with
+   * StoreUnavailableError when the commit fails; then nothing of the batch was stored.
+   */
+  importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]>;
   getPlant(id: bigint): Promise<PlantRecord | undefined>;
   /** Plants with id > after (and the tag, if given), in id order. Served by the primary key index. */
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;

@@ -255,6 +255,34 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
+  /**
+   * Bulk create (plant-store import): the plants in one transaction and one fsync, outside the group commit,
+   * with createPlant's rules row by row (a plant after another with its id in the same batch sees it).
+   * `eventFor` is called only for new plants while a subscription is active.
+   */
+  async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
+    return this.guard(() => {
+      const { insertPlant, getPlant, anyActiveSubscription, insertEvent, fanOut } = this.statements();
+      const now = Date.now();
+      return this.db.transaction(() => {
+        const subscribers = anyActiveSubscription.get() === 1;
+        return plants.map((plant): CreateOutcome => {
+          const tag = plant.tag ?? null;
+          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) {
+            if (subscribers) {
+              const event = eventFor(plant);
+              insertEvent.run(event.id, event.type, event.payload, now);
+              fanOut.run(event.id, now, now, now);
+            }
+            return { kind: 'created' };
+          }
+          const row = getPlant.get(plant.id) as PlantRow;
+          return row.name === plant.name && row.tag === tag ? { kind: 'replayed' } : { kind: 'conflict', existing: toPlant(row) };
+        });
+      }).immediate();
+    });
+  }
+
   /** Driver failures become StoreUnavailableError (503); programming errors would too, and are logged. */
   private guard<T>(fn: () => T): T {
     if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
