@@ -15,6 +15,7 @@ import { registerContractRoutes } from './http/contract-routes.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createLogger } from './logger.js';
+import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
@@ -40,6 +41,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService;
     dispatcher: Dispatcher;
+    /** This app's Prometheus metrics (GET /metrics). */
+    metrics: Metrics;
   }
 }
 
@@ -55,6 +58,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const logger = deps.logger ?? createLogger(config);
   const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs });
   const ajv = createAjv();
+  const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }) });
+  // A dispatcher given by the caller reports outcomes only if the caller passed metrics' observer itself.
   const dispatcher =
     deps.dispatcher ??
     createDispatcher({
@@ -63,6 +68,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       allowedHosts: config.webhookAllowedHosts,
       concurrency: config.webhookConcurrency,
       logger: logger.child({ component: 'webhooks' }),
+      onOutcome: (outcome) => metrics.observeDelivery(outcome),
     });
 
   const app = Fastify({
@@ -89,6 +95,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
+  app.decorate('metrics', metrics);
+  const stopObservingCommits = deps.store.addCommitObserver?.(metrics.observeCommit);
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
@@ -108,13 +116,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       { method: request.method, path: pathOf(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',
     );
+    metrics.observeRequest(request, reply);
   });
 
   registerErrorReplies(app);
   registerJsonParser(app);
 
   const throttle = createFailureThrottle(config.authFailuresPerMinute);
-  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements);
+  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure);
   registerContractRoutes(
     app,
     contract,
@@ -130,6 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
+      ...metricsHandlers(metrics),
     },
     guard,
   );
@@ -145,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (deps.startDispatcher !== false) app.addHook('onReady', async () => dispatcher.start());
   app.addHook('onClose', async () => {
     await dispatcher.stop();
+    stopObservingCommits?.();
     clearInterval(touch);
     await tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
   });

@@ -28,8 +28,32 @@ function challenge(params = ''): Record<string, string> {
  * Builds the hook for one operation. `requirements` are alternatives: a token satisfying any one of them
  * passes (OpenAPI semantics of a security list).
  */
-export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, requirements: ScopeRequirement[]) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+/** Why a request failed authentication or authorization (the label of the metrics counter). */
+export type AuthFailureReason =
+  | 'duplicate_header' | 'missing' | 'malformed' | 'throttled' | 'unknown' | 'expired' | 'revoked' | 'insufficient_scope';
+
+export function bearerGuard(
+  tokens: TokenService,
+  throttle: FailureThrottle,
+  requirements: ScopeRequirement[],
+  onFailure?: (reason: AuthFailureReason) => void,
+) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    try {
+      await check(request, reply);
+    } catch (err) {
+      if (onFailure && err instanceof AppError) {
+        try {
+          onFailure(reasonOf(err, request));
+        } catch {
+          // An observer never changes the answer.
+        }
+      }
+      throw err;
+    }
+  };
+
+  async function check(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const raw = request.raw.rawHeaders;
     let count = 0;
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
@@ -52,6 +76,7 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
 
     const result = await tokens.verify(match[1]!);
     if (!result.ok) {
+      markReason(request, result.reason);
       throttle.recordFailure(request.ip);
       throw new AppError('INVALID_TOKEN', `The access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}.`, {
         headers: challenge(`, error="invalid_token", error_description="the access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}"`),
@@ -65,5 +90,23 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
       });
     }
     request.tokenId = result.token.id;
-  };
+  }
+}
+
+const FAILURE_REASON = Symbol('authFailureReason');
+
+function reasonOf(err: AppError, request: FastifyRequest): AuthFailureReason {
+  const given = (request as unknown as Record<symbol, AuthFailureReason | undefined>)[FAILURE_REASON];
+  if (given) return given;
+  switch (err.code) {
+    case 'BAD_REQUEST': return 'duplicate_header';
+    case 'TOO_MANY_AUTH_FAILURES': return 'throttled';
+    case 'INSUFFICIENT_SCOPE': return 'insufficient_scope';
+    case 'INVALID_TOKEN': return 'unknown';
+    default: return request.headers.authorization ? 'malformed' : 'missing';
+  }
+}
+
+function markReason(request: FastifyRequest, reason: AuthFailureReason): void {
+  (request as unknown as Record<symbol, AuthFailureReason>)[FAILURE_REASON] = reason;
 }

@@ -2,7 +2,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Every scope the service knows. Operations name theirs in the OpenAPI document's security requirements. */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage'] as const;
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** A recognisable prefix lets secret scanners and humans spot a leaked token. */

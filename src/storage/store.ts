@@ -108,7 +108,12 @@ export interface WebhookStore {
   retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean>;
   /** The earliest next attempt among pending deliveries, for the dispatcher's timer. */
   nextDueAt(): Promise<Date | null>;
+  /** How many deliveries are pending (the outbox backlog), for metrics; cheap (a partial index). */
+  countPendingDeliveries?(): Promise<number>;
 }
+
+/** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
+export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
 
 export interface TokenRecord {
   id: string;
@@ -167,4 +172,6 @@ export interface Store {
   ping(): Promise<void>;
   /** Commits whatever is pending, then releases the database. */
   close(): Promise<void>;
+  /** Adds a commit observer (metrics); returns its removal. Optional: engines without group commit omit it. */
+  addCommitObserver?(observer: CommitObserver): () => void;
 }

@@ -37,7 +37,13 @@ export interface DispatcherOptions {
   stopGraceMs?: number;
   /** Replaces the HTTP sender (tests). */
   sender?: Sender;
+  /** Told the outcome of every recorded attempt (metrics). */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
 }
+
+/** What became of one recorded attempt. */
+export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'subscription_disabled';
+
 
 export interface Dispatcher {
   /** Starts the background loop: a first look at the outbox now, then on wake() and every pollMs. */
@@ -158,6 +164,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return;
     }
     const detail = { ...ids, statusCode: result.statusCode, durationMs: result.durationMs };
+    try {
+      options.onOutcome?.(
+        outcome.status === 'pending' ? 'retrying' : outcome.status === 'disable-subscription' ? 'subscription_disabled' : outcome.status,
+      );
+    } catch {
+      // An observer never disturbs delivery.
+    }
     switch (outcome.status) {
       case 'succeeded':
         log.debug(detail, 'webhook delivered');

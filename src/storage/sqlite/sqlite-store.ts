@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../errors.js';
-import type { CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
+import type { CommitObserver, CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 
@@ -46,6 +46,7 @@ export class SqliteStore implements Store {
   private pending: PendingCreate[] = [];
   private flushScheduled = false;
   private closed = false;
+  private readonly commitObservers = new Set<CommitObserver>();
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
   readonly webhooks: SqliteWebhookStore;
@@ -158,6 +159,7 @@ export class SqliteStore implements Store {
     if (batch.length === 0) return;
     this.pending = [];
     let outcomes: CreateOutcome[];
+    const started = this.commitObservers.size > 0 ? performance.now() : 0;
     try {
       const { insertPlant, getPlant, anyActiveSubscription, insertEvent, fanOut } = this.statements();
       const now = Date.now();
@@ -181,10 +183,29 @@ export class SqliteStore implements Store {
       ).immediate();
     } catch (err) {
       const failure = new StoreUnavailableError(err);
+      this.observeCommit(batch.length, started, false);
       for (const p of batch) p.reject(failure);
       return;
     }
+    this.observeCommit(batch.length, started, true);
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+  }
+
+  addCommitObserver(observer: CommitObserver): () => void {
+    this.commitObservers.add(observer);
+    return () => this.commitObservers.delete(observer);
+  }
+
+  private observeCommit(size: number, started: number, ok: boolean): void {
+    if (this.commitObservers.size === 0) return;
+    const seconds = (performance.now() - started) / 1_000;
+    for (const observe of this.commitObservers) {
+      try {
+        observe({ size, seconds, ok });
+      } catch {
+        // An observer never disturbs a commit.
+      }
+    }
   }
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {

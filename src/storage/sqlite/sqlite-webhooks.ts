@@ -354,6 +354,11 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.run((st) => st.retry.run({ id: deliveryId, sub: subscriptionId, now: now.getTime() }).changes === 1);
   }
 
+  async countPendingDeliveries(): Promise<number> {
+    // Served by the partial index webhook_deliveries_due (status = 'pending'): no table scan.
+    return this.guard(() => this.db.prepare("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get()) as number;
+  }
+
   async nextDueAt(): Promise<Date | null> {
     return this.run((st) => {
       const a = st.nextUnleased.get() as number | null | undefined;

@@ -1,0 +1,157 @@
+// Prometheus metrics (GET /metrics, scope metrics:read). Each app has its own Registry, so several apps in
+// one process (tests, benchmarks) never clash; process and runtime metrics (process_*, nodejs_*) describe the
+// process, so they live in one process-wide registry that every app's scrape appends.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AuthFailureReason } from '../auth/bearer-guard.js';
+import type { Contract } from '../http/contract.js';
+import type { CommitObserver, Store } from '../storage/store.js';
+import type { DeliveryOutcome } from '../webhooks/dispatcher.js';
+
+/** Prometheus text exposition format 0.0.4. */
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+const PREFIX = 'plant_store_';
+
+let processRegistry: Registry | undefined;
+
+/** The process-wide registry of default metrics, made on first use (its collectors live as long as the process). */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export interface MetricsLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** For the onResponse hook: counts and times one request under its operationId. */
+  observeRequest(request: FastifyRequest, reply: FastifyReply): void;
+  observeCommit: CommitObserver;
+  observeDelivery(outcome: DeliveryOutcome): void;
+  observeAuthFailure(reason: AuthFailureReason): void;
+  /** The exposition text: this app's metrics, then the process's. */
+  scrape(): Promise<string>;
+}
+
+export function createMetrics(options: { contract: Contract; store: Store; logger?: MetricsLogger }): Metrics {
+  const { contract, store, logger } = options;
+  const registry = new Registry();
+
+  // Route (method + Fastify url) -> operationId; HEAD answers a GET route.
+  const operations = new Map<string, string>();
+  for (const op of contract.operations) {
+    operations.set(`${op.method} ${op.url}`, op.operationId);
+    if (op.method === 'GET') operations.set(`HEAD ${op.url}`, op.operationId);
+  }
+  const operationOf = (request: FastifyRequest): string => {
+    const url = request.routeOptions.url;
+    // No route (404) or a known path with a method it does not have (405): bounded labels, never the raw URL.
+    if (url === undefined) return 'unmatched';
+    return operations.get(`${request.method} ${url}`) ?? 'method_not_allowed';
+  };
+
+  const requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'HTTP requests answered, by OpenAPI operationId and status code.',
+    labelNames: ['operation', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time from receiving a request to finishing its response, by OpenAPI operationId.',
+    labelNames: ['operation'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const batchSize = new Histogram({
+    name: `${PREFIX}commit_batch_size`,
+    help: 'Plant creates per group commit (one transaction, one fsync).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
+    registers: [registry],
+  });
+  const commitLatency = new Histogram({
+    name: `${PREFIX}commit_duration_seconds`,
+    help: 'Duration of one group commit, fsync included.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const commitFailures = new Counter({
+    name: `${PREFIX}commit_failures_total`,
+    help: 'Group commits that failed (every create in them was answered 503).',
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: `${PREFIX}webhook_delivery_attempts_total`,
+    help: 'Recorded webhook delivery attempts by outcome: succeeded, retrying, failed (last retry), subscription_disabled (410 Gone).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const authFailures = new Counter({
+    name: `${PREFIX}auth_failures_total`,
+    help: 'Requests refused by bearer authentication, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const countPending = store.webhooks.countPendingDeliveries?.bind(store.webhooks);
+  if (countPending) {
+    new Gauge({
+      name: `${PREFIX}webhook_outbox_pending`,
+      help: 'Webhook deliveries pending (not yet delivered, failed or cancelled), read at scrape time.',
+      registers: [registry],
+      async collect() {
+        try {
+          this.set(await countPending());
+        } catch (err) {
+          // A store that does not answer leaves the gauge out of this scrape rather than failing it.
+          this.reset();
+          logger?.warn({ err }, 'metrics: could not count pending webhook deliveries');
+        }
+      },
+    });
+  }
+
+  return {
+    registry,
+    observeRequest(request, reply) {
+      const operation = operationOf(request);
+      requests.inc({ operation, status: String(reply.statusCode) });
+      latency.observe({ operation }, reply.elapsedTime / 1_000);
+    },
+    observeCommit({ size, seconds, ok }) {
+      if (!ok) {
+        commitFailures.inc();
+        return;
+      }
+      batchSize.observe(size);
+      commitLatency.observe(seconds);
+    },
+    observeDelivery(outcome) {
+      deliveries.inc({ outcome });
+    },
+    observeAuthFailure(reason) {
+      authFailures.inc({ reason });
+    },
+    async scrape() {
+      const own = await registry.metrics();
+      const proc = await processMetrics().metrics();
+      return own.endsWith('\n') || own === '' ? own + proc : `${own}\n${proc}`;
+    },
+  };
+}
+
+/** The getMetrics operation. */
+export function metricsHandlers(metrics: Metrics) {
+  return {
+    async getMetrics(_request: FastifyRequest, reply: FastifyReply) {
+      const text = await metrics.scrape();
+      reply.header('content-type', METRICS_CONTENT_TYPE).header('cache-control', 'no-store');
+      return text;
+    },
+  };
+}
