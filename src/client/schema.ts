@@ -832,6 +832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getReadiness: {
@@ -852,6 +853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -873,6 +875,7 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getOpenApiYaml: {
@@ -893,6 +896,7 @@ export interface operations {
                     "application/yaml": unknown;
                 };
             };
+            400: components["responses"]["BadRequest"];
         };
     };
     getMetrics: {
