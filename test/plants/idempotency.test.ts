@@ -1,30 +1,35 @@
 // An existing id: the same name and tag is a safe retry (200, same body); anything else is 409 and changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startApp } from '../helpers/app.js';
+import type { NewPlant } from 'plant-store/client';
+import { startApp } from '../helpers/app.js';
+import { clientError, clientFor } from '../helpers/client.js';
 
 test('a retry of the same plant is 200 with the same body', async (t) => {
   const s = await startApp(t);
+  const client = clientFor(s, s.token.write);
 
   await t.test('with a tag', async () => {
-    const first = await s.postPlant('{"id": 1, "name": "fern", "tag": "green"}');
-    const again = await s.postPlant('{"id": 1, "name": "fern", "tag": "green"}');
-    assert.equal(first.status, 200);
-    assert.equal(again.status, 200);
-    assert.equal(again.headers.get('location'), '/plants/1');
-    assert.deepEqual(await again.json(), await first.json());
+    const first = await client.POST('/plants', { body: { id: 1n, name: 'fern', tag: 'green' } });
+    const again = await client.POST('/plants', { body: { id: 1n, name: 'fern', tag: 'green' } });
+    assert.equal(first.response.status, 200);
+    assert.equal(again.response.status, 200);
+    assert.equal(again.response.headers.get('location'), '/plants/1');
+    assert.deepEqual(first.data, { name: 'fern', tag: 'green' });
+    assert.deepEqual(again.data, first.data);
     assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern', tag: 'green' });
   });
 
   await t.test('without a tag both times', async () => {
-    const first = await s.postPlant('{"id": 2, "name": "moss"}');
-    const again = await s.postPlant('{"id": 2, "name": "moss"}');
-    assert.equal(first.status, 200);
-    assert.equal(again.status, 200);
-    assert.deepEqual(await again.json(), { name: 'moss' });
+    const first = await client.POST('/plants', { body: { id: 2n, name: 'moss' } });
+    const again = await client.POST('/plants', { body: { id: 2n, name: 'moss' } });
+    assert.equal(first.response.status, 200);
+    assert.equal(again.response.status, 200);
+    assert.deepEqual(again.data, { name: 'moss' });
     assert.deepEqual(await s.store.getPlant(2n), { id: 2n, name: 'moss' });
   });
 
+  // Raw text on purpose: "another spelling of the id" (3.0, 3e0) cannot be written through the client.
   await t.test('many retries, with different unknown fields and another spelling of the id', async () => {
     for (const body of [
       '{"id": 3, "name": "ivy"}',
@@ -40,10 +45,10 @@ test('a retry of the same plant is 200 with the same body', async (t) => {
 
   await t.test('a big id retried', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await s.postPlant('{"id": 9223372036854775807, "name": "max", "tag": "edge"}');
-      assert.equal(res.status, 200);
-      assert.equal(res.headers.get('location'), '/plants/9223372036854775807');
-      assert.deepEqual(await res.json(), { name: 'max', tag: 'edge' });
+      const { data, response } = await client.POST('/plants', { body: { id: 9223372036854775807n, name: 'max', tag: 'edge' } });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('location'), '/plants/9223372036854775807');
+      assert.deepEqual(data, { name: 'max', tag: 'edge' });
     }
   });
 
@@ -54,9 +59,15 @@ test('a retry of the same plant is 200 with the same body', async (t) => {
 
 test('the same id with a different plant is 409 and leaves the stored row unchanged', async (t) => {
   const s = await startApp(t);
+  const client = clientFor(s, s.token.write);
+  // The tables below are written as JSON text for readability; the client sends them with a bigint id.
+  const plantOf = (body: string): NewPlant => {
+    const { id, ...rest } = JSON.parse(body) as { id: number; name: string; tag?: string };
+    return { id: BigInt(id), ...rest };
+  };
   const seed = async (id: number, body: string) => {
-    const res = await s.postPlant(body);
-    assert.equal(res.status, 200, `seed ${id}`);
+    const { response } = await client.POST('/plants', { body: plantOf(body) });
+    assert.equal(response.status, 200, `seed ${id}`);
   };
   await seed(1, '{"id": 1, "name": "fern", "tag": "green"}');
   await seed(2, '{"id": 2, "name": "moss"}');
@@ -80,72 +91,69 @@ test('the same id with a different plant is 409 and leaves the stored row unchan
 
   for (const [label, body, id] of conflicts) {
     await t.test(`${label} -> 409 Error`, async () => {
-      const res = await s.postPlant(body);
-      assert.equal(res.status, 409);
-      assert.equal(res.headers.get('location'), null, 'no Location on a conflict');
-      const err = await errorOf(res);
+      const result = await client.POST('/plants', { body: plantOf(body) });
+      assert.equal(result.response.headers.get('location'), null, 'no Location on a conflict');
+      const err = clientError(result, 409);
       assert.match(err.message, new RegExp(`\\b${id}\\b`), 'the message names the id');
       assert.deepEqual(await s.store.getPlant(id), before.get(id));
     });
   }
 
   await t.test('the original plant is still a replay after the conflicts', async () => {
-    const res = await s.postPlant('{"id": 1, "name": "fern", "tag": "green"}');
-    assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { name: 'fern', tag: 'green' });
+    const { data, response } = await client.POST('/plants', { body: { id: 1n, name: 'fern', tag: 'green' } });
+    assert.equal(response.status, 200);
+    assert.deepEqual(data, { name: 'fern', tag: 'green' });
     assert.equal(await s.store.countPlants(), 4);
   });
 });
 
 test('concurrent creates of one id: exactly one plant wins, the rest conflict or replay', async (t) => {
   const s = await startApp(t);
+  const client = clientFor(s, s.token.write);
 
   await t.test('20 parallel POSTs with different names: one 200, nineteen 409', async () => {
-    const id = '9007199254740993';
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => s.postPlant(`{"id": ${id}, "name": "racer-${i}"}`)),
-    );
-    const ok = responses.filter((r) => r.status === 200);
-    const conflicts = responses.filter((r) => r.status === 409);
-    assert.equal(ok.length, 1, `statuses ${responses.map((r) => r.status).join(',')}`);
+    const id = 9007199254740993n;
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.POST('/plants', { body: { id, name: `racer-${i}` } })));
+    const ok = results.filter((r) => r.response.status === 200);
+    const conflicts = results.filter((r) => r.response.status === 409);
+    assert.equal(ok.length, 1, `statuses ${results.map((r) => r.response.status).join(',')}`);
     assert.equal(conflicts.length, 19);
-    for (const r of conflicts) await errorOf(r);
-    const winner = (await ok[0]!.json()) as { name: string };
-    assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: winner.name });
+    for (const r of conflicts) clientError(r, 409);
+    const winner = ok[0]!.data!;
+    assert.match(winner.name, /^racer-\d+$/);
+    assert.deepEqual(await s.store.getPlant(id), { id, name: winner.name });
     // The winner's own retry is a replay; every loser's retry is still a conflict.
-    const replay = await s.postPlant(`{"id": ${id}, "name": ${JSON.stringify(winner.name)}}`);
-    assert.equal(replay.status, 200);
+    const replay = await client.POST('/plants', { body: { id, name: winner.name } });
+    assert.equal(replay.response.status, 200);
     const loser = winner.name === 'racer-0' ? 'racer-1' : 'racer-0';
-    assert.equal((await s.postPlant(`{"id": ${id}, "name": "${loser}"}`)).status, 409);
+    clientError(await client.POST('/plants', { body: { id, name: loser } }), 409);
   });
 
   await t.test('20 parallel identical POSTs: all 200 with the same body, one row', async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, () => s.postPlant('{"id": 77, "name": "twin", "tag": "t"}')),
-    );
-    for (const r of responses) {
-      assert.equal(r.status, 200);
-      assert.deepEqual(await r.json(), { name: 'twin', tag: 't' });
+    const results = await Promise.all(Array.from({ length: 20 }, () => client.POST('/plants', { body: { id: 77n, name: 'twin', tag: 't' } })));
+    for (const r of results) {
+      assert.equal(r.response.status, 200);
+      assert.deepEqual(r.data, { name: 'twin', tag: 't' });
     }
     assert.deepEqual(await s.store.getPlant(77n), { id: 77n, name: 'twin', tag: 't' });
   });
 
   await t.test('parallel POSTs mixing identical and different plants for one id', async () => {
-    const bodies = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? '{"id": -5, "name": "b"}' : '{"id": -5, "name": "a"}'));
-    const responses = await Promise.all(bodies.map((b) => s.postPlant(b)));
+    const names = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? 'b' : 'a'));
+    const results = await Promise.all(names.map((name) => client.POST('/plants', { body: { id: -5n, name } })));
     const stored = await s.store.getPlant(-5n);
     assert.ok(stored && (stored.name === 'a' || stored.name === 'b'));
-    for (let i = 0; i < bodies.length; i++) {
-      const sentName = i % 3 === 0 ? 'b' : 'a';
+    for (let i = 0; i < names.length; i++) {
+      const sentName = names[i]!;
       const expected: number = sentName === stored.name ? 200 : 409;
-      assert.equal(responses[i]!.status, expected, `request ${i} sent ${sentName}, stored ${stored.name}`);
+      assert.equal(results[i]!.response.status, expected, `request ${i} sent ${sentName}, stored ${stored.name}`);
     }
   });
 
   await t.test('100 parallel creates of different ids: all 200, all stored', async () => {
     const ids = Array.from({ length: 100 }, (_, i) => 9223372036854775000n + BigInt(i));
-    const responses = await Promise.all(ids.map((id) => s.postPlant(`{"id": ${id}, "name": "bulk-${id}"}`)));
-    for (const r of responses) assert.equal(r.status, 200);
+    const results = await Promise.all(ids.map((id) => client.POST('/plants', { body: { id, name: `bulk-${id}` } })));
+    for (const r of results) assert.equal(r.response.status, 200);
     for (const id of ids) assert.deepEqual(await s.store.getPlant(id), { id, name: `bulk-${id}` });
     assert.equal(await s.store.countPlants(), 103);
   });
