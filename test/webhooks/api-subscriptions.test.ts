@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import type { NewWebhook, PlantStoreClient } from 'plant-store/client';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { clientError, clientFor } from '../helpers/client.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=_-]{20,}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -11,6 +13,9 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 interface Api {
   s: TestApp;
   manage: string;
+  /** The typed client with the webhooks:manage token. */
+  hooks: PlantStoreClient;
+  /** Raw fetch, for what the client cannot or should not send (bad query values, methods, no body). */
   call(method: string, path: string, body?: unknown, token?: string | null): Promise<Response>;
 }
 
@@ -20,6 +25,7 @@ async function api(t: Parameters<typeof startApp>[0], options: Parameters<typeof
   return {
     s,
     manage,
+    hooks: clientFor(s, manage),
     call(method, path, body, token = manage) {
       return fetch(`${s.url}${path}`, {
         method,
@@ -35,11 +41,11 @@ async function api(t: Parameters<typeof startApp>[0], options: Parameters<typeof
 
 test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a Location; reads never show the secret', async (t) => {
   const a = await api(t);
-  const res = await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/hooks/plants', description: 'inventory sync' });
-  assert.equal(res.status, 201);
-  const created = (await res.json()) as Record<string, unknown>;
+  const res = await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/hooks/plants', description: 'inventory sync' } });
+  assert.equal(res.response.status, 201);
+  const created = res.data as unknown as Record<string, unknown>;
   assert.match(String(created.id), /^wh_[A-Za-z0-9_-]+$/);
-  assert.equal(res.headers.get('location'), `/webhooks/${created.id}`);
+  assert.equal(res.response.headers.get('location'), `/webhooks/${created.id}`);
   assert.match(String(created.secret), SECRET);
   // The secret is usable by an off-the-shelf Standard Webhooks library.
   assert.doesNotThrow(() => new StandardWebhook(String(created.secret)));
@@ -52,6 +58,9 @@ test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a 
   assert.ok(Math.abs(Date.parse(String(created.createdAt)) - Date.now()) < 60_000);
 
   const { secret, ...withoutSecret } = created;
+  assert.deepEqual((await a.hooks.GET('/webhooks/{id}', { params: { path: { id: String(created.id) } } })).data, withoutSecret);
+  assert.deepEqual((await a.hooks.GET('/webhooks')).data, [withoutSecret]);
+  // And in the raw text of the reads no secret appears anywhere.
   const one = await a.call('GET', `/webhooks/${created.id}`);
   assert.equal(one.status, 200);
   const oneText = await one.text();
@@ -67,7 +76,8 @@ test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a 
   }
 
   // Each subscription has its own secret and id; description is optional and then absent.
-  const second = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/other' })).json()) as Record<string, unknown>;
+  const second = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/other' } })).data as unknown as Record<string, unknown>;
+  assert.match(String(second.secret), SECRET);
   assert.notEqual(second.id, created.id);
   assert.notEqual(second.secret, secret);
   assert.equal('description' in second, false);
@@ -77,13 +87,15 @@ test('GET /webhooks lists subscriptions oldest first', async (t) => {
   const a = await api(t);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
-    const res = await a.call('POST', '/webhooks', { url: `https://1.1.1.1/hook/${i}` });
-    assert.equal(res.status, 201);
-    ids.push(((await res.json()) as { id: string }).id);
+    const res = await a.hooks.POST('/webhooks', { body: { url: `https://1.1.1.1/hook/${i}` } });
+    assert.equal(res.response.status, 201);
+    ids.push(res.data!.id);
     // Creation times are kept to the millisecond; apart by more than that, the order is the creation order.
     await new Promise((r) => setTimeout(r, 3));
   }
-  const list = (await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string; url: string }>;
+  const listed = await a.hooks.GET('/webhooks');
+  assert.equal(listed.response.status, 200);
+  const list = listed.data!;
   assert.deepEqual(
     list.map((w) => w.id),
     ids,
@@ -93,48 +105,50 @@ test('GET /webhooks lists subscriptions oldest first', async (t) => {
     ids.map((_, i) => `https://1.1.1.1/hook/${i}`),
   );
   const empty = await api(t);
-  assert.deepEqual(await (await empty.call('GET', '/webhooks')).json(), []);
+  assert.deepEqual((await empty.hooks.GET('/webhooks')).data, []);
 });
 
 test('DELETE /webhooks/{id} answers 204 with no body, then the subscription is gone (404)', async (t) => {
   const a = await api(t);
-  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
-  const keep = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/y' })).json()) as { id: string };
-  const del = await a.call('DELETE', `/webhooks/${id}`);
-  assert.equal(del.status, 204);
-  assert.equal(await del.text(), '');
-  for (const [method, path] of [
-    ['GET', `/webhooks/${id}`],
-    ['DELETE', `/webhooks/${id}`],
-    ['GET', `/webhooks/${id}/deliveries`],
+  const { id } = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/x' } })).data!;
+  const keep = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/y' } })).data!;
+  const del = await a.hooks.DELETE('/webhooks/{id}', { params: { path: { id } } });
+  assert.equal(del.response.status, 204);
+  assert.equal(del.data, undefined);
+  assert.equal(del.error, undefined);
+  assert.equal(await del.response.text(), '');
+  const path = { params: { path: { id } } };
+  for (const [what, result] of [
+    ['GET', await a.hooks.GET('/webhooks/{id}', path)],
+    ['DELETE', await a.hooks.DELETE('/webhooks/{id}', path)],
+    ['GET deliveries', await a.hooks.GET('/webhooks/{id}/deliveries', path)],
   ] as const) {
-    const res = await a.call(method, path);
-    assert.equal(res.status, 404, `${method} ${path}`);
-    assert.match((await errorOf(res)).message, /webhook/i);
+    assert.match(clientError(result, 404, what).message, /webhook/i);
   }
   assert.deepEqual(
-    ((await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string }>).map((w) => w.id),
+    (await a.hooks.GET('/webhooks')).data?.map((w) => w.id),
     [keep.id],
   );
 });
 
 test('unknown subscriptions and deliveries are 404 Error bodies; ids longer than 64 characters are 400', async (t) => {
   const a = await api(t);
-  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
-  const cases: Array<[string, string, number, RegExp]> = [
-    ['GET', '/webhooks/wh_nope', 404, /subscription/],
-    ['DELETE', '/webhooks/wh_nope', 404, /subscription/],
-    ['GET', '/webhooks/wh_nope/deliveries', 404, /subscription/],
-    ['POST', '/webhooks/wh_nope/deliveries/dlv_nope/retry', 404, /subscription/],
-    ['POST', `/webhooks/${id}/deliveries/dlv_nope/retry`, 404, /delivery/i],
-    ['GET', `/webhooks/${'x'.repeat(65)}`, 400, /params\/id/],
-    ['POST', `/webhooks/${id}/deliveries/${'d'.repeat(65)}/retry`, 400, /deliveryId/],
+  const { id } = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/x' } })).data!;
+  const one = (id: string) => ({ params: { path: { id } } });
+  const retry = (id: string, deliveryId: string) => a.hooks.POST('/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } } });
+  const cases: Array<[string, () => Promise<{ data?: unknown; error?: unknown; response: Response }>, number, RegExp]> = [
+    ['GET /webhooks/wh_nope', () => a.hooks.GET('/webhooks/{id}', one('wh_nope')), 404, /subscription/],
+    ['DELETE /webhooks/wh_nope', () => a.hooks.DELETE('/webhooks/{id}', one('wh_nope')), 404, /subscription/],
+    ['GET /webhooks/wh_nope/deliveries', () => a.hooks.GET('/webhooks/{id}/deliveries', one('wh_nope')), 404, /subscription/],
+    ['POST /webhooks/wh_nope/deliveries/dlv_nope/retry', () => retry('wh_nope', 'dlv_nope'), 404, /subscription/],
+    [`POST /webhooks/${id}/deliveries/dlv_nope/retry`, () => retry(id, 'dlv_nope'), 404, /delivery/i],
+    ['GET /webhooks/x*65', () => a.hooks.GET('/webhooks/{id}', one('x'.repeat(65))), 400, /params\/id/],
+    [`POST /webhooks/${id}/deliveries/d*65/retry`, () => retry(id, 'd'.repeat(65)), 400, /deliveryId/],
   ];
-  for (const [method, path, status, message] of cases) {
-    const res = await a.call(method, path);
-    assert.equal(res.status, status, `${method} ${path}`);
-    assert.match((await errorOf(res)).message, message, `${method} ${path}`);
+  for (const [what, result, status, message] of cases) {
+    assert.match(clientError(await result(), status, what).message, message, what);
   }
+  // Raw: limit values the typed query cannot carry (and 0, 1001, -1 alongside them).
   for (const limit of ['0', '1001', '-1', 'abc', '1.5']) {
     const res = await a.call('GET', `/webhooks/${id}/deliveries?limit=${limit}`);
     assert.equal(res.status, 400, `limit=${limit}`);
@@ -164,10 +178,11 @@ test('bad subscriptions are 400 and store nothing: shape, scheme, length, creden
     ['body an array', [{ url: 'https://1.1.1.1/hooks' }], /JSON object/],
   ];
   for (const [name, body, message] of cases) {
-    const res = await a.call('POST', '/webhooks', body);
-    assert.equal(res.status, 400, name);
-    assert.match((await errorOf(res)).message, message, name);
+    // Not NewWebhooks as the types see them: sending them anyway is the point.
+    const result = await a.hooks.POST('/webhooks', { body: body as NewWebhook });
+    assert.match(clientError(result, 400, name).message, message, name);
   }
+  // Raw: no body at all, and a text/plain body.
   const noBody = await a.call('POST', '/webhooks');
   assert.equal(noBody.status, 400);
   await errorOf(noBody);
@@ -178,11 +193,12 @@ test('bad subscriptions are 400 and store nothing: shape, scheme, length, creden
   });
   assert.equal(text.status, 415);
   await errorOf(text);
-  assert.deepEqual(await (await a.call('GET', '/webhooks')).json(), []);
+  assert.deepEqual((await a.hooks.GET('/webhooks')).data, []);
   // Right at the limits is accepted.
   const longest = `https://1.1.1.1/${'a'.repeat(2048 - 'https://1.1.1.1/'.length)}`;
-  const ok = await a.call('POST', '/webhooks', { url: longest, description: 'd'.repeat(500) });
-  assert.equal(ok.status, 201, await ok.clone().text());
+  const ok = await a.hooks.POST('/webhooks', { body: { url: longest, description: 'd'.repeat(500) } });
+  assert.equal(ok.response.status, 201, JSON.stringify(ok.error));
+  assert.equal(ok.data?.url, longest);
 });
 
 test('by default loopback, private, link-local and metadata hosts are refused with 400 (SSRF guard)', async (t) => {
@@ -206,61 +222,54 @@ test('by default loopback, private, link-local and metadata hosts are refused wi
     'http://2130706433/hook', // 127.0.0.1 as one number
     'http://0x7f.1/hook',
   ];
-  const results = await Promise.all(urls.map(async (url) => [url, await a.call('POST', '/webhooks', { url })] as const));
-  for (const [url, res] of results) {
-    assert.equal(res.status, 400, url);
-    await errorOf(res);
-  }
-  assert.deepEqual(await (await a.call('GET', '/webhooks')).json(), []);
+  const results = await Promise.all(urls.map(async (url) => [url, await a.hooks.POST('/webhooks', { body: { url } })] as const));
+  for (const [url, result] of results) clientError(result, 400, url);
+  assert.deepEqual((await a.hooks.GET('/webhooks')).data, []);
 });
 
 test('WEBHOOK_ALLOWED_HOSTS opens exactly the named hosts', async (t) => {
   const a = await api(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const ok = await a.call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook' });
-  assert.equal(ok.status, 201, await ok.clone().text());
-  assert.equal(((await ok.json()) as { url: string }).url, 'http://127.0.0.1:9/hook');
+  const ok = await a.hooks.POST('/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } });
+  assert.equal(ok.response.status, 201, JSON.stringify(ok.error));
+  assert.equal(ok.data?.url, 'http://127.0.0.1:9/hook');
   for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/', 'http://192.168.0.1/']) {
-    const res = await a.call('POST', '/webhooks', { url });
-    assert.equal(res.status, 400, url);
-    await errorOf(res);
+    clientError(await a.hooks.POST('/webhooks', { body: { url } }), 400, url);
   }
   // Scheme and credential rules still apply to an allowed host.
   for (const url of ['ftp://127.0.0.1/hook', 'http://u:p@127.0.0.1/hook']) {
-    assert.equal((await a.call('POST', '/webhooks', { url })).status, 400, url);
+    assert.equal((await a.hooks.POST('/webhooks', { body: { url } })).response.status, 400, url);
   }
 });
 
 test('/webhooks needs webhooks:manage: no token 401, a plants token 403 insufficient_scope', async (t) => {
   const a = await api(t);
-  const { id } = (await (await a.call('POST', '/webhooks', { url: 'https://1.1.1.1/x' })).json()) as { id: string };
-  const requests: Array<[string, string, unknown]> = [
-    ['POST', '/webhooks', { url: 'https://1.1.1.1/y' }],
-    ['GET', '/webhooks', undefined],
-    ['GET', `/webhooks/${id}`, undefined],
-    ['DELETE', `/webhooks/${id}`, undefined],
-    ['GET', `/webhooks/${id}/deliveries`, undefined],
-    ['POST', `/webhooks/${id}/deliveries/dlv_x/retry`, undefined],
+  const { id } = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/x' } })).data!;
+  const requests: Array<[string, (c: PlantStoreClient) => Promise<{ data?: unknown; error?: unknown; response: Response }>]> = [
+    ['POST /webhooks', (c) => c.POST('/webhooks', { body: { url: 'https://1.1.1.1/y' } })],
+    ['GET /webhooks', (c) => c.GET('/webhooks')],
+    ['GET /webhooks/{id}', (c) => c.GET('/webhooks/{id}', { params: { path: { id } } })],
+    ['DELETE /webhooks/{id}', (c) => c.DELETE('/webhooks/{id}', { params: { path: { id } } })],
+    ['GET /webhooks/{id}/deliveries', (c) => c.GET('/webhooks/{id}/deliveries', { params: { path: { id } } })],
+    ['POST /webhooks/{id}/deliveries/{deliveryId}/retry', (c) => c.POST('/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId: 'dlv_x' } } })],
   ];
-  for (const [method, path, body] of requests) {
-    const anonymous = await a.call(method, path, body, null);
-    assert.equal(anonymous.status, 401, `${method} ${path}`);
-    assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer realm="plant-store"/);
-    await errorOf(anonymous);
+  for (const [what, send] of requests) {
+    const anonymous = await send(clientFor(a.s));
+    clientError(anonymous, 401, what);
+    assert.match(anonymous.response.headers.get('www-authenticate') ?? '', /^Bearer realm="plant-store"/);
     for (const token of [a.s.token.write, a.s.token.all]) {
-      const res = await a.call(method, path, body, token);
-      assert.equal(res.status, 403, `${method} ${path}`);
-      const challenge = res.headers.get('www-authenticate') ?? '';
+      const result = await send(clientFor(a.s, token));
+      clientError(result, 403, what);
+      const challenge = result.response.headers.get('www-authenticate') ?? '';
       assert.match(challenge, /error="insufficient_scope"/);
       assert.match(challenge, /scope="webhooks:manage"/);
-      await errorOf(res);
     }
   }
   // Nothing was created or deleted by the refused requests.
   assert.deepEqual(
-    ((await (await a.call('GET', '/webhooks')).json()) as Array<{ id: string }>).map((w) => w.id),
+    (await a.hooks.GET('/webhooks')).data?.map((w) => w.id),
     [id],
   );
   // And webhooks:manage alone does not write plants.
-  const plant = await a.s.postPlant({ id: 1, name: 'fern' }, { authorization: `Bearer ${a.manage}` });
-  assert.equal(plant.status, 403);
+  const plant = await a.hooks.POST('/plants', { body: { id: 1n, name: 'fern' } });
+  clientError(plant, 403);
 });
