@@ -12,7 +12,9 @@ import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { createDispatcher, type Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
-import { errorOf, startApp, tempDir } from '../helpers/app.js';
+import type { PlantStoreClient, WebhookDelivery } from 'plant-store/client';
+import { startApp, tempDir } from '../helpers/app.js';
+import { clientError, clientFor } from '../helpers/client.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -48,46 +50,39 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
   }
 }
 
-type Delivery = {
-  id: string;
-  eventId: string;
-  status: string;
-  nextAttemptAt?: string;
-  createdAt: string;
-  attempts: Array<{ at: string; statusCode?: number; error?: string; durationMs: number }>;
-};
-
-function client(url: string, token: string) {
-  return (method: string, path: string, body?: unknown) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
+async function subscribe(hooks: PlantStoreClient, url: string): Promise<{ id: string; secret: string }> {
+  const { data, error, response } = await hooks.POST('/webhooks', { body: { url } });
+  assert.equal(response.status, 201, JSON.stringify(error));
+  return data!;
 }
 
-async function subscribe(call: ReturnType<typeof client>, url: string): Promise<{ id: string; secret: string }> {
-  const res = await call('POST', '/webhooks', { url });
-  assert.equal(res.status, 201, await res.clone().text());
-  return (await res.json()) as { id: string; secret: string };
+async function deliveries(hooks: PlantStoreClient, id: string, limit?: number): Promise<WebhookDelivery[]> {
+  const { data, response } = await hooks.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: limit === undefined ? {} : { limit } } });
+  assert.equal(response.status, 200);
+  return data!;
 }
 
-async function deliveries(call: ReturnType<typeof client>, id: string, query = ''): Promise<Delivery[]> {
-  const res = await call('GET', `/webhooks/${id}/deliveries${query}`);
-  assert.equal(res.status, 200);
-  return (await res.json()) as Delivery[];
+function retry(hooks: PlantStoreClient, id: string, deliveryId: string) {
+  return hooks.POST('/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } } });
+}
+
+/** A typed client with a new webhooks:manage token of this app. */
+async function manageClient(s: Awaited<ReturnType<typeof startApp>>): Promise<PlantStoreClient> {
+  return clientFor(s, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
 }
 
 test('a created plant shows up as a succeeded delivery with its attempt; the receiver verifies the signature', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const call = await manageClient(s);
+  const plants = clientFor(s, s.token.write);
   const r = await receiver(t);
   const sub = await subscribe(call, r.url);
   assert.deepEqual(await deliveries(call, sub.id), []);
 
   const before = Date.now();
-  assert.equal((await s.postPlant({ id: 9223372036854775807n.toString(), name: 'fern', tag: 'green' })).status, 400); // a string id is refused, no event
-  assert.equal((await s.postPlant('{"id":9223372036854775807,"name":"fern","tag":"green"}')).status, 200);
+  // Raw: a string id is refused, no event (the client would not send one).
+  assert.equal((await s.postPlant({ id: 9223372036854775807n.toString(), name: 'fern', tag: 'green' })).status, 400);
+  assert.equal((await plants.POST('/plants', { body: { id: 9223372036854775807n, name: 'fern', tag: 'green' } })).response.status, 200);
   const [delivery] = await until('a succeeded delivery', async () => {
     const list = await deliveries(call, sub.id);
     return list.length === 1 && list[0]!.status === 'succeeded' && list;
@@ -114,22 +109,21 @@ test('a created plant shows up as a succeeded delivery with its attempt; the rec
   assert.ok(Date.parse(attempt.at) >= before - 1_000);
 
   // A succeeded delivery cannot be retried by hand.
-  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${delivery!.id}/retry`);
-  assert.equal(retry.status, 409);
-  assert.match((await errorOf(retry)).message, /succeeded/);
+  assert.match(clientError(await retry(call, sub.id, delivery!.id), 409).message, /succeeded/);
   // An idempotent replay of the plant makes no second delivery.
-  assert.equal((await s.postPlant('{"id":9223372036854775807,"name":"fern","tag":"green"}')).status, 200);
+  assert.equal((await plants.POST('/plants', { body: { id: 9223372036854775807n, name: 'fern', tag: 'green' } })).response.status, 200);
   await new Promise((res) => setTimeout(res, 200));
   assert.equal((await deliveries(call, sub.id)).length, 1);
 });
 
 test('deliveries are listed newest first and limit bounds the page', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const call = await manageClient(s);
+  const plants = clientFor(s, s.token.write);
   const r = await receiver(t);
   const sub = await subscribe(call, r.url);
   for (let id = 1; id <= 3; id++) {
-    assert.equal((await s.postPlant({ id, name: `plant ${id}` })).status, 200);
+    assert.equal((await plants.POST('/plants', { body: { id: BigInt(id), name: `plant ${id}` } })).response.status, 200);
     await new Promise((res) => setTimeout(res, 3));
   }
   await until('three deliveries', async () => r.received.length === 3);
@@ -142,16 +136,17 @@ test('deliveries are listed newest first and limit bounds the page', async (t) =
     all.map((d) => bodies.get(d.eventId)),
     ['{"id":3,"name":"plant 3"}', '{"id":2,"name":"plant 2"}', '{"id":1,"name":"plant 1"}'],
   );
-  assert.deepEqual(await deliveries(call, sub.id, '?limit=2'), all.slice(0, 2));
-  assert.deepEqual(await deliveries(call, sub.id, '?limit=1000'), all);
+  assert.deepEqual(await deliveries(call, sub.id, 2), all.slice(0, 2));
+  assert.deepEqual(await deliveries(call, sub.id, 1000), all);
 });
 
 test('a failing receiver leaves the delivery pending with the attempt, its status code and the next try; retrying it is 409', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const call = await manageClient(s);
+  const plants = clientFor(s, s.token.write);
   const r = await receiver(t, () => 500);
   const sub = await subscribe(call, r.url);
-  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
   const [d] = await until('an attempt', async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.attempts.length === 1 && list;
@@ -162,18 +157,17 @@ test('a failing receiver leaves the delivery pending with the attempt, its statu
   // The first retry is due about 5 s after the attempt (+-10 % jitter).
   const wait = Date.parse(d!.nextAttemptAt!) - Date.parse(d!.attempts[0]!.at);
   assert.ok(wait >= 4_400 && wait <= 5_600 + d!.attempts[0]!.durationMs, `next attempt after ${wait} ms`);
-  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${d!.id}/retry`);
-  assert.equal(retry.status, 409);
-  assert.match((await errorOf(retry)).message, /pending/);
+  assert.match(clientError(await retry(call, sub.id, d!.id), 409).message, /pending/);
 });
 
 test('a receiver that cannot be reached records the connection error and no status code', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const call = await manageClient(s);
+  const plants = clientFor(s, s.token.write);
   // A port that was just free: nothing listens there.
   const r = await receiver(t);
   const sub = await subscribe(call, r.url.replace(/:\d+\//, ':1/'));
-  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
   const [d] = await until('an attempt', async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.attempts.length === 1 && list;
@@ -186,25 +180,24 @@ test('a receiver that cannot be reached records the connection error and no stat
 
 test('410 Gone disables the subscription (active false, disabledReason); its delivery cannot be retried (409)', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
-  const call = client(s.url, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  const call = await manageClient(s);
+  const plants = clientFor(s, s.token.write);
   const r = await receiver(t, () => 410);
   const sub = await subscribe(call, r.url);
-  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
   const [d] = await until('the 410 attempt', async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.status === 'failed' && list;
   });
   assert.equal(d!.attempts[0]!.statusCode, 410);
-  const webhook = (await (await call('GET', `/webhooks/${sub.id}`)).json()) as Record<string, unknown>;
+  const webhook = (await call.GET('/webhooks/{id}', { params: { path: { id: sub.id } } })).data!;
   assert.equal(webhook.active, false);
   assert.match(String(webhook.disabledReason), /410/);
-  const listed = (await (await call('GET', '/webhooks')).json()) as Array<Record<string, unknown>>;
+  const listed = (await call.GET('/webhooks')).data;
   assert.deepEqual(listed, [webhook]);
-  const retry = await call('POST', `/webhooks/${sub.id}/deliveries/${d!.id}/retry`);
-  assert.equal(retry.status, 409);
-  assert.match((await errorOf(retry)).message, /disabled/);
+  assert.match(clientError(await retry(call, sub.id, d!.id), 409).message, /disabled/);
   // A disabled subscription gets no new events.
-  assert.equal((await s.postPlant({ id: 2, name: 'moss' })).status, 200);
+  assert.equal((await plants.POST('/plants', { body: { id: 2n, name: 'moss' } })).response.status, 200);
   await new Promise((res) => setTimeout(res, 200));
   assert.equal(r.received.length, 1);
 });
@@ -234,14 +227,14 @@ async function startWithClock(t: TestContext) {
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   const manage = await app.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
   const writer = await app.tokens.create({ name: 'writer', scopes: ['plants:write'] });
-  return { url, clock, dispatcher, call: client(url, manage.secret), write: client(url, writer.secret) };
+  return { url, clock, dispatcher, call: clientFor(url, manage.secret), write: clientFor(url, writer.secret) };
 }
 
 test('after the whole retry schedule a delivery is failed; a manual retry (202) makes it pending and it is delivered', async (t) => {
   const s = await startWithClock(t);
   const r = await receiver(t, () => 503);
   const sub = await subscribe(s.call, r.url);
-  assert.equal((await s.write('POST', '/plants', { id: 7, name: 'ivy' })).status, 200);
+  assert.equal((await s.write.POST('/plants', { body: { id: 7n, name: 'ivy' } })).response.status, 200);
 
   assert.equal(await s.dispatcher.runOnce(), 1);
   for (const delay of RETRY_SCHEDULE_MS) {
@@ -264,23 +257,21 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
 
   // Unknown delivery of a known subscription, and a delivery of another subscription, are 404.
   const other = await subscribe(s.call, r.url.replace('/hooks/plants', '/other'));
-  for (const path of [`/webhooks/${sub.id}/deliveries/nope/retry`, `/webhooks/${other.id}/deliveries/${failed!.id}/retry`]) {
-    const res = await s.call('POST', path);
-    assert.equal(res.status, 404, path);
-    await errorOf(res);
+  for (const [id, deliveryId] of [[sub.id, 'nope'], [other.id, failed!.id]] as const) {
+    clientError(await retry(s.call, id, deliveryId), 404, `${id} ${deliveryId}`);
   }
 
   r.state.answer = () => 204;
-  const retry = await s.call('POST', `/webhooks/${sub.id}/deliveries/${failed!.id}/retry`);
-  assert.equal(retry.status, 202);
-  const pending = (await retry.json()) as Delivery;
+  const retried = await retry(s.call, sub.id, failed!.id);
+  assert.equal(retried.response.status, 202);
+  const pending = retried.data!;
   assert.equal(pending.id, failed!.id);
   assert.equal(pending.eventId, failed!.eventId);
   assert.equal(pending.status, 'pending');
   assert.ok(pending.nextAttemptAt && Math.abs(Date.parse(pending.nextAttemptAt) - Date.now()) < 60_000);
   assert.equal(pending.attempts.length, RETRY_SCHEDULE_MS.length + 1, 'the history is kept');
   // Retrying again while pending is 409.
-  assert.equal((await s.call('POST', `/webhooks/${sub.id}/deliveries/${failed!.id}/retry`)).status, 409);
+  clientError(await retry(s.call, sub.id, failed!.id), 409);
 
   assert.equal(await s.dispatcher.runOnce(), 1);
   const [done] = await deliveries(s.call, sub.id);
@@ -294,12 +285,12 @@ test('deleting a subscription cancels its pending delivery; the deliveries of a 
   const s = await startWithClock(t);
   const r = await receiver(t, () => 500);
   const sub = await subscribe(s.call, r.url);
-  assert.equal((await s.write('POST', '/plants', { id: 1, name: 'fern' })).status, 200);
+  assert.equal((await s.write.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
   assert.equal(await s.dispatcher.runOnce(), 1);
   assert.equal((await deliveries(s.call, sub.id))[0]!.status, 'pending');
-  assert.equal((await s.call('DELETE', `/webhooks/${sub.id}`)).status, 204);
+  assert.equal((await s.call.DELETE('/webhooks/{id}', { params: { path: { id: sub.id } } })).response.status, 204);
   s.clock.offset += 60_000;
   assert.equal(await s.dispatcher.runOnce(), 0, 'nothing is sent to a deleted subscription');
-  assert.equal((await s.call('GET', `/webhooks/${sub.id}/deliveries`)).status, 404);
+  clientError(await s.call.GET('/webhooks/{id}/deliveries', { params: { path: { id: sub.id } } }), 404);
   assert.equal(r.received.length, 1);
 });
