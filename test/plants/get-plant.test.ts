@@ -1,9 +1,25 @@
 // GET /plants/{id}: 200 {id, name, tag?} with the id digit for digit; 404 Error when absent; 400 for an id
 // that is not a canonical int64 decimal; plants:read scope; 405 for other methods.
+// The digit-for-digit id text, path spellings (percent-encoding, -0, +1), ids that are not int64s, HEAD
+// and the methods the document does not have are checked raw; the rest goes through the typed client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { NewPlant, PlantStoreClient } from 'plant-store/client';
 import { startApp } from '../helpers/app.js';
+import { clientError, clientFor } from '../helpers/client.js';
 import { ABOVE_2_53, BAD_IDS, INT64_MAX, INT64_MIN, call, createPlant, expectError, label, plantOf, type PlantText } from './read-support.js';
+
+function get(client: PlantStoreClient, id: bigint) {
+  return client.GET('/plants/{id}', { params: { path: { id } } });
+}
+
+/** GET /plants/{id} through the client: asserts 200 JSON and returns the plant. */
+async function read(client: PlantStoreClient, id: bigint): Promise<NewPlant> {
+  const { data, response } = await get(client, id);
+  assert.equal(response.status, 200, `GET ${id}`);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  return data!;
+}
 
 test('GET /plants/{id}', async (t) => {
   const s = await startApp(t);
@@ -22,6 +38,7 @@ test('GET /plants/{id}', async (t) => {
     { id: '3', name: 'ünïcødé 🌿 "q" \\ </script>', tag: 'grün 🌱' },
   ];
   for (const p of plants) await createPlant(s, p);
+  const reader = clientFor(s, s.token.read);
 
   await t.test('200 with exactly {id, name, tag?}, the id digit for digit', async () => {
     for (const p of plants) {
@@ -36,7 +53,7 @@ test('GET /plants/{id}', async (t) => {
   await t.test('tag is absent (not null, not "") when the plant has none; "" is kept', async () => {
     const text = await (await call(s, '/plants/2')).text();
     assert.doesNotMatch(text, /"tag"/);
-    assert.deepEqual(await plantOf(await call(s, '/plants/0')), { id: '0', name: 'zero', tag: '' });
+    assert.deepEqual(await read(reader, 0n), { id: 0n, name: 'zero', tag: '' });
   });
 
   await t.test('the int64 ends and 2^53 + 1 exactly', async () => {
@@ -57,8 +74,8 @@ test('GET /plants/{id}', async (t) => {
   });
 
   await t.test('an absent id is 404 Error', async () => {
-    for (const id of ['4', '-1', '42', '9223372036854775805', '-9223372036854775806', '9007199254740994']) {
-      await expectError(await call(s, `/plants/${id}`), 404, id);
+    for (const id of [4n, -1n, 42n, 9223372036854775805n, -9223372036854775806n, 9007199254740994n]) {
+      clientError(await get(reader, id), 404, String(id));
     }
   });
 
@@ -85,26 +102,35 @@ test('GET /plants/{id}', async (t) => {
 test('GET /plants/{id}: scopes and methods', async (t) => {
   const s = await startApp(t);
   await createPlant(s, { id: '1', name: 'fern' });
+  const reader = clientFor(s, s.token.read);
 
   await t.test('a read-only token reads (200), as does one with both scopes', async () => {
-    assert.deepEqual(await plantOf(await call(s, '/plants/1', { token: s.token.read })), { id: '1', name: 'fern' });
-    assert.deepEqual(await plantOf(await call(s, '/plants/1', { token: s.token.all })), { id: '1', name: 'fern' });
+    assert.deepEqual(await read(reader, 1n), { id: 1n, name: 'fern' });
+    assert.deepEqual(await read(clientFor(s, s.token.all), 1n), { id: 1n, name: 'fern' });
   });
 
   await t.test('a write-only token is 403 insufficient_scope naming plants:read', async () => {
-    const res = await call(s, '/plants/1', { token: s.token.write });
-    const challenge = res.headers.get('www-authenticate') ?? '';
+    const writer = clientFor(s, s.token.write);
+    const result = await get(writer, 1n);
+    const challenge = result.response.headers.get('www-authenticate') ?? '';
     assert.match(challenge, /^Bearer realm="plant-store"/);
     assert.match(challenge, /error="insufficient_scope"/);
     assert.match(challenge, /scope="plants:read"/);
-    await expectError(res, 403);
-    // Absent or malformed ids do not reveal anything past the scope check either.
-    await expectError(await call(s, '/plants/99', { token: s.token.write }), 403);
+    clientError(result, 403);
+    // Absent or malformed ids do not reveal anything past the scope check either (abc raw: not an int64).
+    clientError(await get(writer, 99n), 403);
     await expectError(await call(s, '/plants/abc', { token: s.token.write }), 403);
   });
 
   await t.test('no token is 401 with the Bearer challenge, whatever the id', async () => {
-    for (const id of ['1', '99', 'abc', '9223372036854775808']) {
+    const anonymous = clientFor(s);
+    for (const id of [1n, 99n]) {
+      const result = await get(anonymous, id);
+      assert.equal(result.response.headers.get('www-authenticate'), 'Bearer realm="plant-store"');
+      clientError(result, 401, String(id));
+    }
+    // Raw: ids that are not int64s.
+    for (const id of ['abc', '9223372036854775808']) {
       const res = await call(s, `/plants/${id}`, { token: null });
       assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="plant-store"');
       await expectError(res, 401, id);
@@ -123,6 +149,6 @@ test('GET /plants/{id}: scopes and methods', async (t) => {
         await expectError(res, 405, `${method} ${id}`);
       }
     }
-    assert.deepEqual(await plantOf(await call(s, '/plants/1')), { id: '1', name: 'fern' }, 'nothing changed');
+    assert.deepEqual(await read(reader, 1n), { id: 1n, name: 'fern' }, 'nothing changed');
   });
 });
