@@ -14,6 +14,7 @@ import { compileValidator, createAjv, loadContract, type Contract, type JsonSche
 import { registerContractRoutes } from './http/contract-routes.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { createLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
@@ -119,6 +120,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     metrics.observeRequest(request, reply);
   });
 
+  registerSecurityHeaders(app, contract, config.corsOrigins);
   registerErrorReplies(app);
   registerJsonParser(app);
 

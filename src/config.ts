@@ -26,6 +26,8 @@ export interface Config {
   readonly webhookAllowedHosts: readonly string[];
   /** Webhook sends in flight at most, over all subscriptions. */
   readonly webhookConcurrency: number;
+  /** Browser origins (scheme://host[:port]) allowed to call the API cross-origin; empty turns CORS off. */
+  readonly corsOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -70,6 +72,22 @@ function hostList(raw: string): readonly string[] {
   return Object.freeze(hosts);
 }
 
+/** A comma-separated list of exact origins such as https://app.example (no path, no wildcard). */
+function originList(raw: string): readonly string[] {
+  const origins = raw.split(',').map((o) => o.trim()).filter(Boolean);
+  for (const o of origins) {
+    let origin: string | undefined;
+    try {
+      const url = new URL(o);
+      if (url.protocol === 'http:' || url.protocol === 'https:') origin = url.origin;
+    } catch {
+      // reported below
+    }
+    if (origin !== o) throw new ConfigError(`expected comma-separated origins like https://app.example, got "${o}"`);
+  }
+  return Object.freeze(origins);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
@@ -99,6 +117,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'webhookTimeoutMs', env: 'WEBHOOK_TIMEOUT_MS', description: 'Deadline of one webhook delivery attempt; a timeout is retried', default: 15_000, parse: integer(100, 600_000) },
   { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals) webhook URLs may use even when they resolve to private or loopback addresses', default: [], parse: hostList },
   { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
+  { key: 'corsOrigins', env: 'CORS_ORIGINS', description: 'Comma-separated browser origins (e.g. https://app.example) allowed to call the API cross-origin; empty turns CORS off', default: [], parse: originList },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */
