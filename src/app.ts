@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { bearerGuard } from './auth/bearer-guard.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import { createTokenService, type TokenService } from './auth/token-service.js';
+import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
 import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
@@ -125,7 +126,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonParser(app);
 
   const throttle = createFailureThrottle(config.authFailuresPerMinute);
-  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure);
+  const jwtLog = logger.child({ component: 'jwt' });
+  const jwt = jwtVerifierFromConfig(config, (err) =>
+    jwtLog.warn({ error: err.message, code: (err.cause as { code?: string } | undefined)?.code }, 'could not fetch the JWT key set'),
+  );
+  if (jwt && config.jwtAudience.length === 0) jwtLog.warn('JWT_AUDIENCE is not set: JWTs the identity provider issued for any audience are accepted');
+  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt);
   registerContractRoutes(
     app,
     contract,

@@ -1,4 +1,6 @@
 // The only reader of process.env: every setting is parsed, checked and defaulted here, then frozen.
+import { readFileSync } from 'node:fs';
+import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
 
 export interface Config {
   readonly port: number;
@@ -28,6 +30,20 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** Browser origins (scheme://host[:port]) allowed to call the API cross-origin; empty turns CORS off. */
   readonly corsOrigins: readonly string[];
+  /** JWT key source, at most one of the three ('' when unset): the IdP's JWKS URL, a PEM public key, an HS256 secret. */
+  readonly jwtJwksUrl: string;
+  readonly jwtPublicKey: string;
+  readonly jwtHs256Secret: string;
+  /** Required `iss` of JWTs ('' accepts any). */
+  readonly jwtIssuer: string;
+  /** JWTs must name one of these in `aud` (empty accepts any). */
+  readonly jwtAudience: readonly string[];
+  /** Leeway for `exp` and `nbf` against clock differences with the IdP. */
+  readonly jwtClockSkewMs: number;
+  /** Deadline of one JWKS fetch. */
+  readonly jwtJwksTimeoutMs: number;
+  /** Least time between JWKS refetches caused by unknown key ids. */
+  readonly jwtJwksCooldownMs: number;
 }
 
 export class ConfigError extends Error {
@@ -43,6 +59,8 @@ interface Setting<K extends keyof Config> {
   default: Config[K];
   parse: (raw: string) => Config[K];
   secret?: boolean;
+  /** How `plant-store config` prints the value, when not as is. */
+  show?: (value: Config[K]) => string;
 }
 
 function integer(min: number, max: number) {
@@ -88,6 +106,48 @@ function originList(raw: string): readonly string[] {
   return Object.freeze(origins);
 }
 
+/** An https URL, or http to a loopback host (a JWKS over plain http to another host could be swapped in transit). */
+function jwksUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`not a URL: "${raw}"`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || /^127\./.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new ConfigError(`expected an https URL (http only to localhost), got "${url.origin}"`);
+  }
+  if (url.username || url.password) throw new ConfigError('the URL must not carry credentials');
+  return url.href;
+}
+
+/** A PEM public key given inline (\n escapes allowed, for one-line env files) or as the path of a file holding it. */
+function publicKeyPem(raw: string): string {
+  let pem = raw.replace(/\\n/g, '\n').trim();
+  if (!pem.startsWith('-----BEGIN')) {
+    try {
+      pem = readFileSync(raw.trim(), 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`neither a PEM key nor a readable file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  try {
+    parsePublicKeyPem(pem);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return pem;
+}
+
+function hmacSecret(raw: string): string {
+  const bytes = Buffer.byteLength(raw, 'utf8');
+  if (bytes < MIN_HMAC_SECRET_BYTES) {
+    throw new ConfigError(`an HS256 secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes, this one has ${bytes} (generate one with: openssl rand -base64 48)`);
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
@@ -118,6 +178,17 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals) webhook URLs may use even when they resolve to private or loopback addresses', default: [], parse: hostList },
   { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
   { key: 'corsOrigins', env: 'CORS_ORIGINS', description: 'Comma-separated browser origins (e.g. https://app.example) allowed to call the API cross-origin; empty turns CORS off', default: [], parse: originList },
+  { key: 'jwtJwksUrl', env: 'JWT_JWKS_URL', description: "Accept JWTs signed by a key of this JWKS (the IdP's jwks_uri; https, or http to localhost)", default: '', parse: jwksUrl },
+  { key: 'jwtPublicKey', env: 'JWT_PUBLIC_KEY', description: 'Accept JWTs signed with this PEM public key (RSA, EC or Ed25519), given inline or as a file path', default: '', parse: publicKeyPem,
+    show: (pem) => (pem ? keyFingerprint(parsePublicKeyPem(String(pem))) : '') },
+  { key: 'jwtHs256Secret', env: 'JWT_HS256_SECRET', description: `Accept HS256 JWTs made with this shared secret (at least ${MIN_HMAC_SECRET_BYTES} bytes)`, default: '', secret: true, parse: hmacSecret,
+    show: (secret) => (secret ? '****' : '') },
+  { key: 'jwtIssuer', env: 'JWT_ISSUER', description: 'JWTs must carry exactly this iss claim (empty: any issuer)', default: '', parse: (raw) => raw.trim() },
+  { key: 'jwtAudience', env: 'JWT_AUDIENCE', description: 'Comma-separated audiences; a JWT\'s aud must name one of them (empty: any audience)', default: [],
+    parse: (raw) => Object.freeze(raw.split(',').map((a) => a.trim()).filter(Boolean)) },
+  { key: 'jwtClockSkewMs', env: 'JWT_CLOCK_SKEW_MS', description: 'Leeway for the exp and nbf claims of JWTs', default: 30_000, parse: integer(0, 300_000) },
+  { key: 'jwtJwksTimeoutMs', env: 'JWT_JWKS_TIMEOUT_MS', description: 'Deadline of one JWKS fetch', default: 5_000, parse: integer(100, 60_000) },
+  { key: 'jwtJwksCooldownMs', env: 'JWT_JWKS_COOLDOWN_MS', description: 'Least time between JWKS refetches caused by unknown key ids', default: 30_000, parse: integer(1_000, 3_600_000) },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */
@@ -139,8 +210,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (problems.length === 0 && (out.headersTimeoutMs as number) > (out.requestTimeoutMs as number)) {
     problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)');
   }
+  if (problems.length === 0) problems.push(...jwtProblems(out as unknown as Config));
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return Object.freeze({ ...(out as unknown as Config), ...overrides });
+}
+
+/** JWT settings that only make sense together. */
+function jwtProblems(c: Config): string[] {
+  const sources = [c.jwtJwksUrl && 'JWT_JWKS_URL', c.jwtPublicKey && 'JWT_PUBLIC_KEY', c.jwtHs256Secret && 'JWT_HS256_SECRET'].filter(Boolean);
+  if (sources.length > 1) return [`${sources.join(', ')}: set at most one JWT key source`];
+  if (sources.length === 0) {
+    const stray = [c.jwtIssuer && 'JWT_ISSUER', c.jwtAudience.length > 0 && 'JWT_AUDIENCE'].filter(Boolean);
+    if (stray.length > 0) return [`${stray.join(', ')}: set JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_HS256_SECRET too (JWTs are off without a key)`];
+  }
+  return [];
 }
 
 function maskUrl(url: string): string {
@@ -151,7 +234,7 @@ function maskUrl(url: string): string {
 export function describeConfig(config: Config): string[] {
   return SETTINGS.map((s) => {
     const value = config[s.key];
-    const shown = s.secret ? maskUrl(String(value)) : String(value);
+    const shown = s.show ? (s.show as (v: unknown) => string)(value) : s.secret ? maskUrl(String(value)) : String(value);
     return `${s.env}=${shown}`;
   });
 }

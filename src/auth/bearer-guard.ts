@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { FailureThrottle } from './failure-throttle.js';
+import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
 import type { TokenService } from './token-service.js';
 
 export const REALM = 'plant-store';
@@ -30,13 +31,16 @@ function challenge(params = ''): Record<string, string> {
  */
 /** Why a request failed authentication or authorization (the label of the metrics counter). */
 export type AuthFailureReason =
-  | 'duplicate_header' | 'missing' | 'malformed' | 'throttled' | 'unknown' | 'expired' | 'revoked' | 'insufficient_scope';
+  | 'duplicate_header' | 'missing' | 'malformed' | 'throttled' | 'unknown' | 'expired' | 'revoked' | 'insufficient_scope'
+  | 'jwks_unavailable';
 
 export function bearerGuard(
   tokens: TokenService,
   throttle: FailureThrottle,
   requirements: ScopeRequirement[],
   onFailure?: (reason: AuthFailureReason) => void,
+  /** Verifies JWTs from the identity provider, when one is configured; opaque tokens go to `tokens`. */
+  jwt?: JwtVerifier,
 ) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     try {
@@ -74,12 +78,16 @@ export function bearerGuard(
     const wait = throttle.blockedFor(request.ip);
     if (wait > 0) throw new AppError('TOO_MANY_AUTH_FAILURES', undefined, { headers: { 'retry-after': String(wait) } });
 
-    const result = await tokens.verify(match[1]!);
+    // Told apart by shape: opaque tokens start with pst_, JWTs are three base64url segments.
+    const secret = match[1]!;
+    const result = jwt && looksLikeJwt(secret) ? await jwt.verify(secret) : await tokens.verify(secret);
     if (!result.ok) {
       markReason(request, result.reason);
       throttle.recordFailure(request.ip);
-      throw new AppError('INVALID_TOKEN', `The access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}.`, {
-        headers: challenge(`, error="invalid_token", error_description="the access token is ${result.reason === 'unknown' ? 'not valid' : result.reason}"`),
+      // Fixed phrases only: nothing of the token is echoed.
+      const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;
+      throw new AppError('INVALID_TOKEN', `The access token is ${why}.`, {
+        headers: challenge(`, error="invalid_token", error_description="the access token is ${why}"`),
       });
     }
     const granted = new Set(result.token.scopes);

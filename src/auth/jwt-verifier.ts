@@ -1,0 +1,211 @@
+// JWT bearer tokens from an external identity provider: signature with a pinned key and algorithm list,
+// exp/nbf with a clock skew, iss/aud when configured, scopes from `scope` or `scp`. The token itself is
+// never kept or logged; it is known by a hash of its issuer and subject.
+import { createHash } from 'node:crypto';
+import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { createJwksSource, JwksUnavailableError } from './jwks-source.js';
+import { algorithmsForKey, HMAC_ALGORITHMS, JWKS_ALGORITHMS, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './jwt-keys.js';
+import { SCOPES } from './tokens.js';
+
+/** Where the signing keys come from: exactly one of these is configured. */
+export type JwtKeySource =
+  | { kind: 'jwks'; url: string; timeoutMs: number; cooldownMs: number }
+  | { kind: 'pem'; pem: string }
+  | { kind: 'hmac'; secret: string };
+
+export interface JwtVerifierOptions {
+  key: JwtKeySource;
+  issuer?: string;
+  /** The token's `aud` must name one of these, when any are given. */
+  audience?: readonly string[];
+  clockSkewMs: number;
+  /** How long a verified token is remembered (never past its `exp`); 0 turns the cache off. */
+  cacheTtlMs: number;
+  cacheSize?: number;
+  /** A JWKS fetch failed (the IdP is down or answers nonsense). */
+  onJwksError?: (err: Error) => void;
+}
+
+/** A verified token as the bearer guard sees it. */
+export interface JwtIdentity {
+  /** `jwt_` and a hash of `iss` and `sub`: stable per subject, safe for logs and metrics. */
+  id: string;
+  scopes: string[];
+}
+
+export type JwtVerification =
+  | { ok: true; token: JwtIdentity }
+  | { ok: false; reason: 'expired' | 'unknown' | 'jwks_unavailable'; description: string };
+
+export interface JwtVerifier {
+  verify(token: string): Promise<JwtVerification>;
+}
+
+/** Three base64url segments (the last may be empty, as in `alg: none`); opaque tokens start with `pst_`. */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export function looksLikeJwt(token: string): boolean {
+  return JWT_SHAPE.test(token);
+}
+
+const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
+/** Keys tried at most when several in the JWKS fit a token (no `kid`, or a reused one). */
+const MAX_CANDIDATE_KEYS = 8;
+
+export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
+  const { key, algorithms } = resolveKey(options);
+  const verifyOptions = {
+    algorithms,
+    issuer: options.issuer,
+    audience: options.audience && options.audience.length > 0 ? [...options.audience] : undefined,
+    clockTolerance: options.clockSkewMs / 1000,
+    requiredClaims: ['exp', 'sub'],
+  };
+  const cacheSize = options.cacheSize ?? 10_000;
+  const cache = new Map<string, { token: JwtIdentity; until: number }>();
+
+  async function check(token: string): Promise<JWTPayload> {
+    try {
+      // The overloads differ only in the key's type; both are the same call.
+      return typeof key === 'function' ? (await jwtVerify(token, key, verifyOptions)).payload : (await jwtVerify(token, key, verifyOptions)).payload;
+    } catch (err) {
+      if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+      // jose leaves the choice among several fitting keys to the caller: the one that verifies wins.
+      let tried = 0;
+      for await (const candidate of err as unknown as AsyncIterable<CryptoKey>) {
+        if (++tried > MAX_CANDIDATE_KEYS) break;
+        try {
+          return (await jwtVerify(token, candidate, verifyOptions)).payload;
+        } catch (inner) {
+          if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
+        }
+      }
+      throw new errors.JWSSignatureVerificationFailed();
+    }
+  }
+
+  return {
+    async verify(token) {
+      const hash = createHash('sha256').update(token, 'utf8').digest('base64url');
+      const now = Date.now();
+      const hit = cache.get(hash);
+      if (hit && hit.until > now) return { ok: true, token: hit.token };
+      if (hit) cache.delete(hash);
+
+      let payload: JWTPayload;
+      try {
+        payload = await check(token);
+      } catch (err) {
+        return { ok: false, ...failureOf(err) };
+      }
+      const scopes = scopesOf(payload);
+      if (!scopes) return { ok: false, reason: 'unknown', description: 'not valid: its scope claim is not a string or a list of strings' };
+      const identity: JwtIdentity = { id: identityOf(payload), scopes };
+      // `exp` is required, so the entry always has an end; a token is never trusted past it.
+      const until = Math.min(now + options.cacheTtlMs, payload.exp! * 1000);
+      if (options.cacheTtlMs > 0 && until > now) {
+        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
+        cache.set(hash, { token: identity, until });
+      }
+      return { ok: true, token: identity };
+    },
+  };
+}
+
+function resolveKey(options: JwtVerifierOptions): { key: JWTVerifyGetKey | KeyObject | Uint8Array; algorithms: string[] } {
+  const source = options.key;
+  switch (source.kind) {
+    case 'jwks':
+      return {
+        key: createJwksSource({ url: new URL(source.url), timeoutMs: source.timeoutMs, cooldownMs: source.cooldownMs, onFetchError: options.onJwksError }),
+        algorithms: [...JWKS_ALGORITHMS],
+      };
+    case 'pem': {
+      const key = parsePublicKeyPem(source.pem);
+      return { key, algorithms: algorithmsForKey(key) };
+    }
+    case 'hmac': {
+      const secret = new TextEncoder().encode(source.secret);
+      if (secret.byteLength < MIN_HMAC_SECRET_BYTES) throw new Error(`an HS256 secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes`);
+      return { key: secret, algorithms: [...HMAC_ALGORITHMS] };
+    }
+  }
+}
+
+/**
+ * The granted scopes: the space-separated `scope` claim (RFC 8693) and/or `scp` (a list or a string, as
+ * Okta and Entra ID send it), intersected with the scopes this service knows. Undefined when malformed.
+ */
+export function scopesOf(payload: JWTPayload): string[] | undefined {
+  const granted = new Set<string>();
+  for (const claim of [payload.scope, payload.scp]) {
+    if (claim === undefined) continue;
+    const list = typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) && claim.every((s) => typeof s === 'string') ? (claim as string[]) : undefined;
+    if (!list) return undefined;
+    for (const s of list) if (KNOWN_SCOPES.has(s)) granted.add(s);
+  }
+  return [...granted];
+}
+
+/** A stable id per subject of an issuer; the JSON array keeps ("a", "bc") and ("ab", "c") apart. */
+function identityOf(payload: JWTPayload): string {
+  return 'jwt_' + createHash('sha256').update(JSON.stringify([payload.iss ?? null, payload.sub ?? null])).digest('base64url').slice(0, 22);
+}
+
+const CLAIM_PROBLEMS: Record<string, string> = {
+  nbf: 'not valid yet',
+  aud: 'not valid: wrong audience',
+  iss: 'not valid: wrong issuer',
+  iat: 'not valid: issued in the future',
+};
+
+/** Why a token failed, in words fit for a client (fixed phrases: nothing from the token is echoed). */
+function failureOf(err: unknown): { reason: 'expired' | 'unknown' | 'jwks_unavailable'; description: string } {
+  const invalid = (why: string) => ({ reason: 'unknown' as const, description: `not valid: ${why}` });
+  if (err instanceof errors.JWTExpired) return { reason: 'expired', description: 'expired' };
+  if (err instanceof JwksUnavailableError) return { reason: 'jwks_unavailable', description: "not verifiable now: the identity provider's keys are unavailable" };
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    const known = CLAIM_PROBLEMS[err.claim];
+    if (known) return { reason: 'unknown', description: known };
+    return invalid(/^[a-z]{1,16}$/.test(err.claim) ? `the ${err.claim} claim is missing or wrong` : 'a claim is missing or wrong');
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return invalid('its algorithm is not accepted');
+  if (err instanceof errors.JWSSignatureVerificationFailed) return invalid('bad signature');
+  if (err instanceof errors.JWKSNoMatchingKey) return invalid('no known key matches it');
+  if (err instanceof errors.JOSENotSupported) return invalid('its algorithm is not supported');
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return invalid('malformed');
+  return invalid('it could not be verified');
+}
+
+/** Builds the verifier the configuration asks for, or undefined when JWTs are off. */
+export function jwtVerifierFromConfig(
+  config: {
+    jwtJwksUrl: string;
+    jwtPublicKey: string;
+    jwtHs256Secret: string;
+    jwtIssuer: string;
+    jwtAudience: readonly string[];
+    jwtClockSkewMs: number;
+    jwtJwksTimeoutMs: number;
+    jwtJwksCooldownMs: number;
+    tokenCacheTtlMs: number;
+  },
+  onJwksError?: (err: Error) => void,
+): JwtVerifier | undefined {
+  const key: JwtKeySource | undefined = config.jwtJwksUrl
+    ? { kind: 'jwks', url: config.jwtJwksUrl, timeoutMs: config.jwtJwksTimeoutMs, cooldownMs: config.jwtJwksCooldownMs }
+    : config.jwtPublicKey
+      ? { kind: 'pem', pem: config.jwtPublicKey }
+      : config.jwtHs256Secret
+        ? { kind: 'hmac', secret: config.jwtHs256Secret }
+        : undefined;
+  if (!key) return undefined;
+  return createJwtVerifier({
+    key,
+    issuer: config.jwtIssuer || undefined,
+    audience: config.jwtAudience,
+    clockSkewMs: config.jwtClockSkewMs,
+    cacheTtlMs: config.tokenCacheTtlMs,
+    onJwksError,
+  });
+}

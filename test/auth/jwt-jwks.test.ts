@@ -1,0 +1,127 @@
+// JWTs verified with the identity provider's JWKS, fetched from a real HTTP server on 127.0.0.1: the key set
+// is fetched once and cached, an unknown kid causes one refetch (key rotation) but a flood of them does not
+// hammer the IdP, and a key set that is down, failing, hanging or too large gives 401 quickly, never a 500.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Config } from '../../src/config.js';
+import { startApp } from '../helpers/app.js';
+import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken, type JwksServer } from '../helpers/jwt-issuer.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function jwksConfig(jwks: JwksServer, more: Partial<Config> = {}): Partial<Config> {
+  return { jwtJwksUrl: jwks.url, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE], jwtJwksTimeoutMs: 1_000, jwtJwksCooldownMs: 30_000, ...more };
+}
+
+test('an RS256 token signed by a key of the JWKS is accepted; the key set is fetched once and cached', async (t) => {
+  const key = await signingKey('RS256', 'k1');
+  const jwks = await startJwksServer(t, [key.jwk]);
+  const s = await startApp(t, { config: jwksConfig(jwks) });
+  assert.equal(jwks.fetches(), 0, 'the key set is fetched on first use, not before');
+
+  const token = await mint(key, { claims: { scope: 'plants:read plants:write' } });
+  const created = await addPlant(s.url, token, 1);
+  assert.equal(created.status, 200, await created.text());
+  assert.equal((await listPlants(s.url, token)).status, 200);
+  const other = await mint(key, { subject: 'user-2', claims: { scope: 'plants:read' } });
+  assert.equal((await listPlants(s.url, other)).status, 200);
+  assert.equal(jwks.fetches(), 1);
+  // Opaque tokens keep working next to JWTs.
+  assert.equal((await listPlants(s.url, s.token.read)).status, 200);
+});
+
+test('a token signed by another key under a known kid is refused (bad signature)', async (t) => {
+  const key = await signingKey('RS256', 'k1');
+  const impostor = await signingKey('RS256', 'k1');
+  const jwks = await startJwksServer(t, [key.jwk]);
+  const s = await startApp(t, { config: jwksConfig(jwks) });
+  const forged = await mint(impostor, { claims: { scope: 'plants:write' } });
+  await assertInvalidToken(await addPlant(s.url, forged, 1), /bad signature/, forged);
+  assert.equal(await s.store.getPlant(1n), undefined);
+});
+
+test('an unknown kid triggers one JWKS refetch: a rotated-in key works, a flood of unknown kids does not hammer the IdP', async (t) => {
+  const old = await signingKey('RS256', 'old');
+  const next = await signingKey('ES256', 'new');
+  // Minted up front, so that the flood below fits well inside the cooldown.
+  const strangers = await Promise.all(
+    Array.from({ length: 20 }, async (_, i) => mint(await signingKey('ES256', `stranger-${i}`), { claims: { scope: 'plants:read' } })),
+  );
+  const jwks = await startJwksServer(t, [old.jwk]);
+  const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksCooldownMs: 1_000 }) });
+
+  assert.equal((await listPlants(s.url, await mint(old, { claims: { scope: 'plants:read' } }))).status, 200);
+  assert.equal(jwks.fetches(), 1);
+
+  // The IdP rotates: the new key is published, tokens start carrying its kid.
+  jwks.setKeys([next.jwk]);
+  await sleep(1_100);
+  const rotated = await mint(next, { claims: { scope: 'plants:read' } });
+  assert.equal((await listPlants(s.url, rotated)).status, 200);
+  assert.equal(jwks.fetches(), 2, 'the unknown kid caused exactly one refetch');
+
+  // Within the cooldown, unknown kids are refused without asking the IdP again.
+  const answers = await Promise.all(strangers.map((tok) => listPlants(s.url, tok)));
+  for (const [i, res] of answers.entries()) await assertInvalidToken(res, /no known key matches it/, strangers[i]!);
+  assert.equal(jwks.fetches(), 2, 'a flood of unknown kids fetched the key set again');
+
+  // The retired key is gone from the set the service now holds.
+  const retired = await mint(old, { claims: { scope: 'plants:read' } });
+  await assertInvalidToken(await listPlants(s.url, retired), /no known key/, retired);
+  assert.equal((await listPlants(s.url, rotated)).status, 200);
+  assert.ok(jwks.fetches() <= 3, `fetches: ${jwks.fetches()}`);
+});
+
+test('alg none is refused, also with the kid of a trusted key', async (t) => {
+  const key = await signingKey('RS256', 'k1');
+  const jwks = await startJwksServer(t, [key.jwk]);
+  const s = await startApp(t, { config: jwksConfig(jwks) });
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { iss: ISSUER, aud: AUDIENCE, sub: 'mallory', exp: now + 300, scope: 'plants:write' };
+  for (const token of [unsignedToken(claims), unsignedToken(claims, { kid: 'k1' })]) {
+    await assertInvalidToken(await addPlant(s.url, token, 1), /not valid/, token);
+  }
+  assert.equal(await s.store.countPlants(), 0);
+});
+
+test('alg confusion: an HS256 token keyed with the public key of the JWKS is refused', async (t) => {
+  const key = await signingKey('RS256', 'k1');
+  const jwks = await startJwksServer(t, [key.jwk]);
+  const s = await startApp(t, { config: jwksConfig(jwks) });
+  for (const secret of [key.pem, JSON.stringify(key.jwk), key.jwk.n!]) {
+    const token = await mint({ secret, alg: 'HS256', kid: 'k1' }, { claims: { scope: 'plants:write' } });
+    await assertInvalidToken(await addPlant(s.url, token, 1), /algorithm is not accepted/, token);
+  }
+  assert.equal(await s.store.countPlants(), 0);
+});
+
+test('a JWKS server that is down, failing, hanging or too large gives a quick 401, never a 500 or a hang', async (t) => {
+  const key = await signingKey('RS256', 'k1');
+  const token = await mint(key, { claims: { scope: 'plants:read' } });
+
+  // Down: nothing listens on the port any more.
+  const down = await startJwksServer(t, [key.jwk]);
+  await down.close();
+  const s1 = await startApp(t, { config: jwksConfig(down) });
+  let started = Date.now();
+  await assertInvalidToken(await listPlants(s1.url, token), /keys are unavailable/, token);
+  assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+
+  // Failing (500), hanging (no answer: the fetch deadline applies), too large (over the size bound).
+  for (const mode of ['error', 'hang', 'huge'] as const) {
+    const jwks = await startJwksServer(t, [key.jwk]);
+    jwks.setMode(mode);
+    const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksTimeoutMs: 500 }) });
+    started = Date.now();
+    await assertInvalidToken(await listPlants(s.url, token), /keys are unavailable/, token);
+    assert.ok(Date.now() - started < 2_000, `${mode}: took ${Date.now() - started} ms`);
+    assert.equal(jwks.fetches(), 1, mode);
+    // Right after a failure the IdP is not asked again on every request.
+    await assertInvalidToken(await listPlants(s.url, token), /keys are unavailable/, token);
+    assert.equal(jwks.fetches(), 1, `${mode}: refetched at once after a failure`);
+    // Once it recovers, tokens work again (after the short pause that follows a failure).
+    jwks.setMode('ok');
+    await sleep(2_100);
+    assert.equal((await listPlants(s.url, token)).status, 200, mode);
+  }
+});
