@@ -27,8 +27,8 @@ export const ISSUER = 'https://idp.test/';
 export const AUDIENCE = 'plant-store';
 
 export interface MintOptions {
-  /** Seconds from now; negative for a token already expired. Default 300. */
-  expiresIn?: number;
+  /** Seconds from now; negative for a token already expired; null for none. Default 300. */
+  expiresIn?: number | null;
   /** Seconds from now for `nbf`. */
   notBefore?: number;
   claims?: JWTPayload;
@@ -47,7 +47,7 @@ export async function mint(key: SigningKey | { secret: Uint8Array | string; alg?
   if (options.audience !== null) payload.aud = options.audience ?? AUDIENCE;
   if (options.subject !== null) payload.sub = options.subject ?? 'user-1';
   payload.iat = now;
-  payload.exp = now + (options.expiresIn ?? 300);
+  if (options.expiresIn !== null) payload.exp = now + (options.expiresIn ?? 300);
   if (options.notBefore !== undefined) payload.nbf = now + options.notBefore;
   const signing = 'secret' in key ? (typeof key.secret === 'string' ? new TextEncoder().encode(key.secret) : key.secret) : key.privateKey;
   const alg = 'secret' in key ? (key.alg ?? 'HS256') : key.alg;
