@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { BIN, startApp, tempDir } from '../helpers/app.js';
+import { BIN, runCli, startApp, tempDir } from '../helpers/app.js';
 import { addPlant, assertInvalidToken, listPlants, mint, signingKey } from '../helpers/jwt-issuer.js';
 
 const SECRET = 'a-shared-secret-of-more-than-32-bytes!';
@@ -69,4 +69,19 @@ test('serve refuses an HS256 secret under 32 bytes, or two key sources, with exi
   // The same secret at 32 bytes starts.
   const ok = await serveOnce({ ...db, JWT_HS256_SECRET: short + '!' });
   assert.match(ok.out, /Server listening/);
+});
+
+test('plant-store config masks the HS256 secret and shows a public key by its fingerprint', async () => {
+  const masked = await runCli(['config'], { JWT_HS256_SECRET: SECRET, JWT_AUDIENCE: 'plant-store,admin' });
+  assert.equal(masked.code, 0, masked.stderr);
+  assert.match(masked.stdout, /^JWT_HS256_SECRET=\*\*\*\*$/m);
+  assert.match(masked.stdout, /^JWT_AUDIENCE=plant-store,admin$/m);
+  assert.ok(!masked.stdout.includes(SECRET) && !masked.stderr.includes(SECRET), 'the secret was printed');
+
+  const key = await signingKey('ES256', 'k');
+  const shown = await runCli(['config'], { JWT_PUBLIC_KEY: key.pem });
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.match(shown.stdout, /^JWT_PUBLIC_KEY=sha256:[0-9a-f]{16}$/m);
+  assert.match(shown.stdout, /^JWT_HS256_SECRET=$/m);
+  assert.match(shown.stdout, /^JWT_CLOCK_SKEW_MS=30000$/m);
 });
