@@ -127,9 +127,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const throttle = createFailureThrottle(config.authFailuresPerMinute);
   const jwtLog = logger.child({ component: 'jwt' });
-  const jwt = jwtVerifierFromConfig(config, (err) =>
-    jwtLog.warn({ error: err.message, code: (err.cause as { code?: string } | undefined)?.code }, 'could not fetch the JWT key set'),
-  );
+  // Neither callback sees the token; jose's and our error messages do not quote it.
+  const jwt = jwtVerifierFromConfig(config, {
+    onJwksError: (err) => jwtLog.warn({ error: err.message }, 'could not fetch the JWT key set'),
+    onUnexpectedError: (err) => jwtLog.error({ error: (err as Error)?.name, message: (err as Error)?.message }, 'unexpected error verifying a JWT'),
+  });
   if (jwt && config.jwtAudience.length === 0) jwtLog.warn('JWT_AUDIENCE is not set: JWTs the identity provider issued for any audience are accepted');
   const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt);
   registerContractRoutes(

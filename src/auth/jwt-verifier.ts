@@ -2,7 +2,7 @@
 // exp/nbf with a clock skew, iss/aud when configured, scopes from `scope` or `scp`. The token itself is
 // never kept or logged; it is known by a hash of its issuer and subject.
 import { createHash } from 'node:crypto';
-import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { createJwksSource, JwksUnavailableError } from './jwks-source.js';
 import { algorithmsForKey, HMAC_ALGORITHMS, JWKS_ALGORITHMS, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './jwt-keys.js';
 import { SCOPES } from './tokens.js';
@@ -24,6 +24,8 @@ export interface JwtVerifierOptions {
   cacheSize?: number;
   /** A JWKS fetch failed (the IdP is down or answers nonsense). */
   onJwksError?: (err: Error) => void;
+  /** Verification failed for a reason that is not one of jose's: a bug, or input nobody foresaw. */
+  onUnexpectedError?: (err: unknown) => void;
 }
 
 /** A verified token as the bearer guard sees it. */
@@ -53,7 +55,7 @@ const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 const MAX_CANDIDATE_KEYS = 8;
 
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
-  const { key, algorithms } = resolveKey(options);
+  const { getKey, algorithms } = resolveKey(options);
   const verifyOptions = {
     algorithms,
     issuer: options.issuer,
@@ -66,8 +68,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 
   async function check(token: string): Promise<JWTPayload> {
     try {
-      // The overloads differ only in the key's type; both are the same call.
-      return typeof key === 'function' ? (await jwtVerify(token, key, verifyOptions)).payload : (await jwtVerify(token, key, verifyOptions)).payload;
+      return (await jwtVerify(token, getKey, verifyOptions)).payload;
     } catch (err) {
       if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
       // jose leaves the choice among several fitting keys to the caller: the one that verifies wins.
@@ -96,8 +97,13 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       try {
         payload = await check(token);
       } catch (err) {
-        return { ok: false, ...failureOf(err) };
+        const failure = failureOf(err);
+        if (!failure) options.onUnexpectedError?.(err);
+        return { ok: false, ...(failure ?? { reason: 'unknown', description: 'not valid: it could not be verified' }) };
       }
+      // jose checks that sub is present and, only when an issuer is configured, what iss is; the id needs both as strings.
+      if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'unknown', description: 'not valid: the sub claim is missing or wrong' };
+      if (payload.iss !== undefined && typeof payload.iss !== 'string') return { ok: false, reason: 'unknown', description: 'not valid: the iss claim is missing or wrong' };
       const scopes = scopesOf(payload);
       if (!scopes) return { ok: false, reason: 'unknown', description: 'not valid: its scope claim is not a string or a list of strings' };
       const identity: JwtIdentity = { id: identityOf(payload), scopes };
@@ -112,22 +118,23 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   };
 }
 
-function resolveKey(options: JwtVerifierOptions): { key: JWTVerifyGetKey | KeyObject | Uint8Array; algorithms: string[] } {
+/** One key-lookup path for every source; a fixed key is simply the answer for every token. */
+function resolveKey(options: JwtVerifierOptions): { getKey: JWTVerifyGetKey; algorithms: string[] } {
   const source = options.key;
   switch (source.kind) {
     case 'jwks':
       return {
-        key: createJwksSource({ url: new URL(source.url), timeoutMs: source.timeoutMs, cooldownMs: source.cooldownMs, onFetchError: options.onJwksError }),
+        getKey: createJwksSource({ url: new URL(source.url), timeoutMs: source.timeoutMs, cooldownMs: source.cooldownMs, onFetchError: options.onJwksError }),
         algorithms: [...JWKS_ALGORITHMS],
       };
     case 'pem': {
       const key = parsePublicKeyPem(source.pem);
-      return { key, algorithms: algorithmsForKey(key) };
+      return { getKey: async () => key, algorithms: algorithmsForKey(key) };
     }
     case 'hmac': {
       const secret = new TextEncoder().encode(source.secret);
       if (secret.byteLength < MIN_HMAC_SECRET_BYTES) throw new Error(`an HS256 secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes`);
-      return { key: secret, algorithms: [...HMAC_ALGORITHMS] };
+      return { getKey: async () => secret, algorithms: [...HMAC_ALGORITHMS] };
     }
   }
 }
@@ -159,8 +166,11 @@ const CLAIM_PROBLEMS: Record<string, string> = {
   iat: 'not valid: issued in the future',
 };
 
-/** Why a token failed, in words fit for a client (fixed phrases: nothing from the token is echoed). */
-function failureOf(err: unknown): { reason: 'expired' | 'unknown' | 'jwks_unavailable'; description: string } {
+/**
+ * Why a token failed, in words fit for a client (fixed phrases: nothing from the token is echoed);
+ * undefined for an error that is not jose's verdict on the token.
+ */
+function failureOf(err: unknown): { reason: 'expired' | 'unknown' | 'jwks_unavailable'; description: string } | undefined {
   const invalid = (why: string) => ({ reason: 'unknown' as const, description: `not valid: ${why}` });
   if (err instanceof errors.JWTExpired) return { reason: 'expired', description: 'expired' };
   if (err instanceof JwksUnavailableError) return { reason: 'jwks_unavailable', description: "not verifiable now: the identity provider's keys are unavailable" };
@@ -174,7 +184,8 @@ function failureOf(err: unknown): { reason: 'expired' | 'unknown' | 'jwks_unavai
   if (err instanceof errors.JWKSNoMatchingKey) return invalid('no known key matches it');
   if (err instanceof errors.JOSENotSupported) return invalid('its algorithm is not supported');
   if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return invalid('malformed');
-  return invalid('it could not be verified');
+  if (err instanceof errors.JOSEError) return invalid('it could not be verified');
+  return undefined;
 }
 
 /** Builds the verifier the configuration asks for, or undefined when JWTs are off. */
@@ -190,7 +201,7 @@ export function jwtVerifierFromConfig(
     jwtJwksCooldownMs: number;
     tokenCacheTtlMs: number;
   },
-  onJwksError?: (err: Error) => void,
+  log?: { onJwksError?: (err: Error) => void; onUnexpectedError?: (err: unknown) => void },
 ): JwtVerifier | undefined {
   const key: JwtKeySource | undefined = config.jwtJwksUrl
     ? { kind: 'jwks', url: config.jwtJwksUrl, timeoutMs: config.jwtJwksTimeoutMs, cooldownMs: config.jwtJwksCooldownMs }
@@ -206,6 +217,6 @@ export function jwtVerifierFromConfig(
     audience: config.jwtAudience,
     clockSkewMs: config.jwtClockSkewMs,
     cacheTtlMs: config.tokenCacheTtlMs,
-    onJwksError,
+    ...log,
   });
 }
