@@ -9,7 +9,7 @@ import { SCOPES } from './tokens.js';
 
 /** Where the signing keys come from: exactly one of these is configured. */
 export type JwtKeySource =
-  | { kind: 'jwks'; url: string; timeoutMs: number; cooldownMs: number }
+  | { kind: 'jwks'; url: string; timeoutMs: number; cooldownMs: number; maxAgeMs?: number }
   | { kind: 'pem'; pem: string }
   | { kind: 'hmac'; secret: string };
 
@@ -124,7 +124,7 @@ function resolveKey(options: JwtVerifierOptions): { getKey: JWTVerifyGetKey; alg
   switch (source.kind) {
     case 'jwks':
       return {
-        getKey: createJwksSource({ url: new URL(source.url), timeoutMs: source.timeoutMs, cooldownMs: source.cooldownMs, onFetchError: options.onJwksError }),
+        getKey: createJwksSource({ ...source, url: new URL(source.url), onFetchError: options.onJwksError }),
         algorithms: [...JWKS_ALGORITHMS],
       };
     case 'pem': {
