@@ -125,3 +125,15 @@ test('a JWKS server that is down, failing, hanging or too large gives a quick 40
     assert.equal((await listPlants(s.url, token)).status, 200, mode);
   }
 });
+
+test('a token without kid is checked against every fitting key of the set (IdPs that omit kid)', async (t) => {
+  const [a, b] = [await signingKey('RS256', 'a'), await signingKey('RS256', 'b')];
+  const strip = (jwk: typeof a.jwk) => ({ ...jwk, kid: undefined });
+  const jwks = await startJwksServer(t, [strip(a.jwk), strip(b.jwk)]);
+  const s = await startApp(t, { config: jwksConfig(jwks) });
+  for (const key of [a, b]) {
+    assert.equal((await listPlants(s.url, await mint({ ...key, kid: '' }, { claims: { scope: 'plants:read' } }))).status, 200, key.kid);
+  }
+  const other = await mint({ ...(await signingKey('RS256', 'c')), kid: '' }, { claims: { scope: 'plants:read' } });
+  await assertInvalidToken(await listPlants(s.url, other), /bad signature/, other);
+});
