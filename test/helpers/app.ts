@@ -44,16 +44,20 @@ export async function startApp(
   t: TestContext,
   options: { config?: Partial<Config>; store?: StoreOptions; databaseUrl?: string } = {},
 ): Promise<TestApp> {
+  // Registered before the database is made, so that it runs before the database is removed.
+  let close = async () => {};
+  t.after(() => close());
   const databaseUrl = options.databaseUrl ?? (await freshDatabaseUrl(t));
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, ...options.config });
   const { store } = await openStore(databaseUrl, options.store);
+  close = () => store.close();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const app = await buildApp(config, { store, tokens });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(async () => {
+  close = async () => {
     await app.close();
     await store.close();
-  });
+  };
+  await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   const make = async (scopes: ('plants:read' | 'plants:write')[]) => (await tokens.create({ name: scopes.join('+'), scopes })).secret;
