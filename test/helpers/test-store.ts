@@ -25,6 +25,7 @@ function adminPool(): Promise<{ pool: pg.Pool; url: string }> {
     const url = process.env.PLANT_STORE_TEST_PG_URL || (await startPgCluster()).url;
     const pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 1_000, allowExitOnIdle: true });
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     return { pool, url };
   })());
 }

@@ -131,3 +131,22 @@ test('postgres: concurrent claims from two stores never hand out the same delive
   assert.ok(again.every((d) => d.subscriptionId !== 'wh_b'));
   assert.ok(again.every((d) => claimedBy.has(d.deliveryId)));
 });
+
+test('postgres: a statement held up longer than DATABASE_STATEMENT_TIMEOUT_MS answers 503, and the next request works', async (t) => {
+  const s = await startApp(t, { databaseUrl: await freshPostgresUrl(t), store: { statementTimeoutMs: 300 } });
+  // Another session holds the plants table: every write waits on its lock until the timeout cancels it.
+  const blocker = new pg.Client({ connectionString: s.databaseUrl });
+  blocker.on('error', () => {}); // the database is dropped (its sessions ended) after the test
+  await blocker.connect();
+  t.after(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+  const started = Date.now();
+  const res = await s.postPlant({ id: 1, name: 'fern' });
+  assert.equal(res.status, 503);
+  assert.deepEqual(await res.json(), { error: 503, message: 'The store is unavailable; nothing was saved. Retry later.' });
+  assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+  await blocker.query('ROLLBACK');
+  const retry = await s.postPlant({ id: 1, name: 'fern' });
+  assert.equal(retry.status, 200);
+});

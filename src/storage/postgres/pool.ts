@@ -44,6 +44,9 @@ export function createPool(url: string, options: PostgresOptions): pg.Pool {
   // A connection broken while idle (server restart, network) is dropped by the pool, which emits it here;
   // without a listener that would crash the process. The next query opens a new connection.
   pool.on('error', () => {});
+  // And every connection keeps a listener of its own whatever state the pool has it in (checked out between
+  // two queries, being released, being ended), so no 'error' event can ever go unheard and crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
