@@ -3,7 +3,7 @@
 // (import and export add 3: stopped part way; see their --help).
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
-import { MigrationError, openStore } from '../storage/open-store.js';
+import { MigrationError, openStore, storeOptions } from '../storage/open-store.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 
 const HELP = `plant-store: the Plant Store API service
@@ -39,7 +39,7 @@ Exits 1, naming the migration and the error, if one fails; nothing of a failed m
 const CONFIG_HELP = `Usage: plant-store config
 
 Prints the effective configuration, one VARIABLE=value a line, secrets masked. Variables:
-${SETTINGS.map((s) => `  ${s.env.padEnd(26)}${s.description} (default ${String(s.default)})`).join('\n')}
+${SETTINGS.map((s) => `  ${s.env.padEnd(31)}${s.description} (default ${String(s.default)})`).join('\n')}
 `;
 
 export class UsageError extends Error {}
@@ -117,7 +117,7 @@ function wantsHelp(args: string[], help: string): boolean {
 
 async function migrate(): Promise<number> {
   const config = loadConfig();
-  const { store, migrations } = await openStore(config.databaseUrl);
+  const { store, migrations } = await openStore(config.databaseUrl, storeOptions(config));
   await store.close();
   for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${m.status}\n`);
   return 0;

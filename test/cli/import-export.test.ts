@@ -7,13 +7,14 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BIN, runCli, tempDir } from '../helpers/app.js';
+import { BIN, freshDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 
-function setup(t: TestContext): { dir: string; env: Record<string, string>; db: string } {
+/** A folder for input files and a new database of the store under test (`sqlite` forces a SQLite file, `db`). */
+async function setup(t: TestContext, sqlite = false): Promise<{ dir: string; env: Record<string, string>; db: string }> {
   const dir = tempDir(t);
   const db = join(dir, 'plants.db');
-  return { dir, db, env: { DATABASE_URL: `sqlite:${db}` } };
+  return { dir, db, env: { DATABASE_URL: sqlite ? `sqlite:${db}` : await freshDatabaseUrl(t) } };
 }
 
 function file(dir: string, name: string, text: string): string {
@@ -45,7 +46,7 @@ const MAX = '9223372036854775807';
 const MIN = '-9223372036854775808';
 
 test('JSON Lines: imported, identical, conflicts and invalid lines by line number; int64 edges exact', async (t) => {
-  const { dir, env } = setup(t);
+  const { dir, env } = await setup(t);
   const lines = [
     `{"id":1,"name":"Fern"}`, // 1
     `{"id":${MAX},"name":"max","tag":"edge"}`, // 2
@@ -110,7 +111,7 @@ test('JSON Lines: imported, identical, conflicts and invalid lines by line numbe
 });
 
 test('a clean import exits 0, and importing it again skips every row as identical with exit 0', async (t) => {
-  const { dir, env } = setup(t);
+  const { dir, env } = await setup(t);
   const path = file(dir, 'p.ndjson', Array.from({ length: 120 }, (_, i) => `{"id":${i * 3},"name":"p${i}","tag":"t${i % 4}"}`).join('\n'));
   const first = await runCli(['import', '--batch-size', '7', path], env);
   assert.equal(first.code, 0, first.stderr + first.stdout);
@@ -122,7 +123,7 @@ test('a clean import exits 0, and importing it again skips every row as identica
 });
 
 test('CSV: header, quotes, commas and line breaks in names, empty tag, bad records by the line they start on', async (t) => {
-  const { dir, env } = setup(t);
+  const { dir, env } = await setup(t);
   const csv = [
     'id,name,tag', // 1
     '1,"Fern, the ""big"" one",green', // 2
@@ -179,8 +180,8 @@ test('CSV: header, quotes, commas and line breaks in names, empty tag, bad recor
 });
 
 test('export | import into a fresh database gives an identical export (stdin, many pages)', async (t) => {
-  const a = setup(t);
-  const b = setup(t);
+  const a = await setup(t);
+  const b = await setup(t);
   const rows = Array.from({ length: 2500 }, (_, i) => {
     const id = i % 2 === 0 ? 9223372036854770000n + BigInt(i) : -BigInt(i) * 1000003n;
     const tag = i % 3 === 0 ? `,"tag":"t\\"${i}"` : i % 5 === 0 ? `,"tag":""` : '';
@@ -198,7 +199,8 @@ test('export | import into a fresh database gives an identical export (stdin, ma
 });
 
 test('new plants get a newPlant event for each active subscription; identical ones do not', async (t) => {
-  const { dir, env } = setup(t);
+  // Reads the outbox tables from the SQLite file directly: stays on SQLite.
+  const { dir, env } = await setup(t, true);
   const { store } = await openStore(env.DATABASE_URL!);
   await store.webhooks.insertSubscription({
     id: 'wh_test', url: 'https://example.com/hook', description: null, secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
@@ -216,7 +218,8 @@ test('new plants get a newPlant event for each active subscription; identical on
 });
 
 test('a commit that fails part way stops with exit 3 and says exactly which lines were committed', async (t) => {
-  const { dir, env, db: dbPath } = setup(t);
+  // Injects a failure with a SQLite trigger in the file: stays on SQLite.
+  const { dir, env, db: dbPath } = await setup(t, true);
   const { store } = await openStore(env.DATABASE_URL!);
   await store.close();
   const db = new Database(dbPath);
@@ -238,7 +241,7 @@ test('a commit that fails part way stops with exit 3 and says exactly which line
 });
 
 test('usage errors exit 2; help exits 0; an unreadable file exits 3 with nothing committed', async (t) => {
-  const { dir, env } = setup(t);
+  const { dir, env } = await setup(t);
   for (const args of [['import'], ['import', 'a.txt'], ['import', '--format', 'xml', 'a.csv'], ['import', '--batch-size', '0', 'a.csv'],
     ['import', 'a.csv', 'b.csv'], ['import', '--bogus', 'a.csv'], ['export', 'extra'], ['export', '--tag', 'x']]) {
     const r = await runCli(args, env);
@@ -262,7 +265,7 @@ test('usage errors exit 2; help exits 0; an unreadable file exits 3 with nothing
 });
 
 test('bytes that are not UTF-8 and over-long lines are invalid lines, and the lines around them still import', async (t) => {
-  const { dir, env } = setup(t);
+  const { dir, env } = await setup(t);
   const path = join(dir, 'p.jsonl');
   writeFileSync(path, Buffer.concat([
     Buffer.from('\uFEFF{"id":1,"name":"after a BOM"}\r\n{"id":2,"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n'),

@@ -25,6 +25,8 @@ const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { BOOTSTRAP_TOKEN: 'maybe' }, names: ['BOOTSTRAP_TOKEN'] },
   { env: { DATABASE_URL: 'mysql://admin:hunter2@db.example/plants' }, names: ['DATABASE_URL'], hint: /sqlite:/ },
   { env: { DATABASE_URL: 'plants.db' }, names: ['DATABASE_URL'] },
+  { env: { DATABASE_URL: 'postgres://admin:hunter2@/plants' }, names: ['DATABASE_URL'], hint: /postgres:\/\/USER/ },
+  { env: { DATABASE_POOL_SIZE: '0', DATABASE_STATEMENT_TIMEOUT_MS: '10s', DATABASE_CONNECT_TIMEOUT_MS: '-1' }, names: ['DATABASE_POOL_SIZE', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS'] },
   { env: { PORT: 'x', LOG_LEVEL: 'y', BODY_LIMIT_BYTES: 'z' }, names: ['PORT', 'LOG_LEVEL', 'BODY_LIMIT_BYTES'] },
 ];
 
@@ -80,6 +82,20 @@ test('plant-store config shows the values from the environment, normalised, and 
   assert.match(r.stdout, /^BODY_LIMIT_BYTES=2048$/m);
   assert.match(r.stdout, /^DATABASE_URL=sqlite:\/\/admin:\*\*\*\*@localhost\/plants\.db$/m);
   assert.ok(!r.stdout.includes('hunter2') && !r.stderr.includes('hunter2'), 'the password was printed');
+});
+
+test('plant-store config accepts postgres:// and postgresql:// URLs and masks their password, also in a password= parameter', async (t) => {
+  for (const [url, shown] of [
+    ['postgres://admin:hunter2@db.example:5432/plants', 'postgres://admin:****@db.example:5432/plants'],
+    ['postgresql://admin:hunter2@db.example/plants?sslmode=require', 'postgresql://admin:****@db.example/plants?sslmode=require'],
+    ['postgres://db.example/plants?user=admin&password=hunter2', 'postgres://db.example/plants?user=admin&password=****'],
+  ]) {
+    const r = await runIn(tempDir(t), ['config'], { DATABASE_URL: url, DATABASE_POOL_SIZE: '25' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.includes(`\nDATABASE_URL=${shown}\n`), r.stdout);
+    assert.match(r.stdout, /^DATABASE_POOL_SIZE=25$/m);
+    assert.ok(!r.stdout.includes('hunter2') && !r.stderr.includes('hunter2'), 'the password was printed');
+  }
 });
 
 test('plant-store config with a bad value exits 1 naming it', async (t) => {
