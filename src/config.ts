@@ -4,6 +4,12 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string;
+  /** PostgreSQL connections per instance at most. */
+  readonly databasePoolSize: number;
+  /** PostgreSQL: longest a statement may run before the server cancels it (the request gets 503). */
+  readonly databaseStatementTimeoutMs: number;
+  /** PostgreSQL: longest opening a connection may take (start-up fails, or a request gets 503). */
+  readonly databaseConnectTimeoutMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted request body, in bytes. */
   readonly bodyLimit: number;
@@ -97,10 +103,25 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     if (!/^[\w.:[\]-]+$/.test(raw)) throw new ConfigError(`not a host name or address: "${raw}"`);
     return raw;
   } },
-  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (PATH relative to the working directory)', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
-    if (!/^sqlite:.+/.test(raw)) throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use sqlite:PATH`);
-    return raw;
+  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (PATH relative to the working directory) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://)', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
+    if (/^sqlite:.+/.test(raw)) return raw;
+    if (/^postgres(ql)?:\/\//.test(raw)) {
+      let url: URL | undefined;
+      try {
+        url = new URL(raw);
+      } catch {
+        // reported below
+      }
+      if (!url || (!url.hostname && !url.searchParams.get('host'))) {
+        throw new ConfigError(`DATABASE_URL "${maskUrl(raw)}" is not a valid postgres:// URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
+      }
+      return raw;
+    }
+    throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
   } },
+  { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', description: 'PostgreSQL connections per instance at most', default: 10, parse: integer(1, 1_000) },
+  { key: 'databaseStatementTimeoutMs', env: 'DATABASE_STATEMENT_TIMEOUT_MS', description: 'PostgreSQL statement_timeout: a statement running longer is cancelled and its request gets 503', default: 10_000, parse: integer(100, 600_000) },
+  { key: 'databaseConnectTimeoutMs', env: 'DATABASE_CONNECT_TIMEOUT_MS', description: 'PostgreSQL: longest opening a connection may take (start-up fails, a request gets 503)', default: 5_000, parse: integer(100, 120_000) },
   { key: 'logLevel', env: 'LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: (raw) => {
     const v = raw.trim().toLowerCase();
     if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new ConfigError(`expected one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
@@ -143,8 +164,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return Object.freeze({ ...(out as unknown as Config), ...overrides });
 }
 
-function maskUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):([^@/]*)@/, '//$1:****@');
+/** Hides the password of a URL: user:PASSWORD@ and a password= query parameter (libpq style). */
+export function maskUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):([^@/]*)@/, '//$1:****@').replace(/([?&]password=)[^&]*/gi, '$1****');
 }
 
 /** The effective configuration as printable lines, secrets masked. */

@@ -6,11 +6,11 @@ import { describeConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { createTokenService } from './auth/token-service.js';
 import { SCOPES } from './auth/tokens.js';
-import { openStore } from './storage/open-store.js';
+import { openStore, storeOptions } from './storage/open-store.js';
 
 export async function serve(config: Config): Promise<number> {
   const logger = createLogger(config);
-  const { store, migrations } = await openStore(config.databaseUrl);
+  const { store, migrations } = await openStore(config.databaseUrl, storeOptions(config));
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
 

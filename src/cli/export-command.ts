@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { plantJsonLine } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
-import { openStore } from '../storage/open-store.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
 import { UsageError } from './main.js';
 
 export const EXPORT_HELP = `Usage: plant-store export
@@ -22,7 +22,8 @@ export async function exportCommand(args: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const { store } = await openStore(loadConfig().databaseUrl);
+  const config = loadConfig();
+  const { store } = await openStore(config.databaseUrl, storeOptions(config));
   let written = 0;
   try {
     let after: bigint | undefined;

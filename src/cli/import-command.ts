@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { readLines } from '../bulk/lines.js';
 import { CsvHeaderError, CsvParser, parseJsonLine, type Parsed } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
-import { openStore } from '../storage/open-store.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
 import type { PlantRecord, Store } from '../storage/store.js';
 import { newPlantEvent } from '../webhooks/events.js';
 import { UsageError } from './main.js';
@@ -80,7 +80,7 @@ export async function importCommand(args: string[]): Promise<number> {
       if (stat.isFile()) totalBytes = stat.size;
       input = handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false });
     }
-    ({ store } = await openStore(config.databaseUrl));
+    ({ store } = await openStore(config.databaseUrl, storeOptions(config)));
   } catch (err) {
     await closeInput().catch(() => {});
     process.stderr.write(`plant-store: import of ${source} failed before reading it: ${(err as Error).message}\nNothing was committed.\n`);

@@ -3,7 +3,7 @@
 // (import and export add 3: stopped part way; see their --help).
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
-import { MigrationError, openStore } from '../storage/open-store.js';
+import { MigrationError, openStore, storeOptions } from '../storage/open-store.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 
 const HELP = `plant-store: the Plant Store API service
@@ -117,7 +117,7 @@ function wantsHelp(args: string[], help: string): boolean {
 
 async function migrate(): Promise<number> {
   const config = loadConfig();
-  const { store, migrations } = await openStore(config.databaseUrl);
+  const { store, migrations } = await openStore(config.databaseUrl, storeOptions(config));
   await store.close();
   for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${m.status}\n`);
   return 0;

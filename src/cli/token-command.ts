@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
 import { parseExpiry, parseScopes, SCOPES } from '../auth/tokens.js';
-import { openStore } from '../storage/open-store.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
 import { UsageError } from './main.js';
 
 export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [options]
@@ -69,7 +69,7 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
   if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('token revoke takes one token id (see token list)');
   if (sub === 'list' && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
 
-  const { store } = await openStore(config.databaseUrl);
+  const { store } = await openStore(config.databaseUrl, storeOptions(config));
   try {
     const tokens = createTokenService(store, { cacheTtlMs: 0 });
     if (create) {

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { openStore } from '../storage/open-store.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
 import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
 import { UsageError } from './main.js';
@@ -98,7 +98,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
     limit = Number(values.limit);
   }
 
-  const { store } = await openStore(config.databaseUrl);
+  const { store } = await openStore(config.databaseUrl, storeOptions(config));
   try {
     const webhooks = createWebhookService(store.webhooks, { allowedHosts: config.webhookAllowedHosts });
     switch (sub) {

@@ -1,7 +1,12 @@
 // Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and one case here.
 import { resolve } from 'node:path';
+import type { Config } from '../config.js';
 import type { MigrationResult, Store } from './store.js';
 import { SqliteStore, type SqliteOptions } from './sqlite/sqlite-store.js';
+import { PgStore, type PgStoreOptions } from './postgres/pg-store.js';
+
+/** Options of every engine; each reads its own (migrations is shared: tests supply their own list). */
+export type StoreOptions = SqliteOptions & PgStoreOptions;
 
 export class MigrationError extends Error {
   override name = 'MigrationError';
@@ -11,16 +16,29 @@ export class MigrationError extends Error {
   }
 }
 
-export function createStore(databaseUrl: string, options: SqliteOptions = {}): Store {
+/** The engine options the configuration sets (the PostgreSQL pool and its timeouts). */
+export function storeOptions(config: Config): StoreOptions {
+  return {
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  };
+}
+
+export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
+  }
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    // Pool size and timeouts default to the settings' defaults when a caller (a test) gives none.
+    return new PgStore(databaseUrl, options);
   }
   throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
 }
 
 /** Opens the store and brings its schema up to date; throws MigrationError (and closes) if that fails. */
-export async function openStore(databaseUrl: string, options: SqliteOptions = {}): Promise<{ store: Store; migrations: MigrationResult[] }> {
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<{ store: Store; migrations: MigrationResult[] }> {
   const store = createStore(databaseUrl, options);
   let migrations: MigrationResult[];
   try {

@@ -1,0 +1,368 @@
+// The PostgreSQL engine: a pg.Pool shared by the instance, named prepared statements, group commit of
+// plant creates (one transaction per turn of the event loop, answered after COMMIT), and migrations
+// serialised across instances by an advisory lock. Several instances may share one database.
+import type pg from 'pg';
+import { StoreUnavailableError } from '../../errors.js';
+import type { Migration } from '../sqlite/migrations.js';
+import type { CommitObserver, CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
+import { MIGRATIONS } from './migrations.js';
+import { PgWebhookStore } from './pg-webhooks.js';
+import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
+import { fromDbText, toDbText } from './text.js';
+
+export interface PgStoreOptions extends PostgresOptions {
+  /** Migrations to apply; the built-in list unless a test supplies its own. */
+  migrations?: readonly Migration[];
+}
+
+/** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
+const MIGRATION_LOCK = 0x706c616e742d7374n;
+
+interface PendingCreate {
+  plant: PlantRecord;
+  event: OutboxEvent | undefined;
+  resolve: (outcome: CreateOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
+interface TokenRow {
+  id: string;
+  name: string;
+  token_hash: string;
+  scopes: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const SQL = {
+  // Sorted by id so that concurrent batches (other instances) take row locks in one order: no deadlock.
+  insertPlants: `INSERT INTO plants (id, name, tag, created_at)
+    SELECT id, name, tag, $4 FROM unnest($1::int8[], $2::text[], $3::text[]) AS t(id, name, tag) ORDER BY id
+    ON CONFLICT (id) DO NOTHING RETURNING id`,
+  plantsByIds: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::int8[])',
+  anyActiveSubscription: 'SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL) AS any',
+  // The events and one delivery per subscription active at commit time, in the plants' transaction.
+  insertEvents: `WITH subs AS (SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL),
+    ev AS (INSERT INTO webhook_events (id, type, payload, created_at)
+           SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)
+           RETURNING id)
+    INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+    SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $4, $4, $4
+    FROM ev CROSS JOIN subs ORDER BY ev.id, subs.id`,
+  getPlant: 'SELECT id, name, tag FROM plants WHERE id = $1',
+  countPlants: 'SELECT count(*) AS n FROM plants',
+  deletePlant: 'DELETE FROM plants WHERE id = $1',
+  listPlants: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
+  listPlantsAfter: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
+  listPlantsByTag: 'SELECT id, name, tag FROM plants WHERE tag = $1 ORDER BY id LIMIT $2',
+  listPlantsByTagAfter: 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id > $2 ORDER BY id LIMIT $3',
+  insertToken: `INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  tokenByHash: 'SELECT * FROM api_tokens WHERE token_hash = $1',
+  listTokens: 'SELECT * FROM api_tokens ORDER BY created_at, seq',
+  revokeToken: 'UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+  countTokens: 'SELECT count(*) AS n FROM api_tokens',
+  touchTokens: `UPDATE api_tokens t SET last_used_at = greatest(t.last_used_at, u.at)
+    FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE t.id = u.id`,
+  ping: 'SELECT 1 FROM schema_migrations LIMIT 1',
+} as const;
+
+/** A named prepared statement: parsed once per connection, then only bound and executed. */
+function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
+  return { name, text: SQL[name], values };
+}
+
+export class PgStore implements Store {
+  readonly engine = 'postgres';
+  private readonly pool: pg.Pool;
+  private readonly migrations: readonly Migration[];
+  private pending: PendingCreate[] = [];
+  private flushScheduled = false;
+  private flushing: Promise<void> | undefined;
+  private closed = false;
+  private readonly commitObservers = new Set<CommitObserver>();
+  readonly webhooks: PgWebhookStore;
+
+  constructor(readonly url: string, options: PgStoreOptions = {}) {
+    this.migrations = options.migrations ?? MIGRATIONS;
+    this.pool = createPool(url, options);
+    this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
+  }
+
+  private guard<T>(fn: () => Promise<T>): Promise<T> {
+    return guarded(() => this.closed, fn);
+  }
+
+  private async query<R extends pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.guard(() => this.pool.query<R>(named(name, values)));
+  }
+
+  async migrate(): Promise<MigrationResult[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw new Error(`cannot connect to PostgreSQL at ${describeTarget(this.url)}: ${reason(err)}`, { cause: err });
+    }
+    const onError = () => {};
+    client.on('error', onError);
+    let broken: Error | undefined;
+    try {
+      // Held for the whole run: a second instance starting at the same time waits, then finds them applied.
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`);
+      const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const known = new Set(this.migrations.map((m) => m.version));
+      const unknown = [...applied].filter((v) => !known.has(v));
+      if (unknown.length > 0) {
+        return [{ version: Math.max(...unknown), name: 'unknown', status: 'failed',
+          error: `the database has migration ${Math.max(...unknown)}, newer than this build knows; upgrade plant-store` }];
+      }
+      const results: MigrationResult[] = [];
+      for (const m of this.migrations) {
+        if (applied.has(m.version)) {
+          results.push({ version: m.version, name: m.name, status: 'already-applied' });
+          continue;
+        }
+        try {
+          // DDL is transactional in PostgreSQL: a failed migration leaves nothing behind.
+          await client.query('BEGIN');
+          await client.query(m.sql);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [m.version, m.name]);
+          await client.query('COMMIT');
+          results.push({ version: m.version, name: m.name, status: 'applied' });
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
+          break;
+        }
+      }
+      return results;
+    } catch (err) {
+      broken = err as Error;
+      throw new Error(`cannot migrate the PostgreSQL database at ${describeTarget(this.url)}: ${reason(err)}`, { cause: err });
+    } finally {
+      if (!broken) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch((e: Error) => (broken = e));
+      client.removeListener('error', onError);
+      // A session whose state is uncertain is closed rather than reused (closing also frees the lock).
+      client.release(broken ?? undefined);
+    }
+  }
+
+  createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ plant, event, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    // Everything that arrives in this turn of the event loop shares one transaction; what arrives while a
+    // commit is in flight waits for it and goes in the next one together.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  /** Commits every waiting create in one transaction, then answers them all; on failure, fails them all. */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    const batch = this.pending;
+    if (batch.length === 0) return Promise.resolve();
+    this.pending = [];
+    const started = performance.now();
+    this.flushing = (async () => {
+      let outcomes: CreateOutcome[];
+      try {
+        outcomes = await this.guard(() =>
+          retryingTransaction(this.pool, (client) => writePlants(client, batch.map((p) => ({ plant: p.plant, event: () => p.event })))),
+        );
+      } catch (err) {
+        this.observeCommit(batch.length, started, false);
+        const failure = err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
+        for (const p of batch) p.reject(failure);
+        return;
+      }
+      this.observeCommit(batch.length, started, true);
+      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+    })().finally(() => {
+      this.flushing = undefined;
+      if (this.pending.length > 0) this.scheduleFlush();
+    });
+    return this.flushing;
+  }
+
+  addCommitObserver(observer: CommitObserver): () => void {
+    this.commitObservers.add(observer);
+    return () => this.commitObservers.delete(observer);
+  }
+
+  private observeCommit(size: number, started: number, ok: boolean): void {
+    if (this.commitObservers.size === 0) return;
+    const seconds = (performance.now() - started) / 1_000;
+    for (const observe of this.commitObservers) {
+      try {
+        observe({ size, seconds, ok });
+      } catch {
+        // An observer never disturbs a commit.
+      }
+    }
+  }
+
+  async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
+    return this.guard(() =>
+      retryingTransaction(this.pool, (client) => writePlants(client, plants.map((plant) => ({ plant, event: () => eventFor(plant) })))),
+    );
+  }
+
+  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
+    const { rows } = await this.query<PlantRow>('getPlant', [id.toString()]);
+    return rows[0] ? toPlant(rows[0]) : undefined;
+  }
+
+  async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
+    const a = after?.toString();
+    const t = toDbText(tag);
+    const { rows } =
+      t === null
+        ? a === undefined ? await this.query<PlantRow>('listPlants', [limit]) : await this.query<PlantRow>('listPlantsAfter', [a, limit])
+        : a === undefined ? await this.query<PlantRow>('listPlantsByTag', [t, limit]) : await this.query<PlantRow>('listPlantsByTagAfter', [t, a, limit]);
+    return rows.map(toPlant);
+  }
+
+  async deletePlant(id: bigint): Promise<boolean> {
+    return (await this.query('deletePlant', [id.toString()])).rowCount === 1;
+  }
+
+  async countPlants(): Promise<number> {
+    return Number((await this.query<{ n: bigint }>('countPlants', [])).rows[0]!.n);
+  }
+
+  async insertToken(t: TokenRecord): Promise<void> {
+    await this.query('insertToken', [t.id, toDbText(t.name), t.hash, t.scopes.join(' '), t.createdAt, t.lastUsedAt, t.expiresAt, t.revokedAt]);
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    const { rows } = await this.query<TokenRow>('tokenByHash', [hash]);
+    return rows[0] ? toToken(rows[0]) : undefined;
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (await this.query<TokenRow>('listTokens', [])).rows.map(toToken);
+  }
+
+  async revokeToken(id: string, at: Date): Promise<boolean> {
+    return (await this.query('revokeToken', [at, id])).rowCount === 1;
+  }
+
+  async countTokens(): Promise<number> {
+    return Number((await this.query<{ n: bigint }>('countTokens', [])).rows[0]!.n);
+  }
+
+  async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    await this.query('touchTokens', [[...lastUsed.keys()], [...lastUsed.values()]]);
+  }
+
+  async ping(): Promise<void> {
+    await this.query('ping', []);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Commits what is queued (and waits for the commit in flight) before the pool goes.
+    while (this.flushing || this.pending.length > 0) await this.flush();
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/**
+ * Writes plants by createPlant's rules, in order, inside the caller's transaction: a new id is created (and
+ * its event written with one delivery per active subscription); an existing id with the same name and tag
+ * is a replay; otherwise a conflict. A later entry with the id of an earlier one in the same batch sees it.
+ */
+async function writePlants(client: pg.PoolClient, items: { plant: PlantRecord; event: () => OutboxEvent | undefined }[]): Promise<CreateOutcome[]> {
+  const now = new Date();
+  const first = new Map<bigint, number>();
+  items.forEach(({ plant }, i) => {
+    if (!first.has(plant.id)) first.set(plant.id, i);
+  });
+  const ids: string[] = [];
+  const names: string[] = [];
+  const tags: (string | null)[] = [];
+  for (const i of first.values()) {
+    const p = items[i]!.plant;
+    ids.push(p.id.toString());
+    names.push(toDbText(p.name));
+    tags.push(toDbText(p.tag));
+  }
+  const inserted = await client.query<{ id: bigint }>(named('insertPlants', [ids, names, tags, now]));
+  const created = new Set(inserted.rows.map((r) => r.id));
+
+  // Rows that were there before (committed by anyone): what a replay or conflict is compared with.
+  const stored = new Map<bigint, PlantRecord>();
+  if (created.size < first.size) {
+    const others = ids.filter((id) => !created.has(BigInt(id)));
+    const { rows } = await client.query<PlantRow>(named('plantsByIds', [others]));
+    for (const r of rows) stored.set(r.id, toPlant(r));
+  }
+  for (const id of created) stored.set(id, items[first.get(id)!]!.plant);
+
+  const outcomes = items.map(({ plant }, i): CreateOutcome => {
+    if (first.get(plant.id) === i && created.has(plant.id)) return { kind: 'created' };
+    const existing = stored.get(plant.id);
+    // Deleted by another instance between the insert and the read: the whole batch is tried again.
+    if (!existing) throw Object.assign(new Error(`plant ${plant.id} vanished during the commit`), { code: '40001' });
+    return existing.name === plant.name && existing.tag === plant.tag ? { kind: 'replayed' } : { kind: 'conflict', existing };
+  });
+
+  const newOnes = items.filter((_, i) => outcomes[i]!.kind === 'created');
+  if (newOnes.length > 0) {
+    const { rows } = await client.query<{ any: boolean }>(named('anyActiveSubscription', []));
+    if (rows[0]?.any) {
+      const events = newOnes.map((it) => it.event()).filter((e): e is OutboxEvent => e !== undefined);
+      if (events.length > 0) {
+        await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
+      }
+    }
+  }
+  return outcomes;
+}
+
+function reason(err: unknown): string {
+  const e = err as { message?: string; code?: string };
+  const msg = e.message || e.code || String(err);
+  return msg.replace(/\/\/([^:@/]*):([^@/]*)@/g, '//$1:****@');
+}
+
+function toPlant(row: PlantRow): PlantRecord {
+  const name = fromDbText(row.name);
+  return row.tag === null ? { id: row.id, name } : { id: row.id, name, tag: fromDbText(row.tag) };
+}
+
+function toToken(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: fromDbText(row.name),
+    hash: row.token_hash,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}

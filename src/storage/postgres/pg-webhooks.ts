@@ -1,0 +1,330 @@
+// Webhook subscriptions, outbox deliveries and attempts on PostgreSQL. The outbox rows themselves are
+// written by PgStore's group commit, in the transaction that creates the plant.
+//
+// Many instances may dispatch from one database: a claim locks due rows with FOR UPDATE SKIP LOCKED and sets
+// their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
+// (its instance died) makes the delivery due again (at-least-once, same webhook-id).
+import type pg from 'pg';
+import type {
+  AttemptOutcome,
+  AttemptRecord,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookStore,
+  WebhookSubscription,
+} from '../store.js';
+import { guarded, retryingTransaction, transaction } from './pool.js';
+import { fromDbText, toDbText } from './text.js';
+
+interface SubscriptionRow {
+  id: string;
+  url: string;
+  description: string | null;
+  secret: string;
+  created_at: Date;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  created_at: Date;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+interface ClaimRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  attempt_count: number;
+  url: string;
+  secret: string;
+  payload: string;
+}
+
+interface PendingAttempt {
+  deliveryId: string;
+  attempt: AttemptRecord;
+  outcome: AttemptOutcome;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+const SQL = {
+  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
+  getSubscription: 'SELECT * FROM webhook_subscriptions WHERE id = $1',
+  deleteSubscription: 'DELETE FROM webhook_subscriptions WHERE id = $1',
+  cancelPending: `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = $1
+    WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
+  disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
+  // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
+  // rows locked by a concurrent claim are skipped, and rows it leased fail the lease test once it commits.
+  dueOffers: `SELECT c.id, c.subscription_id, c.next_attempt_at AS due
+    FROM webhook_subscriptions s
+    CROSS JOIN LATERAL (
+      SELECT d.id, d.subscription_id, d.next_attempt_at FROM webhook_deliveries d
+      WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+        AND (d.lease_until IS NULL OR d.lease_until <= $1)
+      ORDER BY d.next_attempt_at LIMIT $2
+      FOR UPDATE OF d SKIP LOCKED) c
+    WHERE s.disabled_at IS NULL AND s.id <> ALL ($3::text[])`,
+  lease: `UPDATE webhook_deliveries d SET lease_until = $2, updated_at = $3
+    FROM webhook_events e, webhook_subscriptions s
+    WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND s.id = d.subscription_id
+    RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, e.payload`,
+  deliveryState: 'SELECT status, subscription_id FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
+  insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
+    SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,
+  // An attempt always counts; the status moves only from pending (a delivery cancelled while its attempt
+  // was in flight stays cancelled, unless that attempt succeeded, which is then the truth).
+  settle: `UPDATE webhook_deliveries
+    SET attempt_count = attempt_count + 1,
+        lease_until = NULL,
+        updated_at = $2,
+        status = CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN $3::text ELSE status END,
+        next_attempt_at = CASE WHEN status = 'pending' AND $3::text = 'pending' THEN $4::timestamptz ELSE
+                            CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN NULL ELSE next_attempt_at END END
+    WHERE id = $1`,
+  listDeliveries: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
+    WHERE subscription_id = $1 ORDER BY created_at DESC, seq DESC LIMIT $2`,
+  getDelivery: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
+    WHERE id = $1 AND subscription_id = $2`,
+  attemptsOf: 'SELECT * FROM webhook_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempt',
+  // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
+  retry: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = $3, lease_until = NULL, updated_at = $3
+    WHERE id = $1 AND subscription_id = $2 AND status IN ('failed', 'cancelled')
+      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.disabled_at IS NULL)`,
+  countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
+  // When the next delivery is due: its next attempt, or the end of its lease if one is held.
+  nextDue: `SELECT
+      (SELECT min(d.next_attempt_at) FROM webhook_deliveries d
+        JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.disabled_at IS NULL
+        WHERE d.status = 'pending' AND d.lease_until IS NULL) AS unleased,
+      (SELECT min(greatest(d.lease_until, d.next_attempt_at)) FROM webhook_deliveries d
+        JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.disabled_at IS NULL
+        WHERE d.status = 'pending' AND d.lease_until IS NOT NULL) AS leased`,
+} as const;
+
+type Name = keyof typeof SQL;
+
+function named(name: Name, values: unknown[]): pg.QueryConfig {
+  return { name: `wh-${name}`, text: SQL[name], values };
+}
+
+// Leases and attempt records are not worth an fsync each: losing the last ones in a server crash only makes
+// their deliveries due again (at-least-once). Commits stay atomic; plants and subscriptions stay synchronous.
+const BEGIN_ASYNC = 'BEGIN; SET LOCAL synchronous_commit TO off';
+
+export class PgWebhookStore implements WebhookStore {
+  private pendingAttempts: PendingAttempt[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly closed: () => boolean,
+  ) {}
+
+  private query<R extends pg.QueryResultRow>(name: Name, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return guarded(this.closed, () => this.pool.query<R>(named(name, values)));
+  }
+
+  async insertSubscription(sub: WebhookSubscription): Promise<void> {
+    await this.query('insertSubscription', [
+      sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason),
+    ]);
+  }
+
+  async listSubscriptions(): Promise<WebhookSubscription[]> {
+    return (await this.query<SubscriptionRow>('listSubscriptions', [])).rows.map(toSubscription);
+  }
+
+  async getSubscription(id: string): Promise<WebhookSubscription | undefined> {
+    const { rows } = await this.query<SubscriptionRow>('getSubscription', [id]);
+    return rows[0] ? toSubscription(rows[0]) : undefined;
+  }
+
+  async deleteSubscription(id: string): Promise<boolean> {
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        if ((await c.query(named('deleteSubscription', [id]))).rowCount === 0) return false;
+        // Deliveries and attempts stay as history; what was still to be sent will not be.
+        await c.query(named('cancelPending', [new Date(), id, '']));
+        return true;
+      }),
+    );
+  }
+
+  async claimDueDeliveries(input: {
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    perSubscription: number;
+    skipSubscriptions: string[];
+  }): Promise<ClaimedDelivery[]> {
+    if (input.limit <= 0 || input.perSubscription <= 0) return [];
+    const rows = await guarded(this.closed, () =>
+      retryingTransaction(
+        this.pool,
+        async (c) => {
+          const offers = (await c.query<{ id: string; subscription_id: string; due: Date }>(
+            named('dueOffers', [input.now, input.perSubscription, input.skipSubscriptions]),
+          )).rows;
+          // The first of each subscription before the second of any (oldest first within a rank), so one
+          // subscription's backlog cannot take every slot. Offers not taken are unlocked at COMMIT.
+          const rank = new Map<string, number>();
+          const ranked = offers
+            .sort((a, b) => a.due.getTime() - b.due.getTime() || (a.id < b.id ? -1 : 1))
+            .map((o) => {
+              const r = rank.get(o.subscription_id) ?? 0;
+              rank.set(o.subscription_id, r + 1);
+              return { ...o, rank: r };
+            })
+            .sort((a, b) => a.rank - b.rank || a.due.getTime() - b.due.getTime() || (a.id < b.id ? -1 : 1));
+          const ids = ranked.slice(0, input.limit).map((o) => o.id);
+          if (ids.length === 0) return [];
+          const leased = (await c.query<ClaimRow>(named('lease', [ids, input.leaseUntil, new Date()]))).rows;
+          const order = new Map(ids.map((id, i) => [id, i]));
+          return leased.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+        },
+        BEGIN_ASYNC,
+      ),
+    );
+    return rows.map((r) => ({
+      deliveryId: r.id,
+      eventId: r.event_id,
+      subscriptionId: r.subscription_id,
+      url: r.url,
+      secret: r.secret,
+      payload: r.payload,
+      attemptCount: r.attempt_count,
+    }));
+  }
+
+  /** Records the attempt and applies its outcome; attempts that finish together share one transaction. */
+  recordAttempt(deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pendingAttempts.push({ deliveryId, attempt, outcome, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flushAttempts());
+      }
+    });
+  }
+
+  private async flushAttempts(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pendingAttempts;
+    if (batch.length === 0) return;
+    this.pendingAttempts = [];
+    // In delivery id order, so concurrent batches of other instances lock rows in one order.
+    const ordered = [...batch].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+    try {
+      await guarded(this.closed, () =>
+        retryingTransaction(
+          this.pool,
+          async (c) => {
+            for (const p of ordered) await applyAttempt(c, p);
+          },
+          BEGIN_ASYNC,
+        ),
+      );
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const p of batch) p.resolve();
+  }
+
+  async listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]> {
+    const { rows } = await this.query<DeliveryRow>('listDeliveries', [subscriptionId, Math.max(0, Math.floor(limit))]);
+    return this.withAttempts(rows);
+  }
+
+  async getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
+    const { rows } = await this.query<DeliveryRow>('getDelivery', [deliveryId, subscriptionId]);
+    return rows.length === 0 ? undefined : (await this.withAttempts(rows))[0];
+  }
+
+  async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
+    return (await this.query('retry', [deliveryId, subscriptionId, now])).rowCount === 1;
+  }
+
+  async countPendingDeliveries(): Promise<number> {
+    return Number((await this.query<{ n: bigint }>('countPending', [])).rows[0]!.n);
+  }
+
+  async nextDueAt(): Promise<Date | null> {
+    const row = (await this.query<{ unleased: Date | null; leased: Date | null }>('nextDue', [])).rows[0]!;
+    const times = [row.unleased, row.leased].filter((v): v is Date => v !== null).map((d) => d.getTime());
+    return times.length === 0 ? null : new Date(Math.min(...times));
+  }
+
+  private async withAttempts(rows: DeliveryRow[]): Promise<DeliveryRecord[]> {
+    if (rows.length === 0) return [];
+    const attempts = (await this.query<AttemptRow>('attemptsOf', [rows.map((r) => r.id)])).rows;
+    const byDelivery = new Map<string, AttemptRecord[]>();
+    for (const a of attempts) {
+      const list = byDelivery.get(a.delivery_id) ?? [];
+      list.push({ at: a.at, statusCode: a.status_code, error: fromDbText(a.error), durationMs: a.duration_ms });
+      byDelivery.set(a.delivery_id, list);
+    }
+    return rows.map((r) => ({
+      id: r.id,
+      eventId: r.event_id,
+      subscriptionId: r.subscription_id,
+      status: r.status,
+      nextAttemptAt: r.status === 'pending' && r.next_attempt_at !== null ? r.next_attempt_at : null,
+      createdAt: r.created_at,
+      attempts: byDelivery.get(r.id) ?? [],
+    }));
+  }
+}
+
+async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: PendingAttempt): Promise<void> {
+  const state = (await c.query<{ status: DeliveryStatus; subscription_id: string }>(named('deliveryState', [deliveryId]))).rows[0];
+  if (!state) return;
+  await c.query(named('insertAttempt', [deliveryId, attempt.at, attempt.statusCode, toDbText(attempt.error), Math.max(0, Math.round(attempt.durationMs))]));
+  const now = new Date();
+  switch (outcome.status) {
+    case 'succeeded':
+    case 'failed':
+      await c.query(named('settle', [deliveryId, now, outcome.status, null]));
+      break;
+    case 'pending':
+      await c.query(named('settle', [deliveryId, now, 'pending', outcome.nextAttemptAt]));
+      break;
+    case 'disable-subscription':
+      // The receiver said Gone: this delivery failed, the subscription stops, and nothing else is sent to it.
+      await c.query(named('settle', [deliveryId, now, 'failed', null]));
+      await c.query(named('disableSubscription', [attempt.at, toDbText(outcome.reason), state.subscription_id]));
+      await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
+      break;
+  }
+}
+
+function toSubscription(row: SubscriptionRow): WebhookSubscription {
+  return {
+    id: row.id,
+    url: row.url,
+    description: fromDbText(row.description),
+    secret: row.secret,
+    createdAt: row.created_at,
+    disabledAt: row.disabled_at,
+    disabledReason: fromDbText(row.disabled_reason),
+  };
+}
