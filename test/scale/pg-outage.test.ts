@@ -1,0 +1,108 @@
+// PostgreSQL goes away under load (pg_ctl stop -m immediate, as in a crash) and comes back: meanwhile every
+// write is answered promptly with a 503 Error carrying Retry-After (never a 500, never a hang), /readyz says
+// 503; after the restart the same process serves again within seconds, and every acknowledged plant is there.
+// Runs when the suite runs on PostgreSQL (PLANT_STORE_TEST_STORE=postgres).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../../src/storage/open-store.js';
+import { pgCluster } from '../helpers/pg-cluster.js';
+import { cli, createTokenCli, instanceEnv, startInstance } from './deployment.js';
+import { describeLoad, emptyLoad, writeLoad } from './load.js';
+
+const onPostgres = process.env.PLANT_STORE_TEST_STORE === 'postgres';
+const skip = onPostgres ? false : 'runs only on PostgreSQL (PLANT_STORE_TEST_STORE=postgres)';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CLIENTS = 10;
+/** A request taking longer than this counts as a hang (the store's connect and statement timeouts are 5 s and 10 s). */
+const DEADLINE_MS = 15_000;
+const DOWN_MS = 3_000;
+const RECOVERY_MS = 10_000;
+
+test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarted: the service recovers by itself, no acknowledged plant lost', { skip, timeout: 180_000 }, async (t) => {
+  const cluster = await pgCluster(t);
+  const env = instanceEnv(cluster.url);
+  await cli(env, ['migrate']);
+  const { secret: token } = await createTokenCli(env, 'plants:read,plants:write', 'outage');
+  const server = await startInstance(t, env, 's1');
+
+  const t0 = Date.now();
+  const since = () => Date.now() - t0;
+  let stop = false;
+  const live = emptyLoad();
+  const load = writeLoad({ port: server.port, token, clients: CLIENTS, firstId: 2n ** 60n, until: () => stop, timeoutMs: DEADLINE_MS, result: live, pauseMs: 50 });
+  await sleep(1_000);
+  for (let w = 0; live.ok.size < 100 && w < 15_000; w += 100) await sleep(100);
+
+  const stoppingAt = since();
+  await cluster.kill();
+  const downAt = since();
+
+  // While it is down, readiness says so, every time it is asked.
+  const readyWhileDown: { status: number; retryAfter: string | null; body: string }[] = [];
+  while (since() - downAt < DOWN_MS) {
+    const res = await fetch(`${server.url}/readyz`);
+    readyWhileDown.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() });
+    await sleep(200);
+  }
+  const restartingAt = since();
+  await cluster.start();
+  const upAt = since();
+
+  // The same process (no restart) is ready and accepts writes again within RECOVERY_MS.
+  let readyAfterMs = -1;
+  while (since() - upAt < RECOVERY_MS) {
+    const res = await fetch(`${server.url}/readyz`);
+    await res.arrayBuffer();
+    if (res.status === 200) {
+      readyAfterMs = since() - upAt;
+      break;
+    }
+    await sleep(100);
+  }
+  const okSinceStart = () => [...live.ok.values()].filter((at) => at > upAt);
+  while (since() - upAt < RECOVERY_MS && okSinceStart().length === 0) await sleep(100);
+  const writesAfterMs = okSinceStart().length > 0 ? Math.min(...okSinceStart()) - upAt : -1;
+  await sleep(1_000);
+  stop = true;
+  const result = await load;
+  t.diagnostic(describeLoad(result));
+  t.diagnostic(`stop took ${downAt - stoppingAt} ms, down for ${restartingAt - downAt} ms, start took ${upAt - restartingAt} ms; ready ${readyAfterMs} ms and first write ${writesAfterMs} ms after the start`);
+
+  assert.equal(server.proc.exitCode, null, 'the service kept running through the outage');
+  assert.ok(readyWhileDown.length >= 5);
+  for (const r of readyWhileDown) {
+    assert.equal(r.status, 503, `/readyz while PostgreSQL is down: ${r.status} ${r.body}`);
+    assert.deepEqual(Object.keys(JSON.parse(r.body)).sort(), ['error', 'message']);
+  }
+  assert.ok(readyAfterMs >= 0, `/readyz not 200 within ${RECOVERY_MS} ms of the restart`);
+  assert.ok(writesAfterMs >= 0, `no write acknowledged within ${RECOVERY_MS} ms of the restart: ${describeLoad(result)}`);
+
+  // Every answer was a 200 or a 503 Error with Retry-After; nothing hung, no connection was dropped.
+  assert.deepEqual(result.failed.slice(0, 5), [], `requests without an answer: ${describeLoad(result)}`);
+  assert.ok(result.maxMs < DEADLINE_MS, `slowest request ${result.maxMs} ms`);
+  const wrong = result.others.filter((o) => {
+    if (o.status !== 503 || o.retryAfter !== '1' || !o.contentType?.startsWith('application/json')) return true;
+    const body = JSON.parse(o.body) as Record<string, unknown>;
+    return body.error !== 503 || typeof body.message !== 'string' || Object.keys(body).length !== 2;
+  });
+  assert.deepEqual(wrong.slice(0, 5), [], `answers other than 200 or a 503 Error with Retry-After: ${describeLoad(result)}`);
+  assert.ok(result.others.length > 0, `the outage was not noticed: ${describeLoad(result)}`);
+  // 503s only while PostgreSQL was away: from the stop until shortly after it was back.
+  const outside = result.others.filter((o) => o.at < stoppingAt || o.at > upAt + writesAfterMs + 2_000);
+  assert.deepEqual(outside.slice(0, 5), [], '503 outside the outage');
+
+  const acknowledged = [...result.ok.keys()];
+  const refused = result.others.map((o) => o.id);
+  const { store } = await openStore(cluster.url);
+  try {
+    const lost: bigint[] = [];
+    for (const id of acknowledged) if (!(await store.getPlant(id))) lost.push(id);
+    assert.deepEqual(lost.slice(0, 10), [], `${lost.length} acknowledged plants lost`);
+    let storedRefused = 0;
+    for (const id of refused) if (await store.getPlant(id)) storedRefused++;
+    t.diagnostic(`acknowledged=${acknowledged.length} all present; refused with 503=${refused.length}, of which stored=${storedRefused}`);
+    assert.equal(await store.countPlants(), acknowledged.length + storedRefused);
+  } finally {
+    await store.close();
+  }
+});
