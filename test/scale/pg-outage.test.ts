@@ -1,12 +1,15 @@
 // PostgreSQL goes away under load (pg_ctl stop -m immediate, as in a crash) and comes back: meanwhile every
 // write is answered promptly with a 503 Error carrying Retry-After (never a 500, never a hang), /readyz says
-// 503; after the restart the same process serves again within seconds, and every acknowledged plant is there.
+// 503, so do reads; after the restart the same process serves again within seconds, every acknowledged plant
+// is there and its webhook event is delivered.
 // Runs when the suite runs on PostgreSQL (PLANT_STORE_TEST_STORE=postgres).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
-import { cli, createTokenCli, instanceEnv, startInstance } from './deployment.js';
+import type { TestContext } from 'node:test';
+import { startReceiver } from '../webhooks/delivery-support.js';
+import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';
 
 const onPostgres = process.env.PLANT_STORE_TEST_STORE === 'postgres';
@@ -22,8 +25,11 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const cluster = await pgCluster(t);
   const env = instanceEnv(cluster.url);
   await cli(env, ['migrate']);
-  const { secret: token } = await createTokenCli(env, 'plants:read,plants:write', 'outage');
+  const { secret: token } = await createTokenCli(env, 'plants:read,plants:write,webhooks:manage', 'outage');
   const server = await startInstance(t, env, 's1');
+  let secret = '';
+  const receiver = await startReceiver(t as TestContext, () => secret);
+  secret = (await subscribe(server.url, token, `${receiver.url}/outage`)).secret;
 
   const t0 = Date.now();
   const since = () => Date.now() - t0;
@@ -38,10 +44,14 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const downAt = since();
 
   // While it is down, readiness says so, every time it is asked.
-  const readyWhileDown: { status: number; retryAfter: string | null; body: string }[] = [];
+  // So do reads (after the token cache's 2 s, token checks need the store too).
+  const whileDown: { path: string; status: number; retryAfter: string | null; body: string }[] = [];
+  const auth = { authorization: `Bearer ${token}` };
   while (since() - downAt < DOWN_MS) {
-    const res = await fetch(`${server.url}/readyz`);
-    readyWhileDown.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() });
+    for (const [path, headers] of [['/readyz', {}], ['/plants?limit=5', auth], ['/plants/1', auth], ['/webhooks', auth]] as const) {
+      const res = await fetch(`${server.url}${path}`, { headers });
+      whileDown.push({ path, status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() });
+    }
     await sleep(200);
   }
   const restartingAt = since();
@@ -69,9 +79,10 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   t.diagnostic(`stop took ${downAt - stoppingAt} ms, down for ${restartingAt - downAt} ms, start took ${upAt - restartingAt} ms; ready ${readyAfterMs} ms and first write ${writesAfterMs} ms after the start`);
 
   assert.equal(server.proc.exitCode, null, 'the service kept running through the outage');
-  assert.ok(readyWhileDown.length >= 5);
-  for (const r of readyWhileDown) {
-    assert.equal(r.status, 503, `/readyz while PostgreSQL is down: ${r.status} ${r.body}`);
+  assert.ok(whileDown.length >= 20);
+  for (const r of whileDown) {
+    assert.equal(r.status, 503, `${r.path} while PostgreSQL is down: ${r.status} ${r.body}`);
+    assert.equal(r.retryAfter, '1', `${r.path}: Retry-After`);
     assert.deepEqual(Object.keys(JSON.parse(r.body)).sort(), ['error', 'message']);
   }
   assert.ok(readyAfterMs >= 0, `/readyz not 200 within ${RECOVERY_MS} ms of the restart`);
@@ -105,4 +116,9 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   } finally {
     await store.close();
   }
+
+  // The outbox survived too: every acknowledged plant's event reaches the subscriber after the outage.
+  const missing = await waitForDeliveries(receiver, acknowledged, 60_000);
+  assert.deepEqual(missing.slice(0, 10), [], `${missing.length} events never delivered`);
+  assert.deepEqual(receiver.problems, []);
 });
