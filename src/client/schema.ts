@@ -448,11 +448,9 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store cannot be written or reached right now, or this instance is shutting down; nothing was acknowledged. Safe to retry after `Retry-After` seconds. */
+        /** @description The store cannot be written or reached right now; nothing was acknowledged. Safe to retry. */
         Unavailable: {
             headers: {
-                /** @description Seconds to wait before retrying (1). */
-                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
