@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorOf, runCli, startApp, tempDir } from '../helpers/app.js';
+import { errorOf, runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
@@ -53,7 +53,7 @@ test('token create prints the token alone on the last line, and it works against
 });
 
 test('token create --expires sets the expiry: a duration from now, or an ISO 8601 date', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'x.db')}` };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
   const before = Date.now();
   const month = await runCli(['token', 'create', '--scopes', 'plants:write', '--name', 'month', '--expires', '30d'], env);
   const results = await Promise.all([

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, tempDir } from '../helpers/app.js';
+import { runCli, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 test('token --help and --help on every token subcommand exit 0 with the usage on stdout', async (t) => {
   const file = join(tempDir(t), 'x.db');
@@ -24,7 +24,7 @@ test('token --help and --help on every token subcommand exit 0 with the usage on
 });
 
 test('token without a subcommand, or with an unknown one, is a usage error (exit 2)', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'x.db')}` };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
   const [none, unknown] = await Promise.all([runCli(['token'], env), runCli(['token', 'delete', 'tok_x'], env)]);
   assert.equal(none.code, 2);
   assert.match(none.stdout + none.stderr, /create/);

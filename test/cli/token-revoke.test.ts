@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { errorOf, runCli, startApp, tempDir } from '../helpers/app.js';
+import { errorOf, runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 /** Seeds tokens directly in the database (the command under test here is revoke, not create). */
 async function create(env: Record<string, string>, name: string): Promise<{ id: string; secret: string }> {
@@ -18,7 +18,7 @@ async function create(env: Record<string, string>, name: string): Promise<{ id: 
 }
 
 test('token revoke ID exits 0, the list shows it revoked and a server refuses it; other tokens keep working', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'x.db')}` };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
   const doomed = await create(env, 'doomed');
   const kept = await create(env, 'kept');
   const res = await runCli(['token', 'revoke', doomed.id], env);
@@ -38,7 +38,7 @@ test('token revoke ID exits 0, the list shows it revoked and a server refuses it
 });
 
 test('revoking an unknown or already revoked id exits 1 with a message on stderr', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'x.db')}` };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
   const token = await create(env, 'once');
   assert.equal((await runCli(['token', 'revoke', token.id], env)).code, 0);
   const [again, unknown] = await Promise.all([
@@ -53,7 +53,7 @@ test('revoking an unknown or already revoked id exits 1 with a message on stderr
 });
 
 test('token revoke without exactly one id exits 2 and revokes nothing', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'x.db')}` };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
   const a = await create(env, 'a');
   const b = await create(env, 'b');
   const results = await Promise.all([

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { runCli, startApp, tempDir } from '../helpers/app.js';
+import { runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]{20,}$/;
 
@@ -12,8 +12,8 @@ function lastLine(stdout: string): string {
   return stdout.slice(0, -1).split('\n').at(-1)!;
 }
 
-function envFor(t: Parameters<typeof tempDir>[0], extra: Record<string, string> = {}): Record<string, string> {
-  return { DATABASE_URL: `sqlite:${join(tempDir(t), 'hooks.db')}`, ...extra };
+async function envFor(t: Parameters<typeof tempDir>[0], extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  return { DATABASE_URL: (await freshDatabaseUrl(t)), ...extra };
 }
 
 test('webhook --help, each subcommand --help, and no subcommand', async () => {
@@ -36,7 +36,7 @@ test('webhook --help, each subcommand --help, and no subcommand', async () => {
 });
 
 test('usage errors exit 2 and touch nothing', async (t) => {
-  const env = envFor(t);
+  const env = await envFor(t);
   const cases: string[][] = [
     ['webhook', 'frobnicate'],
     ['webhook', 'add'],
@@ -63,7 +63,7 @@ test('usage errors exit 2 and touch nothing', async (t) => {
 });
 
 test('webhook add refuses what the API refuses (exit 2): bad schemes, credentials, private hosts unless allowed', async (t) => {
-  const env = envFor(t);
+  const env = await envFor(t);
   // The first run creates the database; the others may then run together.
   const first = await runCli(['webhook', 'list'], env);
   assert.equal(first.code, 0, first.stderr);
@@ -86,7 +86,7 @@ test('webhook add refuses what the API refuses (exit 2): bad schemes, credential
 });
 
 test('webhook add, list, deliveries, remove on the database the server reads; secrets shown once only', async (t) => {
-  const env = envFor(t);
+  const env = await envFor(t);
   const add = await runCli(['webhook', 'add', 'https://1.1.1.1/hooks/plants', '--description', 'inventory\nsync'], env);
   assert.equal(add.code, 0, add.stderr);
   const secret = lastLine(add.stdout);
@@ -141,13 +141,13 @@ test('webhook add, list, deliveries, remove on the database the server reads; se
     after.map((r) => r.id),
     [secondId],
   );
-  const empty = await runCli(['webhook', 'list'], envFor(t));
+  const empty = await runCli(['webhook', 'list'], await envFor(t));
   assert.equal(empty.code, 0);
   assert.match(empty.stdout, /No webhook subscriptions/);
 });
 
 test('unknown subscriptions and deliveries exit 1 with a message', async (t) => {
-  const env = envFor(t);
+  const env = await envFor(t);
   const add = await runCli(['webhook', 'add', 'https://1.1.1.1/x'], env);
   const id = /\b(wh_[A-Za-z0-9_-]+)/.exec(add.stdout)![1]!;
   const cases: Array<[string[], RegExp]> = [

@@ -1,5 +1,6 @@
-// Test harness: a real service on 127.0.0.1 port 0 over a temporary SQLite database, in this process
-// (startApp) or as a child process running the real command (spawnServer).
+// Test harness: a real service on 127.0.0.1 port 0 over a fresh database of the store under test
+// (PLANT_STORE_TEST_STORE: sqlite, the default, or postgres), in this process (startApp) or as a child
+// process running the real command (spawnServer).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -12,8 +13,11 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTokenService, type TokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
-import type { SqliteOptions } from '../../src/storage/sqlite/sqlite-store.js';
+import type { StoreOptions } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
+import { freshDatabaseUrl } from './test-store.js';
+
+export { TEST_STORE, freshDatabaseUrl } from './test-store.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/plant-store.js', import.meta.url));
 
@@ -38,9 +42,9 @@ export interface TestApp {
 
 export async function startApp(
   t: TestContext,
-  options: { config?: Partial<Config>; store?: SqliteOptions; databaseUrl?: string } = {},
+  options: { config?: Partial<Config>; store?: StoreOptions; databaseUrl?: string } = {},
 ): Promise<TestApp> {
-  const databaseUrl = options.databaseUrl ?? `sqlite:${join(tempDir(t), 'plants.db')}`;
+  const databaseUrl = options.databaseUrl ?? (await freshDatabaseUrl(t));
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, ...options.config });
   const { store } = await openStore(databaseUrl, options.store);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { createTokenService } from '../../src/auth/token-service.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { errorOf, tempDir } from '../helpers/app.js';
+import { errorOf, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
 
 type Samples = Map<string, number>;
@@ -47,7 +47,7 @@ function parsePrometheus(text: string): { samples: Samples; types: Map<string, s
 }
 
 async function startMetricsApp(t: TestContext) {
-  const databaseUrl = `sqlite:${join(tempDir(t), 'plants.db')}`;
+  const databaseUrl = (await freshDatabaseUrl(t));
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'] });
   const { store } = await openStore(databaseUrl);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });

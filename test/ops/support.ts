@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { BIN, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/app.js';
+import { freshPostgresUrl, templateDatabase, TEST_STORE } from '../helpers/test-store.js';
 
 export interface Env {
   [name: string]: string | undefined;
@@ -16,7 +17,7 @@ export interface Env {
 /** The environment of the test process minus every variable plant-store reads, so defaults are really defaults. */
 export function cleanEnv(extra: Env = {}): Record<string, string> {
   const out: Record<string, string> = {};
-  const ours = /^(PORT|HOST|DATABASE_URL|LOG_LEVEL|BODY_LIMIT_BYTES|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|KEEP_ALIVE_TIMEOUT_MS|SHUTDOWN_TIMEOUT_MS|TOKEN_CACHE_TTL_MS|AUTH_FAILURES_PER_MINUTE|BOOTSTRAP_TOKEN|WEBHOOK_[A-Z_]+)$/;
+  const ours = /^(PORT|HOST|DATABASE_[A-Z_]+|LOG_LEVEL|BODY_LIMIT_BYTES|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|KEEP_ALIVE_TIMEOUT_MS|SHUTDOWN_TIMEOUT_MS|TOKEN_CACHE_TTL_MS|AUTH_FAILURES_PER_MINUTE|BOOTSTRAP_TOKEN|WEBHOOK_[A-Z_]+)$/;
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !ours.test(k)) out[k] = v;
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) out[k] = v;
   return out;
@@ -61,12 +62,22 @@ export async function createToken(databaseUrl: string, scopes = 'plants:read,pla
 }
 
 let template: Promise<{ file: string; token: string }> | undefined;
+let pgTemplate: Promise<{ url: string; token: string }> | undefined;
 
 /**
- * A new database file in a fresh temporary folder holding one token (both scopes) made by the real
+ * A new database of the store under test holding one token (both scopes) made by the real
  * `plant-store token create`. The CLI runs once per test file; each caller gets its own copy of the result.
  */
-export async function databaseWithToken(t: TestContext): Promise<{ databaseUrl: string; file: string; token: string }> {
+export async function databaseWithToken(t: TestContext): Promise<{ databaseUrl: string; token: string }> {
+  if (TEST_STORE === 'postgres') {
+    pgTemplate ??= (async () => {
+      let token = '';
+      const url = await templateDatabase(async (u) => void (token = await createToken(u)));
+      return { url, token };
+    })();
+    const { url, token } = await pgTemplate;
+    return { databaseUrl: await freshPostgresUrl(t, url), token };
+  }
   template ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-template-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -76,7 +87,7 @@ export async function databaseWithToken(t: TestContext): Promise<{ databaseUrl: 
   const { file: source, token } = await template;
   const file = join(tempDir(t), 'x.db');
   copyFileSync(source, file);
-  return { databaseUrl: `sqlite:${file}`, file, token };
+  return { databaseUrl: `sqlite:${file}`, token };
 }
 
 export function portOf(url: string): number {

@@ -13,7 +13,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { createDispatcher, type Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from 'plant-store/client';
-import { startApp, tempDir } from '../helpers/app.js';
+import { startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 
 interface Received {
@@ -204,7 +204,7 @@ test('410 Gone disables the subscription (active false, disabledReason); its del
 
 /** A real server whose dispatcher runs only when told, on a clock the test moves. */
 async function startWithClock(t: TestContext) {
-  const databaseUrl = `sqlite:${join(tempDir(t), 'hooks.db')}`;
+  const databaseUrl = (await freshDatabaseUrl(t));
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], webhookTimeoutMs: 2_000 });
   const { store } = await openStore(databaseUrl);
   // Real time plus an offset the test moves forward: rows the server writes with the wall clock are due.

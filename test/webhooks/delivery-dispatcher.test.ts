@@ -8,13 +8,13 @@ import { openStore } from '../../src/storage/open-store.js';
 import type { WebhookStore } from '../../src/storage/store.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newPlantEvent } from '../../src/webhooks/events.js';
-import { tempDir } from '../helpers/app.js';
+import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { addSubscription, sleep, startReceiver } from './delivery-support.js';
 
 const quiet = { debug() {}, info() {}, warn() {} };
 
 async function storeWithPlants(t: Parameters<typeof tempDir>[0], url: string, count: number) {
-  const { store } = await openStore(`sqlite:${join(tempDir(t), 'd.db')}`);
+  const { store } = await openStore((await freshDatabaseUrl(t)));
   t.after(() => store.close());
   const sub = await addSubscription(store, url);
   await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(i + 1), name: 'p' }, newPlantEvent({ id: BigInt(i + 1), name: 'p' }))));
@@ -22,7 +22,7 @@ async function storeWithPlants(t: Parameters<typeof tempDir>[0], url: string, co
 }
 
 test('wake() is cheap and coalesced: ten thousand calls in one turn cost a couple of claims', async (t) => {
-  const { store } = await openStore(`sqlite:${join(tempDir(t), 'w.db')}`);
+  const { store } = await openStore((await freshDatabaseUrl(t)));
   t.after(() => store.close());
   let claims = 0;
   const counting: WebhookStore = Object.create(store.webhooks, {

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { newPlantEvent } from '../../src/webhooks/events.js';
-import { tempDir } from '../helpers/app.js';
+import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { addSubscription } from './delivery-support.js';
 
 async function freshStore(t: TestContext): Promise<{ store: Store; databaseUrl: string }> {
-  const databaseUrl = `sqlite:${join(tempDir(t), 'w.db')}`;
+  const databaseUrl = (await freshDatabaseUrl(t));
   const { store } = await openStore(databaseUrl);
   t.after(() => store.close());
   return { store, databaseUrl };

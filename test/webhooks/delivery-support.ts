@@ -13,7 +13,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import type { DeliveryRecord, Store, WebhookSubscription } from '../../src/storage/store.js';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
-import { tempDir } from '../helpers/app.js';
+import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -185,7 +185,7 @@ export async function startDeliveryApp(
   t: TestContext,
   options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions> } = {},
 ): Promise<DeliveryApp> {
-  const databaseUrl = `sqlite:${join(tempDir(t), 'plants.db')}`;
+  const databaseUrl = (await freshDatabaseUrl(t));
   const config = loadConfig(
     {},
     { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], ...options.config },
