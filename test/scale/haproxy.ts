@@ -42,7 +42,8 @@ export function freePort(): Promise<number> {
 /**
  * The config the README's Deployment section shows, with test-sized intervals: round robin, /readyz checks
  * every 500 ms (2 failures mark a server down, 2 successes up again), a refused connection is retried on
- * another server (`option redispatch`; HAProxy never re-sends a request a server has already received).
+ * another server (`option redispatch`; HAProxy never re-sends a request a server has already received), and
+ * HAProxy's own 502/503/504 answers in the contract's Error shape, the 503 with Retry-After.
  */
 export function haproxyConfig(listenPort: number, backends: { name: string; port: number }[], adminSocket: string): string {
   return [
@@ -51,13 +52,14 @@ export function haproxyConfig(listenPort: number, backends: { name: string; port
     `  stats socket ${adminSocket} mode 600 level admin`,
     'defaults',
     '  mode http',
-    '  option httplog',
     '  timeout connect 2s',
     '  timeout client 35s',
     '  timeout server 35s',
     '  timeout http-request 10s',
     '  retries 2',
     '  option redispatch',
+    '  option forwardfor',
+    ...HAPROXY_ERRORS,
     'frontend api',
     `  bind 127.0.0.1:${listenPort}`,
     '  default_backend plant_store',
@@ -70,6 +72,13 @@ export function haproxyConfig(listenPort: number, backends: { name: string; port
     '',
   ].join('\n');
 }
+
+/** HAProxy answers these itself (no instance ready; an instance died or timed out mid-request) in the Error shape. */
+const HAPROXY_ERRORS = [
+  `  http-error status 502 content-type application/json string '{"error":502,"message":"The instance failed while answering; the request may or may not have been applied."}'`,
+  `  http-error status 503 content-type application/json string '{"error":503,"message":"No instance is ready; retry later."}' hdr Retry-After 1`,
+  `  http-error status 504 content-type application/json string '{"error":504,"message":"The instance did not answer in time; the request may or may not have been applied."}'`,
+];
 
 /** Starts HAProxy in the foreground (`-db`) on a free loopback port; stopped after the scope. */
 export async function startHaproxy(scope: Scope, backends: { name: string; port: number }[]): Promise<Haproxy> {

@@ -1,7 +1,7 @@
 // PostgreSQL goes away under load (pg_ctl stop -m immediate, as in a crash) and comes back: meanwhile every
 // write is answered promptly with a 503 Error carrying Retry-After (never a 500, never a hang), /readyz says
 // 503, so do reads; after the restart the same process serves again within seconds, every acknowledged plant
-// is there and its webhook event is delivered.
+// is there and its webhook event is delivered. HAProxy in front takes the instance out of rotation and back.
 // Runs when the suite runs on PostgreSQL (PLANT_STORE_TEST_STORE=postgres).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { pgCluster } from '../helpers/pg-cluster.js';
 import type { TestContext } from 'node:test';
 import { startReceiver } from '../webhooks/delivery-support.js';
 import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
+import { haproxyAvailable, startHaproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';
 
 const onPostgres = process.env.PLANT_STORE_TEST_STORE === 'postgres';
@@ -27,6 +28,11 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   await cli(env, ['migrate']);
   const { secret: token } = await createTokenCli(env, 'plants:read,plants:write,webhooks:manage', 'outage');
   const server = await startInstance(t, env, 's1');
+  // HAProxy in front as well (the load goes to the instance directly): when its only instance is not ready
+  // it answers in the same Error shape, with Retry-After.
+  assert.ok(haproxyAvailable(), 'haproxy is not installed (apt-get install -y haproxy)');
+  const lb = await startHaproxy(t, [{ name: 's1', port: server.port }]);
+  await lb.waitFor({ s1: 'UP' });
   let secret = '';
   const receiver = await startReceiver(t as TestContext, () => secret);
   secret = (await subscribe(server.url, token, `${receiver.url}/outage`)).secret;
@@ -52,8 +58,12 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
       const res = await fetch(`${server.url}${path}`, { headers });
       whileDown.push({ path, status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() });
     }
+    const viaLb = await fetch(`${lb.url}/plants/1`, { headers: auth });
+    whileDown.push({ path: 'LB /plants/1', status: viaLb.status, retryAfter: viaLb.headers.get('retry-after'), body: await viaLb.text() });
     await sleep(200);
   }
+  // Two failed /readyz checks took the instance out of HAProxy's rotation.
+  await lb.waitFor({ s1: 'DOWN' }, 5_000);
   const restartingAt = since();
   await cluster.start();
   const upAt = since();
@@ -72,6 +82,13 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const okSinceStart = () => [...live.ok.values()].filter((at) => at > upAt);
   while (since() - upAt < RECOVERY_MS && okSinceStart().length === 0) await sleep(100);
   const writesAfterMs = okSinceStart().length > 0 ? Math.min(...okSinceStart()) - upAt : -1;
+  await lb.waitFor({ s1: 'UP' }, RECOVERY_MS);
+  const lbWrite = await fetch(`${lb.url}/plants`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{"id":42,"name":"through the load balancer"}',
+  });
+  assert.equal(lbWrite.status, 200, 'HAProxy routes to the instance again');
   await sleep(1_000);
   stop = true;
   const result = await load;
@@ -85,6 +102,7 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
     assert.equal(r.retryAfter, '1', `${r.path}: Retry-After`);
     assert.deepEqual(Object.keys(JSON.parse(r.body)).sort(), ['error', 'message']);
   }
+  assert.ok(whileDown.some((r) => r.path.startsWith('LB') && /No instance is ready/.test(r.body)), 'HAProxy answered itself once the instance was out');
   assert.ok(readyAfterMs >= 0, `/readyz not 200 within ${RECOVERY_MS} ms of the restart`);
   assert.ok(writesAfterMs >= 0, `no write acknowledged within ${RECOVERY_MS} ms of the restart: ${describeLoad(result)}`);
 
@@ -112,7 +130,7 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
     let storedRefused = 0;
     for (const id of refused) if (await store.getPlant(id)) storedRefused++;
     t.diagnostic(`acknowledged=${acknowledged.length} all present; refused with 503=${refused.length}, of which stored=${storedRefused}`);
-    assert.equal(await store.countPlants(), acknowledged.length + storedRefused);
+    assert.equal(await store.countPlants(), acknowledged.length + storedRefused + 1);
   } finally {
     await store.close();
   }
