@@ -19,6 +19,10 @@ export interface Haproxy {
   states(): Promise<Map<string, string>>;
   /** Waits (bounded) until every named backend has the wanted status. */
   waitFor(wanted: Record<string, 'UP' | 'DOWN'>, timeoutMs?: number): Promise<void>;
+  /** Current sessions per backend server (HAProxy's `scur`). */
+  sessions(): Promise<Map<string, number>>;
+  /** A command on the admin socket, e.g. `set server plant_store/s1 state drain`; resolves with the answer. */
+  command(line: string): Promise<string>;
   /** What HAProxy printed (warnings, alerts). */
   output(): string;
   stop(): Promise<void>;
@@ -115,18 +119,20 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
   };
   scope.after(stop);
 
-  const states = async () => {
+  /** One column of `show stat` for every server of the plant_store backend. */
+  const column = async (name: string) => {
     const csv = await adminCommand(socket, 'show stat');
     const lines = csv.split('\n').filter(Boolean);
     const header = lines[0]!.replace(/^# /, '').split(',');
-    const [px, sv, st] = ['pxname', 'svname', 'status'].map((c) => header.indexOf(c));
+    const [px, sv, col] = ['pxname', 'svname', name].map((c) => header.indexOf(c));
     const out = new Map<string, string>();
     for (const line of lines.slice(1)) {
       const cols = line.split(',');
-      if (cols[px!] === 'plant_store' && !['FRONTEND', 'BACKEND'].includes(cols[sv!]!)) out.set(cols[sv!]!, cols[st!]!);
+      if (cols[px!] === 'plant_store' && !['FRONTEND', 'BACKEND'].includes(cols[sv!]!)) out.set(cols[sv!]!, cols[col!]!);
     }
     return out;
   };
+  const states = () => column('status');
   return {
     url: `http://127.0.0.1:${port}`,
     port,
@@ -141,6 +147,10 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
       }
       throw new Error(`haproxy backends not ${JSON.stringify(wanted)} within ${timeoutMs} ms: ${JSON.stringify([...now])}`);
     },
+    async sessions() {
+      return new Map([...(await column('scur'))].map(([k, v]) => [k, Number(v)]));
+    },
+    command: (line) => adminCommand(socket, line),
     output: () => out,
     stop,
   };

@@ -211,3 +211,43 @@ export async function deletionReachesEveryInstance(scope: Scope, d: Deployment, 
   assert.ok(goneAfterMs <= 5_000);
   return { goneAfterMs };
 }
+
+export interface DrainReport {
+  load: string;
+  acknowledged: number;
+  /** From `state drain` until HAProxy had no session left on the instance. */
+  drainedMs: number;
+  /** From SIGTERM until the process exited. */
+  exitMs: number;
+}
+
+/**
+ * The README's rolling-restart recipe under load: drain an instance at the load balancer, wait until it has
+ * no sessions left, SIGTERM it. No client sees anything but 200, the instance exits 0, nothing is lost.
+ */
+export async function drainThenStop(d: Deployment, victimName: string, options: { clients: number; firstId: bigint }): Promise<DrainReport> {
+  const victim = d.instances.find((i) => i.name === victimName)!;
+  const before = (await inDatabase(d.databaseUrl, [])).count;
+  let stop = false;
+  const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until: () => stop, timeoutMs: 20_000 });
+  await sleep(500);
+  const drainAt = Date.now();
+  assert.equal((await d.lb.command(`set server plant_store/${victimName} state drain`)).trim(), '');
+  await within(15_000, `sessions on ${victimName} after drain`, async () => (await d.lb.sessions()).get(victimName) === 0);
+  const drainedMs = Date.now() - drainAt;
+  const termAt = Date.now();
+  victim.proc.kill('SIGTERM');
+  const code = await Promise.race([victim.exited, sleep(20_000).then(() => 'still running')]);
+  const exitMs = Date.now() - termAt;
+  assert.equal(code, 0, `exit after SIGTERM: ${code}\n${victim.stderr()}`);
+  await sleep(500);
+  stop = true;
+  const result = await load;
+  assert.equal(result.others.length + result.failed.length, 0, `not every write was answered 200: ${describeLoad(result)}`);
+  const acknowledged = [...result.ok.keys()];
+  await assertReadable(d, acknowledged);
+  const db = await inDatabase(d.databaseUrl, acknowledged);
+  assert.equal(db.present.size, acknowledged.length, 'acknowledged plants missing from the database');
+  assert.equal(db.count - before, acknowledged.length);
+  return { load: describeLoad(result), acknowledged: acknowledged.length, drainedMs, exitMs };
+}
