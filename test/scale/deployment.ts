@@ -25,7 +25,7 @@ export interface Deployment {
   subscriptionId: string;
 }
 
-/** The environment every instance gets; WEBHOOK_TIMEOUT_MS is short so a dead instance's leases expire in 7 s. */
+/** The environment every instance gets; WEBHOOK_TIMEOUT_MS is short so a dead instance's leases expire in 10 s. */
 export function instanceEnv(databaseUrl: string): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
@@ -34,7 +34,7 @@ export function instanceEnv(databaseUrl: string): Record<string, string> {
     LOG_LEVEL: 'info',
     BOOTSTRAP_TOKEN: 'false',
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
-    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_TIMEOUT_MS: '5000',
   };
 }
 
