@@ -39,7 +39,7 @@ Exits 1, naming the migration and the error, if one fails; nothing of a failed m
 const CONFIG_HELP = `Usage: plant-store config
 
 Prints the effective configuration, one VARIABLE=value a line, secrets masked. Variables:
-${SETTINGS.map((s) => `  ${s.env.padEnd(26)}${s.description} (default ${String(s.default)})`).join('\n')}
+${SETTINGS.map((s) => `  ${s.env.padEnd(31)}${s.description} (default ${String(s.default)})`).join('\n')}
 `;
 
 export class UsageError extends Error {}

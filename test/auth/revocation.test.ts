@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { runCli, spawnServer, startApp, tempDir } from '../helpers/app.js';
+import { runCli, spawnServer, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 const LIMIT_MS = 5_000;
 let nextId = 1;
@@ -33,7 +33,7 @@ async function untilStatus(url: string, token: string, status: number, since: nu
 
 test('the CLI creates and revokes tokens for a running `plant-store serve`, effective within 5 s', async (t) => {
   const dir = tempDir(t);
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'x.db')}`, AUTH_FAILURES_PER_MINUTE: '1000', BOOTSTRAP_TOKEN: 'false' };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)), AUTH_FAILURES_PER_MINUTE: '1000', BOOTSTRAP_TOKEN: 'false' };
   const server = await spawnServer(t, env);
 
   const created = await runCli(['token', 'create', '--scopes', 'plants:write', '--name', 'live'], env);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { parseRawResponse, rawHttp, runCli, spawnServer, tempDir } from '../helpers/app.js';
+import { parseRawResponse, rawHttp, runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 
 const TOKEN_SHAPE = /pst_[A-Za-z0-9_-]{43}/;
 
@@ -24,7 +24,7 @@ function withoutBanner(stdout: string): string {
 
 test('no token appears in the logs of a server that answered requests made with tokens', async (t) => {
   const dir = tempDir(t);
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'x.db')}`, LOG_LEVEL: 'trace', AUTH_FAILURES_PER_MINUTE: '4', TOKEN_CACHE_TTL_MS: '0' };
+  const env = { DATABASE_URL: (await freshDatabaseUrl(t)), LOG_LEVEL: 'trace', AUTH_FAILURES_PER_MINUTE: '4', TOKEN_CACHE_TTL_MS: '0' };
   const server = await spawnServer(t, env);
   const bootstrap = TOKEN_SHAPE.exec(server.stdout())?.[0];
   assert.ok(bootstrap, 'no bootstrap token printed');

@@ -30,7 +30,7 @@ function adminPool(): Promise<{ pool: pg.Pool; url: string }> {
 let counter = 0;
 
 function databaseName(): string {
-  return `pst_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  return `plantstore_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
 }
 
 function withDatabase(url: string, name: string): string {

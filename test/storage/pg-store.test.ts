@@ -1,0 +1,133 @@
+// PostgreSQL-specific behaviour of the store: exact int8 ids in the column, migrations racing from many
+// instances, creates racing from two instances, and outbox claims that never hand one delivery to two
+// dispatchers (FOR UPDATE SKIP LOCKED) while an expired lease is claimed again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { startApp } from '../helpers/app.js';
+import { freshPostgresUrl } from '../helpers/test-store.js';
+import { openStore } from '../../src/storage/open-store.js';
+import type { Store } from '../../src/storage/store.js';
+
+async function sql<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function open(t: Parameters<typeof freshPostgresUrl>[0], url: string): Promise<Store> {
+  const { store } = await openStore(url);
+  t.after(() => store.close());
+  return store;
+}
+
+test('postgres: int64 extremes and ids above 2^53 round-trip exactly through HTTP and the BIGINT column', async (t) => {
+  const s = await startApp(t, { databaseUrl: await freshPostgresUrl(t) });
+  const ids = ['9223372036854775807', '-9223372036854775808', '9007199254740993', '-9007199254740993', '0'];
+  for (const id of ids) {
+    const res = await s.postPlant(`{"id":${id},"name":"n${id}"}`);
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(res.headers.get('location'), `/plants/${id}`);
+  }
+  for (const id of ids) {
+    const res = await fetch(`${s.url}/plants/${id}`, { headers: { authorization: `Bearer ${s.token.read}` } });
+    assert.equal(await res.text(), `{"name":"n${id}","id":${id}}`);
+  }
+  const rows = await sql<{ id: string }>(s.databaseUrl, 'SELECT id::text AS id FROM plants ORDER BY plants.id');
+  assert.deepEqual(rows.map((r) => r.id), [...ids].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
+  const page = await fetch(`${s.url}/plants?after=9007199254740993&limit=5`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  assert.equal(await page.text(), '[{"name":"n9223372036854775807","id":9223372036854775807}]');
+});
+
+test('postgres: names holding U+0000 and U+FFFF are stored and read back unchanged, and the tag filter matches exactly', async (t) => {
+  const store = await open(t, await freshPostgresUrl(t));
+  const odd = ['\u0000', 'a\u0000b', '\uffff0', '\uffff\u0000\uffff', 'plain'];
+  for (const [i, name] of odd.entries()) assert.deepEqual(await store.createPlant({ id: BigInt(i), name, tag: name }), { kind: 'created' });
+  for (const [i, name] of odd.entries()) {
+    assert.deepEqual(await store.getPlant(BigInt(i)), { id: BigInt(i), name, tag: name });
+    assert.deepEqual((await store.listPlants({ limit: 10, tag: name })).map((p) => p.id), [BigInt(i)]);
+    assert.deepEqual(await store.createPlant({ id: BigInt(i), name, tag: name }), { kind: 'replayed' });
+  }
+});
+
+test('postgres: eight instances migrating one new database at once apply each version exactly once', async (t) => {
+  const url = await freshPostgresUrl(t);
+  const results = await Promise.all(Array.from({ length: 8 }, () => openStore(url)));
+  for (const { store } of results) t.after(() => store.close());
+  const statuses = results.map(({ migrations }) => migrations.map((m) => `${m.version}:${m.status}`).join(','));
+  assert.equal(statuses.filter((s) => s === '1:applied,2:applied').length, 1, statuses.join(' | '));
+  assert.equal(statuses.filter((s) => s === '1:already-applied,2:already-applied').length, 7, statuses.join(' | '));
+  const rows = await sql<{ version: number }>(url, 'SELECT version FROM schema_migrations ORDER BY version');
+  assert.deepEqual(rows.map((r) => r.version), [1, 2]);
+});
+
+test('postgres: two instances creating the same ids at once agree: one created, replays identical, conflicts 409-worthy', async (t) => {
+  const url = await freshPostgresUrl(t);
+  const a = await open(t, url);
+  const b = await open(t, url);
+  const N = 300;
+  // The same ids from both, in opposite orders (lock order must not deadlock), half with a different name on b.
+  const fromA = Array.from({ length: N }, (_, i) => a.createPlant({ id: BigInt(i), name: `p${i}` }));
+  const fromB = Array.from({ length: N }, (_, k) => {
+    const i = N - 1 - k;
+    return b.createPlant({ id: BigInt(i), name: i % 2 === 0 ? `p${i}` : `other${i}` });
+  }).reverse();
+  const [ra, rb] = await Promise.all([Promise.all(fromA), Promise.all(fromB)]);
+  for (let i = 0; i < N; i++) {
+    const kinds = [ra[i]!.kind, rb[i]!.kind].sort().join(',');
+    if (i % 2 === 0) assert.equal(kinds, 'created,replayed', `id ${i}`);
+    else assert.ok(kinds === 'conflict,created', `id ${i}: ${kinds}`);
+  }
+  assert.equal(await a.countPlants(), N);
+});
+
+test('postgres: concurrent claims from two stores never hand out the same delivery; an expired lease is claimed again', async (t) => {
+  const url = await freshPostgresUrl(t);
+  const a = await open(t, url);
+  const b = await open(t, url);
+  const now = new Date();
+  for (const id of ['wh_a', 'wh_b', 'wh_c']) {
+    await a.webhooks.insertSubscription({ id, url: `https://example.com/${id}`, description: null, secret: 'whsec_dGVzdA==', createdAt: now, disabledAt: null, disabledReason: null });
+  }
+  const N = 200;
+  await Promise.all(Array.from({ length: N }, (_, i) => a.createPlant({ id: BigInt(i), name: `p${i}` }, { id: `evt_${i}`, type: 'newPlant', payload: `{"id":${i}}` })));
+  const total = N * 3;
+  assert.equal(await a.webhooks.countPendingDeliveries!(), total);
+
+  const later = new Date(Date.now() + 1_000);
+  const lease = new Date(later.getTime() + 60_000);
+  const claimedBy = new Map<string, string>();
+  const loop = async (name: string, store: Store) => {
+    for (;;) {
+      const got = await store.webhooks.claimDueDeliveries({ now: later, leaseUntil: lease, limit: 7, perSubscription: 3, skipSubscriptions: [] });
+      if (got.length === 0) return;
+      assert.ok(got.length <= 7);
+      const perSub = new Map<string, number>();
+      for (const d of got) {
+        perSub.set(d.subscriptionId, (perSub.get(d.subscriptionId) ?? 0) + 1);
+        assert.equal(claimedBy.get(d.deliveryId), undefined, `${d.deliveryId} claimed by ${claimedBy.get(d.deliveryId)} and ${name}`);
+        claimedBy.set(d.deliveryId, name);
+        assert.equal(d.payload, `{"id":${d.eventId.slice(4)}}`);
+      }
+      for (const n of perSub.values()) assert.ok(n <= 3, 'perSubscription exceeded');
+    }
+  };
+  await Promise.all([loop('a', a), loop('b', b), loop('a2', a), loop('b2', b)]);
+  assert.equal(claimedBy.size, total, 'every delivery claimed exactly once');
+  const names = new Set(claimedBy.values());
+  assert.ok(names.size >= 2, `only ${[...names].join()} claimed anything`);
+
+  // Skipped subscriptions are not offered.
+  const stillLeased = await b.webhooks.claimDueDeliveries({ now: later, leaseUntil: lease, limit: 100, perSubscription: 100, skipSubscriptions: [] });
+  assert.equal(stillLeased.length, 0, 'a live lease was claimed again');
+  // The leases expire (the instance holding them died): due again, at-least-once.
+  const afterExpiry = new Date(lease.getTime() + 1);
+  const again = await b.webhooks.claimDueDeliveries({ now: afterExpiry, leaseUntil: new Date(afterExpiry.getTime() + 60_000), limit: 1_000, perSubscription: 1_000, skipSubscriptions: ['wh_b'] });
+  assert.equal(again.length, N * 2);
+  assert.ok(again.every((d) => d.subscriptionId !== 'wh_b'));
+  assert.ok(again.every((d) => claimedBy.has(d.deliveryId)));
+});
