@@ -39,6 +39,9 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** Retry-After (seconds) on 503 answers: long enough for a load balancer to route around, short for a blip. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
 /** A failure a client caused or can act on. Thrown anywhere; turned into an Error body by the HTTP layer. */
 export class AppError extends Error {
   readonly status: number;
@@ -51,7 +54,8 @@ export class AppError extends Error {
     super(message ?? ERRORS[code].message, { cause: options.cause });
     this.name = 'AppError';
     this.status = ERRORS[code].status;
-    this.headers = options.headers ?? {};
+    // Every 503 is transient (the store is unreachable, or this instance is stopping): tell clients when to retry.
+    this.headers = this.status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S), ...options.headers } : options.headers ?? {};
   }
 
   get body(): ErrorBody {

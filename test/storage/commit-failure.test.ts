@@ -25,6 +25,7 @@ test('while another connection holds the write lock, creates get 503 and nothing
   const results = await Promise.all(failedIds.map((id) => s.postPlant({ id, name: `locked-${id}` })));
   for (const res of results) {
     assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '1', 'a 503 says when to retry');
     const body = await errorOf(res);
     assert.match(body.message, /nothing was saved/i);
   }

@@ -1,0 +1,143 @@
+// A bounded write load for the scale-out and outage tests: concurrent clients POST fresh plants back to back
+// over keep-alive connections, every request has a deadline (a hang is an outcome, not a stuck test), and
+// every outcome is kept: 200s by id, other answers by status with their Retry-After and a sample body,
+// requests that ended without an answer by error code with their ids (their fate is unknown).
+import http from 'node:http';
+
+export interface Answer {
+  id: bigint;
+  status: number;
+  /** ms since the load started, when the answer arrived. */
+  at: number;
+  ms: number;
+  retryAfter?: string;
+  contentType?: string;
+  body: string;
+}
+
+export interface WriteLoad {
+  /** Ids answered 200, with the time (ms since start) of the answer. */
+  ok: Map<bigint, number>;
+  /** Every answer other than 200. */
+  others: Answer[];
+  /** Requests that ended without an answer (socket error, or no answer within the deadline). */
+  failed: { id: bigint; code: string; at: number; ms: number }[];
+  sent: number;
+  /** Longest time any request took, answered or not. */
+  maxMs: number;
+}
+
+export function emptyLoad(): WriteLoad {
+  return { ok: new Map(), others: [], failed: [], sent: 0, maxMs: 0 };
+}
+
+export function plantName(id: bigint): string {
+  return `plant-${id}`;
+}
+
+/** One POST /plants with a deadline; resolves with the answer or the error code (`TIMEOUT` past the deadline). */
+export function postPlant(
+  port: number,
+  token: string,
+  id: bigint,
+  agent: http.Agent | false,
+  timeoutMs: number,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string } | { code: string }> {
+  const json = `{"id":${id},"name":${JSON.stringify(plantName(id))}}`;
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (v: { status: number; headers: http.IncomingHttpHeaders; body: string } | { code: string }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(v);
+    };
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/plants',
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', (e: NodeJS.ErrnoException) => done({ code: e.code ?? e.message }));
+      },
+    );
+    const timer = setTimeout(() => {
+      done({ code: 'TIMEOUT' });
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (e: NodeJS.ErrnoException) => done({ code: e.code ?? e.message }));
+    req.end(json);
+  });
+}
+
+/**
+ * `clients` concurrent writers until `until()` is true. Ids start at `firstId` and are never reused; a client
+ * pauses `pauseMs` after a failure so an outage does not turn into a busy loop.
+ */
+export async function writeLoad(options: {
+  port: number;
+  token: string;
+  clients: number;
+  firstId: bigint;
+  until: () => boolean;
+  timeoutMs: number;
+  result?: WriteLoad;
+  pauseMs?: number;
+}): Promise<WriteLoad> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+  const result = options.result ?? emptyLoad();
+  const t0 = Date.now();
+  const pause = options.pauseMs ?? 20;
+  let next = options.firstId;
+  const client = async () => {
+    while (!options.until()) {
+      const id = next++;
+      result.sent++;
+      const started = Date.now();
+      const out = await postPlant(options.port, options.token, id, agent, options.timeoutMs);
+      const at = Date.now() - t0;
+      const ms = Date.now() - started;
+      result.maxMs = Math.max(result.maxMs, ms);
+      if ('code' in out) {
+        result.failed.push({ id, code: out.code, at, ms });
+        await new Promise((r) => setTimeout(r, pause));
+      } else if (out.status === 200) {
+        result.ok.set(id, at);
+      } else {
+        const retryAfter = out.headers['retry-after'];
+        result.others.push({ id, status: out.status, at, ms, retryAfter, contentType: out.headers['content-type'], body: out.body.slice(0, 300) });
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.clients }, client));
+  agent.destroy();
+  return result;
+}
+
+export function describeLoad(r: WriteLoad): string {
+  const byStatus = new Map<number, number>();
+  for (const o of r.others) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1);
+  const byCode = new Map<string, number>();
+  for (const f of r.failed) byCode.set(f.code, (byCode.get(f.code) ?? 0) + 1);
+  const s = [...byStatus].map(([k, v]) => `${k}x${v}`).join(' ');
+  const e = [...byCode].map(([k, v]) => `${k}x${v}`).join(' ');
+  return `sent=${r.sent} ok=${r.ok.size} other=[${s}] no-answer=[${e}] slowest=${r.maxMs}ms`;
+}
+
+/** Runs `fn` over `items` with at most `concurrency` in flight. */
+export async function eachLimited<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  const worker = async () => {
+    while (i < items.length) await fn(items[i++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
