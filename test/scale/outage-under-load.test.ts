@@ -64,6 +64,8 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   }
   // Two failed /readyz checks took the instance out of HAProxy's rotation.
   await lb.waitFor({ s1: 'DOWN' }, 5_000);
+  const lbAlone = await fetch(`${lb.url}/plants/1`, { headers: auth });
+  whileDown.push({ path: 'LB /plants/1', status: lbAlone.status, retryAfter: lbAlone.headers.get('retry-after'), body: await lbAlone.text() });
   const restartingAt = since();
   await cluster.start();
   const upAt = since();
