@@ -25,8 +25,6 @@ const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { BOOTSTRAP_TOKEN: 'maybe' }, names: ['BOOTSTRAP_TOKEN'] },
   { env: { DATABASE_URL: 'mysql://admin:hunter2@db.example/plants' }, names: ['DATABASE_URL'], hint: /sqlite:/ },
   { env: { DATABASE_URL: 'plants.db' }, names: ['DATABASE_URL'] },
-  { env: { DATABASE_URL: 'postgres://admin:hunter2@/plants' }, names: ['DATABASE_URL'], hint: /postgres:\/\/USER/ },
-  { env: { DATABASE_POOL_SIZE: '0', DATABASE_STATEMENT_TIMEOUT_MS: '10s', DATABASE_CONNECT_TIMEOUT_MS: '-1' }, names: ['DATABASE_POOL_SIZE', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS'] },
   { env: { PORT: 'x', LOG_LEVEL: 'y', BODY_LIMIT_BYTES: 'z' }, names: ['PORT', 'LOG_LEVEL', 'BODY_LIMIT_BYTES'] },
 ];
 
@@ -82,6 +80,21 @@ test('plant-store config shows the values from the environment, normalised, and 
   assert.match(r.stdout, /^BODY_LIMIT_BYTES=2048$/m);
   assert.match(r.stdout, /^DATABASE_URL=sqlite:\/\/admin:\*\*\*\*@localhost\/plants\.db$/m);
   assert.ok(!r.stdout.includes('hunter2') && !r.stderr.includes('hunter2'), 'the password was printed');
+});
+
+test('bad PostgreSQL settings stop serve with exit 1 naming each variable, never printing the password', async (t) => {
+  const dir = tempDir(t);
+  const cases = [
+    { env: { DATABASE_URL: 'postgres://admin:hunter2@/plants' }, names: ['DATABASE_URL'] },
+    { env: { DATABASE_POOL_SIZE: '0', DATABASE_STATEMENT_TIMEOUT_MS: '10s', DATABASE_CONNECT_TIMEOUT_MS: '-1' }, names: ['DATABASE_POOL_SIZE', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_CONNECT_TIMEOUT_MS'] },
+  ];
+  for (const c of cases) {
+    const r = await runIn(dir, ['serve'], { DATABASE_URL: `sqlite:${join(dir, 'db', 'x.db')}`, ...c.env }, 20_000);
+    assert.equal(r.code, 1, `${JSON.stringify(c.env)}: ${r.stderr}`);
+    for (const name of c.names) assert.match(r.stderr, new RegExp(`^\\s*${name}: `, 'm'), r.stderr);
+    assert.ok(!r.stderr.includes('hunter2'), r.stderr);
+  }
+  assert.match((await runIn(dir, ['serve'], cases[0]!.env, 20_000)).stderr, /postgres:\/\/USER:PASSWORD@HOST/);
 });
 
 test('plant-store config accepts postgres:// and postgresql:// URLs and masks their password, also in a password= parameter', async (t) => {
