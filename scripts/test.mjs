@@ -15,6 +15,7 @@ const ONLY_ON = {
   'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
   'dist/test/storage/pg-store.test.js': ['postgres', 'PostgreSQL-specific behaviour'],
   'dist/test/storage/pg-outage.test.js': ['postgres', 'PostgreSQL outages'],
+  'dist/test/storage/pg-commit-unknown.test.js': ['postgres', 'cuts a PostgreSQL connection at COMMIT'],
 };
 
 const stores = (process.env.PLANT_STORE_TEST_STORES || ALL_STORES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);

@@ -34,6 +34,10 @@ export const ERRORS = {
   TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
   INTERNAL: { status: 500, message: 'Internal server error.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable; nothing was saved. Retry later.' },
+  STORE_COMMIT_UNKNOWN: {
+    status: 503,
+    message: 'The store was lost while committing, so this write may or may not have been saved. Retrying the same request is safe: a replay is answered 200.',
+  },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
@@ -69,7 +73,17 @@ export function errorBody(status: number, message: string): ErrorBody {
 
 /** The store could not take or answer a request; nothing was committed. */
 export class StoreUnavailableError extends AppError {
+  constructor(cause?: unknown, code: 'STORE_UNAVAILABLE' | 'STORE_COMMIT_UNKNOWN' = 'STORE_UNAVAILABLE') {
+    super(code, undefined, { cause });
+  }
+}
+
+/**
+ * The connection broke after COMMIT was sent and before its answer came back (a networked store): the
+ * transaction may have committed. Still a 503, but the message must not claim that nothing was saved.
+ */
+export class CommitOutcomeUnknownError extends StoreUnavailableError {
   constructor(cause?: unknown) {
-    super('STORE_UNAVAILABLE', undefined, { cause });
+    super(cause, 'STORE_COMMIT_UNKNOWN');
   }
 }

@@ -181,8 +181,10 @@ export class PgWebhookStore implements WebhookStore {
       retryingTransaction(
         this.pool,
         async (c) => {
+          // Offers are locked until COMMIT, so a concurrent claim skips them even when this claim does not take
+          // them: lock no more per subscription than the claim can take (they are offered again next poll).
           const offers = (await c.query<{ id: string; subscription_id: string; due: Date }>(
-            named('dueOffers', [input.now, input.perSubscription, input.skipSubscriptions]),
+            named('dueOffers', [input.now, Math.min(input.perSubscription, input.limit), input.skipSubscriptions]),
           )).rows;
           // The first of each subscription before the second of any (oldest first within a rank), so one
           // subscription's backlog cannot take every slot. Offers not taken are unlocked at COMMIT.

@@ -1,7 +1,7 @@
 // The PostgreSQL connection pool: int8 parsed to exact bigint, bounded connect and statement times, pool
 // errors (a connection dropped while idle) absorbed, and transactions that always return their connection.
 import pg from 'pg';
-import { StoreUnavailableError } from '../../errors.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError } from '../../errors.js';
 
 export interface PostgresOptions {
   /** Connections at most per instance (DATABASE_POOL_SIZE). */
@@ -71,9 +71,18 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
   try {
     await client.query(begin);
     const result = await fn(client);
-    await client.query('COMMIT');
+    try {
+      await client.query('COMMIT');
+    } catch (err) {
+      // A server error such as a serialization failure means the commit was refused; a lost connection or a
+      // server going down (classes 08, 57, XX) leaves it unknown.
+      if (err instanceof pg.DatabaseError && !/^(08|57|XX)/.test(err.code ?? '')) throw err;
+      broken = err as Error;
+      throw new CommitOutcomeUnknownError(err);
+    }
     return result;
   } catch (err) {
+    if (err instanceof CommitOutcomeUnknownError) throw err;
     try {
       await client.query('ROLLBACK');
     } catch (rollbackErr) {
