@@ -66,12 +66,15 @@ const rssMb = () => {
   }
 };
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle sockets are dropped after 2 s, before the server's KEEP_ALIVE_TIMEOUT_MS (5 s) closes them: otherwise
+// a request sent on a socket the server is closing at that moment fails with ECONNRESET (the keep-alive
+// race every HTTP client has), which says nothing about the service.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 2_000 });
 const headers = { authorization: `Bearer ${token}` };
 let nextId = 1;
 const acknowledged = [];
 
-/** One request of the mix; resolves with the status, or 0 for a socket error. */
+/** One request of the mix; resolves with the status, or the socket error's code. */
 function send(kind) {
   return new Promise((resolve) => {
     let path = '/plants?limit=20';
@@ -93,10 +96,10 @@ function send(kind) {
           if (id !== undefined && res.statusCode === 200) acknowledged.push(id);
           resolve(res.statusCode);
         });
-        res.on('error', () => resolve(0));
+        res.on('error', (e) => resolve(e.code ?? e.message));
       },
     );
-    req.on('error', () => resolve(0));
+    req.on('error', (e) => resolve(e.code ?? e.message));
     req.end(body);
   });
 }
@@ -146,7 +149,8 @@ function closeInterval(index) {
   const row = { minute: index + 1, requests: l.length, errors: current.errors, statuses: current.statuses, late: current.late,
     p50: +q(0.5).toFixed(2), p99: +q(0.99).toFixed(2), max: +(l.at(-1) ?? NaN).toFixed(2), rssMb: +rssMb().toFixed(1), load1: +loadavg()[0].toFixed(2) };
   intervals.push(row);
-  say(`[${String((index + 1) * intervalS).padStart(4)} s] ${row.requests} req, ${row.errors} errors${row.late ? `, ${row.late} not sent (client at max in flight)` : ''}, ` +
+  const kinds = Object.entries(row.statuses).map(([k, n]) => `${n} x ${k}`).join(', ');
+  say(`[${String((index + 1) * intervalS).padStart(4)} s] ${row.requests} req, ${row.errors} errors${kinds ? ` (${kinds})` : ''}${row.late ? `, ${row.late} not sent (client at max in flight)` : ''}, ` +
     `p50 ${row.p50} ms, p99 ${row.p99} ms, max ${row.max} ms, server RSS ${row.rssMb} MiB, load ${row.load1}`);
   current = { latencies: [], errors: 0, statuses: {}, late: 0 };
 }
