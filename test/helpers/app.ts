@@ -41,7 +41,9 @@ export async function startApp(
   options: { config?: Partial<Config>; store?: SqliteOptions; databaseUrl?: string } = {},
 ): Promise<TestApp> {
   const databaseUrl = options.databaseUrl ?? `sqlite:${join(tempDir(t), 'plants.db')}`;
-  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, ...options.config });
+  // The app shares this process's event loop with the test, so loop lag here is the test's, not the
+  // service's: no shedding on it unless a test asks (test/limits/load-shedding.test.ts).
+  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, shedEventLoopDelayMs: 0, ...options.config });
   const { store } = await openStore(databaseUrl, options.store);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const app = await buildApp(config, { store, tokens });

@@ -41,9 +41,10 @@ function answer(socket: Socket): Promise<ReturnType<typeof parseRawResponse>> {
 }
 
 /** Blocks this process's event loop (which the in-process server shares) for `ms`, from the check phase. */
-function stall(ms: number): Promise<void> {
+function stall(ms: number, first?: () => void): Promise<void> {
   return new Promise((resolve) =>
     setImmediate(() => {
+      first?.();
       const until = performance.now() + ms;
       while (performance.now() < until) {
         // busy: the event loop lags
@@ -92,18 +93,23 @@ test('a burst beyond SHED_PENDING_CREATES gets quick 503s with Retry-After; ever
   assert.equal(after.status, 200);
 });
 
-test('requests that arrive during an event-loop stall beyond SHED_EVENT_LOOP_DELAY_MS get 503; health checks do not', async (t) => {
+test('requests that arrive while the event loop keeps lagging beyond SHED_EVENT_LOOP_DELAY_MS get 503; health checks do not', async (t) => {
   const s = await startApp(t, { config: { shedEventLoopDelayMs: 50 } });
   const api = await Promise.all(Array.from({ length: 5 }, () => connected(s.port)));
   const health = await connected(s.port);
   await accepted(s.app.server, api.length + 1);
   const answers = api.map(answer);
   const healthAnswer = answer(health);
-  for (const socket of api) {
-    socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`);
-  }
-  health.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  // Two stalls in a row, each seen by one sample (a single pause is not overload); the requests arrive
+  // during the second.
   await stall(400);
+  await new Promise((r) => setTimeout(r, 0));
+  await stall(400, () => {
+    for (const socket of api) {
+      socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`);
+    }
+    health.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  });
   for (const res of await Promise.all(answers)) {
     assert.equal(res.status, 503, res.body);
     assert.match(res.headers['retry-after'] ?? '', /^[1-9]\d*$/);
@@ -117,4 +123,14 @@ test('requests that arrive during an event-loop stall beyond SHED_EVENT_LOOP_DEL
   const res = await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token.all}` } });
   assert.equal(res.status, 200);
   await res.arrayBuffer();
+});
+
+test('one pause of the event loop alone sheds nothing', async (t) => {
+  const s = await startApp(t, { config: { shedEventLoopDelayMs: 50 } });
+  const socket = await connected(s.port);
+  await accepted(s.app.server, 1);
+  await new Promise((r) => setTimeout(r, 250));
+  const reply = answer(socket);
+  await stall(400, () => socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`));
+  assert.equal((await reply).status, 200);
 });
