@@ -16,6 +16,9 @@ import { registerContractRoutes } from './http/contract-routes.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { createFixedWindowLimiter } from './limits/fixed-window.js';
+import { registerLoadShedding } from './limits/load-shedder.js';
+import { withRateLimits } from './limits/rate-limited-guard.js';
 import { createLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
@@ -85,6 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs, config.requestTimeoutMs),
     },
     keepAliveTimeout: config.keepAliveTimeoutMs,
+    // request.ip is the X-Forwarded-For client only when the peer is one of these proxies (per-address limits).
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     // Our own shutdown answer (below) keeps the Error shape; Fastify's would not.
     return503OnClosing: false,
     requestIdHeader: false,
@@ -122,6 +127,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   registerSecurityHeaders(app, contract, config.corsOrigins);
+  // After CORS, so a browser can read the 503; before authentication, so shedding costs nothing.
+  registerLoadShedding(app, contract, config.shedEventLoopDelayMs);
   registerErrorReplies(app);
   registerJsonParser(app);
 
@@ -133,13 +140,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onUnexpectedError: (err) => jwtLog.error({ error: (err as Error)?.name, message: (err as Error)?.message }, 'unexpected error verifying a JWT'),
   });
   if (jwt && config.jwtAudience.length === 0) jwtLog.warn('JWT_AUDIENCE is not set: JWTs the identity provider issued for any audience are accepted');
-  const guard = (requirements: { scopes: string[] }[]) => bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt);
+  const perToken = config.rateLimit
+    ? createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000 })
+    : undefined;
+  const guard = (requirements: { scopes: string[] }[]) =>
+    withRateLimits(bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt), throttle, perToken);
   registerContractRoutes(
     app,
     contract,
     {
       // A commit that wrote events wakes the dispatcher; delivery itself never runs on the request path.
-      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake() })),
+      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), maxPendingCreates: config.shedPendingCreates })),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,

@@ -1,6 +1,7 @@
 // The only reader of process.env: every setting is parsed, checked and defaulted here, then frozen.
 import { readFileSync } from 'node:fs';
 import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
+import ipaddr from 'ipaddr.js';
 
 export interface Config {
   readonly port: number;
@@ -50,6 +51,16 @@ export interface Config {
   readonly jwtJwksTimeoutMs: number;
   /** Least time between JWKS refetches caused by unknown key ids. */
   readonly jwtJwksCooldownMs: number;
+  /** Whether each token is limited to rateLimitPerToken requests per rateLimitWindowS (per instance). */
+  readonly rateLimit: boolean;
+  readonly rateLimitPerToken: number;
+  readonly rateLimitWindowS: number;
+  /** Proxies (addresses or CIDRs) whose X-Forwarded-For is believed for the client address; empty trusts none. */
+  readonly trustProxy: readonly string[];
+  /** Event-loop delay above which API requests are shed with 503; 0 turns the check off. */
+  readonly shedEventLoopDelayMs: number;
+  /** Creates waiting for their commit above which new creates are shed with 503; 0 turns the check off. */
+  readonly shedPendingCreates: number;
 }
 
 export class ConfigError extends Error {
@@ -154,6 +165,22 @@ function hmacSecret(raw: string): string {
   return raw;
 }
 
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, ...rest] = entry.split('/');
+  const v4 = ipaddr.IPv4.isValidFourPartDecimal(address);
+  if (rest.length > 0 || (!v4 && !ipaddr.IPv6.isValid(address))) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (v4 ? 32 : 128));
+}
+
+/** A comma-separated list of IP addresses or CIDR ranges (the proxies in front of the service). */
+function proxyList(raw: string): readonly string[] {
+  const entries = raw.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean);
+  for (const e of entries) {
+    if (!isAddressOrRange(e)) throw new ConfigError(`expected comma-separated IP addresses or CIDR ranges (e.g. 10.0.0.0/8), got "${e}"`);
+  }
+  return Object.freeze(entries);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
@@ -210,6 +237,12 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'jwtClockSkewMs', env: 'JWT_CLOCK_SKEW_MS', description: 'Leeway for the exp and nbf claims of JWTs', default: 30_000, parse: integer(0, 300_000) },
   { key: 'jwtJwksTimeoutMs', env: 'JWT_JWKS_TIMEOUT_MS', description: 'Deadline of one JWKS fetch', default: 5_000, parse: integer(100, 60_000) },
   { key: 'jwtJwksCooldownMs', env: 'JWT_JWKS_COOLDOWN_MS', description: 'Least time between JWKS refetches caused by unknown key ids', default: 30_000, parse: integer(1_000, 3_600_000) },
+  { key: 'rateLimit', env: 'RATE_LIMIT', description: 'Limit each token to RATE_LIMIT_PER_TOKEN requests per RATE_LIMIT_WINDOW_S (per instance); off turns the per-token limit off', default: true, parse: boolean },
+  { key: 'rateLimitPerToken', env: 'RATE_LIMIT_PER_TOKEN', description: 'Requests one token may make per window before 429', default: 60_000, parse: integer(1, 100_000_000) },
+  { key: 'rateLimitWindowS', env: 'RATE_LIMIT_WINDOW_S', description: 'Length of the rate-limit window in seconds', default: 60, parse: integer(1, 86_400) },
+  { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none', default: [], parse: proxyList },
+  { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
+  { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Creates waiting for their commit above which new creates get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

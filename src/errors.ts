@@ -32,12 +32,14 @@ export const ERRORS = {
   EXPECTATION_FAILED: { status: 417, message: 'The Expect header is not supported; only Expect: 100-continue is.' },
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
+  RATE_LIMITED: { status: 429, message: 'This token has made too many requests; retry after Retry-After seconds.' },
   INTERNAL: { status: 500, message: 'Internal server error.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable; nothing was saved. Retry later.' },
   STORE_COMMIT_UNKNOWN: {
     status: 503,
     message: 'The store was lost while committing, so this write may or may not have been saved. Retrying the same request is safe: a replay is answered 200.',
   },
+  OVERLOADED: { status: 503, message: 'The service is overloaded; nothing was done. Retry after Retry-After seconds.' },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

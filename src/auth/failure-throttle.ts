@@ -1,38 +1,26 @@
 // Slows token guessing: each client address may fail authentication a bounded number of times per window.
+import { createFixedWindowLimiter, rateLimitHeaders } from '../limits/fixed-window.js';
 
 export interface FailureThrottle {
   /** Seconds until the address may try again, or 0 when it may try now. */
   blockedFor(address: string): number;
   recordFailure(address: string): void;
+  /** The RateLimit-Policy and RateLimit fields for the address (policy "auth-failures"). */
+  headers(address: string): Record<string, string>;
 }
 
 export function createFailureThrottle(limit: number, windowMs = 60_000, maxAddresses = 10_000): FailureThrottle {
-  const windows = new Map<string, { start: number; failures: number }>();
-
-  function current(address: string, t: number) {
-    const w = windows.get(address);
-    if (w && t - w.start < windowMs) return w;
-    if (w) windows.delete(address);
-    return undefined;
-  }
-
+  const failures = createFixedWindowLimiter({ limit, windowMs, maxKeys: maxAddresses });
   return {
     blockedFor(address) {
-      const t = Date.now();
-      const w = current(address, t);
-      if (!w || w.failures < limit) return 0;
-      return Math.max(1, Math.ceil((w.start + windowMs - t) / 1000));
+      const s = failures.peek(address);
+      return s.remaining > 0 ? 0 : s.resetS;
     },
     recordFailure(address) {
-      const t = Date.now();
-      const w = current(address, t);
-      if (w) {
-        w.failures++;
-        return;
-      }
-      // Oldest first out: under a flood of addresses memory stays bounded.
-      if (windows.size >= maxAddresses) windows.delete(windows.keys().next().value as string);
-      windows.set(address, { start: t, failures: 1 });
+      failures.hit(address);
+    },
+    headers(address) {
+      return rateLimitHeaders('auth-failures', failures.peek(address));
     },
   };
 }

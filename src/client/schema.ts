@@ -429,10 +429,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Too many failed authentication attempts from this client; retry after `Retry-After` seconds. */
+        /**
+         * @description A rate limit was reached; retry after `Retry-After` seconds. Either the token made more than its
+         *     quota of requests in the current window (policy `"token"`, `RATE_LIMIT_PER_TOKEN` per
+         *     `RATE_LIMIT_WINDOW_S`), or this client address failed authentication too often (policy
+         *     `"auth-failures"`, `AUTH_FAILURES_PER_MINUTE` per 60 s). Limits are counted per instance.
+         */
         TooManyRequests: {
             headers: {
-                "Retry-After"?: number;
+                "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -448,9 +455,14 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store cannot be written or reached right now; nothing was acknowledged. Safe to retry. */
+        /**
+         * @description The store cannot be written or reached right now, the service is shutting down, or it is overloaded
+         *     (event-loop delay over `SHED_EVENT_LOOP_DELAY_MS`, or more than `SHED_PENDING_CREATES` creates waiting
+         *     for their commit); nothing was acknowledged. Safe to retry, after `Retry-After` seconds when given.
+         */
         Unavailable: {
             headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -465,7 +477,21 @@ export interface components {
         WebhookId: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before retrying (RFC 9110). */
+        RetryAfter: number;
+        /**
+         * @description The quota policy (draft-ietf-httpapi-ratelimit-headers, Structured Fields), e.g.
+         *     `"token";q=60000;w=60`: quota `q` requests per window of `w` seconds. On every answer to an
+         *     authenticated request while the per-token limit is on, and on 429s.
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description What is left of the quota (draft-ietf-httpapi-ratelimit-headers), e.g. `"token";r=41999;t=12`:
+         *     `r` requests remain, the window resets in `t` seconds.
+         */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -489,6 +515,8 @@ export interface operations {
             /** @description A page of plants. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description `<...>; rel="next"` when more plants follow. */
                     Link?: string;
                     [name: string]: unknown;
@@ -523,6 +551,8 @@ export interface operations {
             /** @description plant response */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     /** @description Where the plant lives, `/plants/{id}`. */
                     Location?: string;
                     [name: string]: unknown;
@@ -584,6 +614,8 @@ export interface operations {
             /** @description The plant. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -615,6 +647,8 @@ export interface operations {
             /** @description Deleted. No body. */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -641,6 +675,8 @@ export interface operations {
             /** @description All subscriptions, oldest first. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -671,6 +707,8 @@ export interface operations {
             /** @description Subscribed. */
             201: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     Location?: string;
                     [name: string]: unknown;
                 };
@@ -704,6 +742,8 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -735,6 +775,8 @@ export interface operations {
             /** @description Deleted. No body. */
             204: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -766,6 +808,8 @@ export interface operations {
             /** @description Deliveries. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -798,6 +842,8 @@ export interface operations {
             /** @description Scheduled. */
             202: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -924,6 +970,8 @@ export interface operations {
             /** @description The metrics. */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

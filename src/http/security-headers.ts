@@ -22,7 +22,7 @@ export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 /** Request headers a browser page on an allowed origin may send. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Request-Id';
 /** Response headers its script may read. */
-const EXPOSED_HEADERS = 'Location, Retry-After, WWW-Authenticate, X-Request-Id';
+const EXPOSED_HEADERS = 'Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id';
 
 function isDocs(url: string): boolean {
   const q = url.indexOf('?');

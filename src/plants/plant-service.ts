@@ -21,9 +21,16 @@ export interface PlantService {
 export interface PlantServiceOptions {
   /** Called after a commit that wrote events, so delivery starts without waiting for a poll. */
   onEvents?: () => void;
+  /**
+   * Creates waiting for their commit above which a new create is refused with 503 and Retry-After rather
+   * than queued (load shedding); 0 or absent means no bound.
+   */
+  maxPendingCreates?: number;
 }
 
 export function createPlantService(store: Store, options: PlantServiceOptions = {}): PlantService {
+  const maxPending = options.maxPendingCreates ?? 0;
+  let pending = 0;
   return {
     async add(plant) {
       // A lone surrogate cannot be stored as UTF-8 without changing it, and a changed name would make the
@@ -34,7 +41,18 @@ export function createPlantService(store: Store, options: PlantServiceOptions = 
           throw new AppError('BODY_INVALID', `body/${field} must be well-formed Unicode (it holds an unpaired surrogate).`);
         }
       }
-      const outcome = await store.createPlant(plant, newPlantEvent(plant));
+      if (maxPending > 0 && pending >= maxPending) {
+        throw new AppError('OVERLOADED', `${pending} creates are already waiting for their commit; nothing was stored. Retry after Retry-After seconds.`, {
+          headers: { 'retry-after': '1' },
+        });
+      }
+      pending++;
+      let outcome;
+      try {
+        outcome = await store.createPlant(plant, newPlantEvent(plant));
+      } finally {
+        pending--;
+      }
       if (outcome.kind === 'conflict') {
         throw new AppError('PLANT_CONFLICT', `A plant with id ${plant.id} already exists with a different name or tag.`);
       }

@@ -48,7 +48,9 @@ export async function startApp(
   let close = async () => {};
   t.after(() => close());
   const databaseUrl = options.databaseUrl ?? (await freshDatabaseUrl(t));
-  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, ...options.config });
+  // The app shares this process's event loop with the test, so loop lag here is the test's, not the
+  // service's: no shedding on it unless a test asks (test/limits/load-shedding.test.ts).
+  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, shedEventLoopDelayMs: 0, ...options.config });
   const { store } = await openStore(databaseUrl, options.store);
   close = () => store.close();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
