@@ -11,6 +11,8 @@ const ONLY_ON = {
   'dist/test/storage/commit-failure.test.js': ['sqlite', 'breaks the SQLite file and its locks'],
   'dist/test/storage/group-commit.test.js': ['sqlite', 'reads the SQLite file directly'],
   'dist/test/storage/migrations.test.js': ['sqlite', 'SQLite files and migration lists; test/storage/pg-*.test.ts cover PostgreSQL'],
+  'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
+  'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
   'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
   'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
   'dist/test/storage/pg-store.test.js': ['postgres', 'PostgreSQL-specific behaviour'],

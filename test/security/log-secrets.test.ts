@@ -5,15 +5,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
-import { spawnServer, tempDir } from '../helpers/app.js';
+import { spawnServer } from '../helpers/app.js';
+import { freshDatabaseUrl } from '../helpers/test-store.js';
 import { createToken, sleep } from '../ops/support.js';
 
 const BODY_MARK = 'BODYMARK7f3a';
 const RECEIVER_MARK = 'RECEIVERMARK91c2';
 
 test('logs hold no token, webhook secret, signature or body, through request errors and webhook failures', async (t) => {
-  const databaseUrl = `sqlite:${join(tempDir(t), 'logs.db')}`;
+  const databaseUrl = await freshDatabaseUrl(t, 'logs.db');
   const token = await createToken(databaseUrl, 'plants:read,plants:write,webhooks:manage');
 
   const signatures: string[] = [];
