@@ -63,6 +63,14 @@ interface PendingAttempt {
   reject: (err: unknown) => void;
 }
 
+/**
+ * Ids come from URL paths; PostgreSQL text refuses U+0000 with an error (which would be a 503), and no id we
+ * issue holds one, so such an id is simply not found.
+ */
+function possibleId(id: string): boolean {
+  return !id.includes('\0');
+}
+
 const SQL = {
   insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason)
     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -154,11 +162,13 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async getSubscription(id: string): Promise<WebhookSubscription | undefined> {
+    if (!possibleId(id)) return undefined;
     const { rows } = await this.query<SubscriptionRow>('getSubscription', [id]);
     return rows[0] ? toSubscription(rows[0]) : undefined;
   }
 
   async deleteSubscription(id: string): Promise<boolean> {
+    if (!possibleId(id)) return false;
     return guarded(this.closed, () =>
       transaction(this.pool, async (c) => {
         if ((await c.query(named('deleteSubscription', [id]))).rowCount === 0) return false;
@@ -253,16 +263,19 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]> {
+    if (!possibleId(subscriptionId)) return [];
     const { rows } = await this.query<DeliveryRow>('listDeliveries', [subscriptionId, Math.max(0, Math.floor(limit))]);
     return this.withAttempts(rows);
   }
 
   async getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
+    if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return undefined;
     const { rows } = await this.query<DeliveryRow>('getDelivery', [deliveryId, subscriptionId]);
     return rows.length === 0 ? undefined : (await this.withAttempts(rows))[0];
   }
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
+    if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return false;
     return (await this.query('retry', [deliveryId, subscriptionId, now])).rowCount === 1;
   }
 
