@@ -1,8 +1,9 @@
 // npm run bench: plant-store against the Node.js ceiling and its peers, in one session, server on core 0 and
 // load generator on core 1, warm-up before every measurement, the whole set interleaved over several rounds.
-// Writes bench/results/{results.md,results.json,chart.svg}. Knobs (env): BENCH_ROUNDS (2), BENCH_SECONDS (5),
+// Writes bench/results/{results.md,results.json,chart.svg}. Knobs (env): BENCH_ROUNDS (2), BENCH_SECONDS (4),
 // BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
-// BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips).
+// BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
+// BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
@@ -12,19 +13,22 @@ import { promisify } from 'node:util';
 import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
 import { ceilingOf, fmt, svg, table } from './lib/report.mjs';
 import { bigDatabase } from './lib/big-db.mjs';
+import { fsyncProbe } from './lib/fsync-probe.mjs';
+import { tmpdir } from 'node:os';
 
 const execFileP = promisify(execFile);
 const env = process.env;
 const list = (name, dflt) => (env[name] ?? dflt).split(',').map((s) => s.trim()).filter(Boolean);
 const cfg = {
   rounds: Number(env.BENCH_ROUNDS ?? 2),
-  seconds: Number(env.BENCH_SECONDS ?? 5),
+  seconds: Number(env.BENCH_SECONDS ?? 4),
   warmup: Number(env.BENCH_WARMUP ?? 2),
   conns: list('BENCH_CONNS', '1,10,100,256').map(Number),
   servers: list('BENCH_SERVERS', KINDS.map((k) => k.name).join(',')),
   endpoints: list('BENCH_ENDPOINTS', 'post,get,list'),
   bigRows: Number(env.BENCH_BIG_ROWS ?? 10_000_000),
-  rates: list('BENCH_RATES', '2000,5000').map(Number),
+  rates: list('BENCH_RATES', '1000,2000').map(Number),
+  soakSeconds: Number(env.BENCH_SOAK_SECONDS ?? 600),
 };
 const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 
@@ -107,6 +111,8 @@ const machine = {
   node24: execFileSync(join(BENCH_DIR, 'node_modules/node/bin/node'), ['--version'], { encoding: 'utf8' }).trim(),
   wrk: execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1'], { encoding: 'utf8' }).trim(),
   loadBefore: loadavg(), started: new Date().toISOString(),
+  // The databases live in the temp dir (fresh ones) and bench/.data (the big one): same disk here.
+  fsync: fsyncProbe(tmpdir()),
 };
 log('machine', JSON.stringify(machine), 'config', JSON.stringify(cfg));
 
@@ -190,6 +196,27 @@ if (cfg.bigRows > 0) {
   }
 }
 
+// Memory over a long run: RSS sampled every 5 s while POSTs at c=256 go on.
+let soak;
+if (cfg.soakSeconds > 0) {
+  const psKind = KINDS.find((k) => k.name === 'plant-store');
+  const server = await startKind(psKind);
+  try {
+    const samples = [];
+    const t0 = Date.now();
+    const sampler = setInterval(() => samples.push({ s: Math.round((Date.now() - t0) / 1000), rssMb: rssMb(server.pid), load1: loadavg()[0] }), 5_000);
+    const r = await wrk('post', server.port, 256, cfg.soakSeconds, { BENCH_TOKEN: server.token });
+    clearInterval(sampler);
+    const ok = r.statuses['200'] ?? 0;
+    await new Promise((res) => setTimeout(res, 500));
+    const rows = benchRows(server.db);
+    soak = { seconds: cfg.soakSeconds, rps: r.requests / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000, ok200: ok, rows, statuses: r.statuses, errors: r.errors, samples };
+    log(`soak: ${fmt(soak.rps)} req/s over ${cfg.soakSeconds} s, RSS ${samples.map((x) => fmt(x.rssMb)).join(' ')}`);
+  } finally {
+    await server.stop();
+  }
+}
+
 machine.loadAfter = loadavg();
 machine.finished = new Date().toISOString();
 writeResults();
@@ -197,13 +224,14 @@ writeResults();
 function writeResults() {
   const dir = join(BENCH_DIR, 'results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'results.json'), JSON.stringify({ machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo }, null, 1) + '\n');
+  writeFileSync(join(dir, 'results.json'), JSON.stringify({ machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak }, null, 1) + '\n');
   const servers = KINDS.map((k) => k.name).filter((n) => cells.some((c) => c.server === n));
   writeFileSync(join(dir, 'chart.svg'), svg(cells, cfg.conns, cfg.endpoints, servers));
   const md = [];
   md.push('# Benchmark results', '', `Produced by \`npm run bench\` (bench/run.mjs), ${machine.started} – ${machine.finished}.`, '');
   md.push('## Machine', '', `- CPU: ${machine.cpu}, ${machine.cores} cores; kernel ${machine.kernel}; Node ${machine.node} (Prism on ${machine.node24}); ${machine.wrk}`,
     `- Server pinned to core 0, load generator to core 1 (taskset); one wrk thread; ${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell; ${cfg.rounds} rounds, the second in reverse server order.`,
+    `- Disk: a 4 KiB write + fdatasync took p50 ${machine.fsync.p50_ms.toFixed(2)} ms, p90 ${machine.fsync.p90_ms.toFixed(2)} ms, p99 ${machine.fsync.p99_ms.toFixed(2)} ms, max ${machine.fsync.max_ms.toFixed(1)} ms (${machine.fsync.count} samples before the run): the floor of one durable commit.`,
     `- Load average (1/5/15 min) before: ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')}; per cell in results.json. The machine was shared with other test runs, so absolute figures are noisy; ratios within a round are the figures to trust.`, '');
   md.push('Latency is wrk 4.1\'s histogram as reported to its Lua `done()`, i.e. after `stats_correct()`, its partial coordinated-omission correction (it adds synthetic samples for responses slower than twice the expected interval). The constant-rate table below measures from each request\'s due time instead.', '');
   md.push('![throughput and p99 against concurrency](chart.svg)', '');
@@ -225,6 +253,15 @@ function writeResults() {
       md.push(`| ${c.round} | ${c.label} | ${c.endpoint} | ${c.conns} | ${fmt(c.rps)} | ${c.p50_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${(c.rps / empty.rps).toFixed(2)}× | ${c.non2xx} |`);
     }
     md.push('');
+  }
+  if (soak) {
+    const rss = soak.samples.map((x) => x.rssMb).filter(Number.isFinite);
+    const firstMin = soak.samples.filter((x) => x.s <= 60).map((x) => x.rssMb), lastMin = soak.samples.filter((x) => x.s >= soak.seconds - 60).map((x) => x.rssMb);
+    const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    md.push(`## Memory over ${soak.seconds} s (plant-store, POST c=256)`, '',
+      `${fmt(soak.rps)} req/s, p50 ${soak.p50_ms.toFixed(2)} ms, p99 ${soak.p99_ms.toFixed(2)} ms, max ${soak.max_ms.toFixed(1)} ms; ${soak.ok200} 200s, ${soak.rows} rows stored. ` +
+      `RSS (sampled every 5 s): min ${fmt(Math.min(...rss))} MB, max ${fmt(Math.max(...rss))} MB, mean of the first minute ${fmt(avg(firstMin))} MB, of the last minute ${fmt(avg(lastMin))} MB.`, '',
+      `RSS MB by minute: ${soak.samples.filter((x) => x.s % 60 < 5).map((x) => `${Math.round(x.s / 60)}′ ${fmt(x.rssMb)}`).join(', ')}`, '');
   }
   if (failures.length) {
     md.push('## Could not run', '');
