@@ -8,6 +8,8 @@ export interface BatchCommitter {
   /** Commits the batch durably and resolves with each item's outcome; rejects when nothing was committed. */
   commit(items: CreateItem[]): Promise<ItemOutcome[]>;
   close(): Promise<void>;
+  /** Gets ready for the first commit ahead of time (starts the worker); optional. */
+  warm?(): void;
 }
 
 interface Waiting {
@@ -75,6 +77,11 @@ export class GroupCommit {
     this.committing = false;
     // What arrived during the commit goes at once: it has already waited one commit.
     this.next();
+  }
+
+  /** Readies the committer now, so the first create does not also wait for a thread to start. */
+  warm(): void {
+    this.committer.warm?.();
   }
 
   /** Resolves once every create submitted so far is answered. */

@@ -138,6 +138,8 @@ export class SqliteStore implements Store {
         break;
       }
     }
+    // The schema is in place: the write worker can start and prepare its statements before the first create.
+    if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
     return results;
   }
 

@@ -43,6 +43,13 @@ export class WorkerCommitter implements BatchCommitter {
     }));
   }
 
+  warm(): void {
+    // A failure here is reported by the first commit, which starts the worker again.
+    this.start().catch(() => {
+      this.ready = undefined;
+    });
+  }
+
   async commit(items: CreateItem[]): Promise<ItemOutcome[]> {
     const worker = await this.start().catch((err: unknown) => {
       this.ready = undefined;

@@ -1,0 +1,42 @@
+// Creates commit on the write worker, so a commit that waits (for a lock, or for its fsync) does not stop
+// the event loop: other requests are answered meanwhile, and the waiting create still succeeds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { startApp } from '../helpers/app.js';
+
+const require = createRequire(import.meta.url);
+
+test('while a create waits for a lock another process holds, reads are answered; then the create succeeds', async (t) => {
+  const s = await startApp(t, { store: { busyTimeoutMs: 10_000 } });
+  const file = s.databaseUrl.slice('sqlite:'.length);
+  assert.equal((await s.postPlant({ id: 1, name: 'before' })).status, 200);
+
+  const holder = spawn(
+    process.execPath,
+    ['-e', `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(file)});
+      db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
+      setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, 1500);`],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  t.after(() => holder.kill('SIGKILL'));
+  await new Promise<void>((resolve) => holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve()));
+
+  let createdAt = 0;
+  const create = s.postPlant({ id: 2, name: 'patient' }).then((res) => {
+    createdAt = performance.now();
+    return res;
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  const read = await fetch(`${s.url}/plants/1`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  const readAt = performance.now();
+  assert.equal(read.status, 200);
+  assert.deepEqual(await read.json(), { id: 1, name: 'before' });
+  assert.equal(createdAt, 0, 'the read was answered only after the waiting create: the commit blocked the event loop');
+
+  const res = await create;
+  assert.equal(res.status, 200);
+  t.diagnostic(`read answered ${(createdAt - readAt).toFixed(0)} ms before the create`);
+  assert.deepEqual(await s.store.getPlant(2n), { id: 2n, name: 'patient' });
+});
