@@ -2,26 +2,15 @@
 // the event loop: other requests are answered meanwhile, and the waiting create still succeeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { startApp } from '../helpers/app.js';
-
-const require = createRequire(import.meta.url);
+import { holdWriteLock } from './lock-holder.js';
 
 test('while a create waits for a lock another process holds, reads are answered; then the create succeeds', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 10_000 } });
   const file = s.databaseUrl.slice('sqlite:'.length);
   assert.equal((await s.postPlant({ id: 1, name: 'before' })).status, 200);
 
-  const holder = spawn(
-    process.execPath,
-    ['-e', `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(file)});
-      db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
-      setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, 1500);`],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  t.after(() => holder.kill('SIGKILL'));
-  await new Promise<void>((resolve) => holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve()));
+  await holdWriteLock(t, file, 1500);
 
   let createdAt = 0;
   const create = s.postPlant({ id: 2, name: 'patient' }).then((res) => {

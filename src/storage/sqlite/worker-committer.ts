@@ -20,7 +20,6 @@ export class WorkerCommitter implements BatchCommitter {
       // No execArgv: the parent's --import hooks and profilers are not the writer's business.
       const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [] });
       this.worker = worker;
-      worker.unref();
       worker.on('message', (msg: WriterReply) => {
         if ('ready' in msg) return resolve(worker);
         if ('failed' in msg) return reject(new Error(msg.failed));
@@ -40,6 +39,9 @@ export class WorkerCommitter implements BatchCommitter {
       };
       worker.on('error', gone);
       worker.on('exit', (code) => gone(new Error(`the write worker exited (code ${code})`)));
+      // After the listeners: adding a 'message' listener references the worker's port again. An idle writer
+      // never keeps the process alive; commit() references it while a commit is awaited.
+      worker.unref();
     }));
   }
 
