@@ -53,15 +53,17 @@ export class WorkerCommitter implements BatchCommitter {
   }
 
   async commit(items: CreateItem[]): Promise<ItemOutcome[]> {
-    const worker = await this.start().catch((err: unknown) => {
+    const starting = this.start();
+    // Keeps the process alive while a commit that someone awaits is running, its worker's start included;
+    // the reply unreferences it again.
+    this.worker?.ref();
+    const worker = await starting.catch((err: unknown) => {
       this.ready = undefined;
       throw new StoreUnavailableError(err);
     });
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
       this.waiting = { seq, resolve, reject };
-      // Keeps the process alive while a commit that someone awaits is running.
-      worker.ref();
       worker.postMessage({ seq, items } satisfies WriterRequest);
     });
   }
