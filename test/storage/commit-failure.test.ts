@@ -2,12 +2,9 @@
 // request of the group gets a 503 Error, none of them is stored, and the service recovers by itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import Database from 'better-sqlite3';
 import { errorOf, startApp } from '../helpers/app.js';
-
-const require = createRequire(import.meta.url);
+import { holdWriteLock } from './lock-holder.js';
 
 test('while another connection holds the write lock, creates get 503 and nothing of them is stored; after release they work', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 50 } });
@@ -56,16 +53,8 @@ test('while another connection holds the write lock, creates get 503 and nothing
 test('a create that meets a briefly held lock (another process) waits for it and succeeds', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 5_000 } });
   const file = s.databaseUrl.slice('sqlite:'.length);
-  // Another process takes the write lock, says so, holds it 400 ms and rolls back.
-  const holder = spawn(
-    process.execPath,
-    ['-e', `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))}); const db = new D(${JSON.stringify(file)});
-      db.exec('BEGIN IMMEDIATE'); process.stdout.write('locked\\n');
-      setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, 400);`],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  t.after(() => holder.kill('SIGKILL'));
-  await new Promise<void>((resolve) => holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve()));
+  // Another process takes the write lock, holds it 400 ms and rolls back.
+  await holdWriteLock(t, file, 400);
   const started = Date.now();
   const res = await s.postPlant({ id: 5, name: 'patient' });
   const waited = Date.now() - started;

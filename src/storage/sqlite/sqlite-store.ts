@@ -1,11 +1,16 @@
-// The embedded engine: one better-sqlite3 connection in WAL mode with synchronous=FULL, and group commit so
-// that durability (one fsync per commit) does not cap throughput at one request per fsync.
+// The embedded engine: better-sqlite3 in WAL mode with synchronous=FULL, and group commit so that durability
+// (one fsync per commit) does not cap throughput at one request per fsync. Creates commit on a write worker
+// (its own connection) so their fsync never blocks the event loop; everything else uses this connection.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../errors.js';
 import type { CommitObserver, CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
+import type { ItemOutcome } from './create-batch.js';
+import { createBatchWriter } from './create-batch.js';
+import { GroupCommit, type BatchCommitter } from './group-commit.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 
 export interface SqliteOptions {
@@ -13,13 +18,6 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** Migrations to apply; the built-in list unless a test supplies its own. */
   migrations?: readonly Migration[];
-}
-
-interface PendingCreate {
-  plant: PlantRecord;
-  event: OutboxEvent | undefined;
-  resolve: (outcome: CreateOutcome) => void;
-  reject: (err: unknown) => void;
 }
 
 interface PlantRow {
@@ -43,8 +41,7 @@ export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
   private readonly migrations: readonly Migration[];
-  private pending: PendingCreate[] = [];
-  private flushScheduled = false;
+  private readonly groupCommit: GroupCommit;
   private closed = false;
   private readonly commitObservers = new Set<CommitObserver>();
 
@@ -71,6 +68,10 @@ export class SqliteStore implements Store {
       throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
+    // An in-memory database exists only on this connection, so its commits stay on this thread.
+    const committer: BatchCommitter =
+      file === ':memory:' ? inThreadCommitter(this.db) : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    this.groupCommit = new GroupCommit(committer, (size, started, ok) => this.observeCommit(size, started, ok));
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -137,58 +138,14 @@ export class SqliteStore implements Store {
         break;
       }
     }
+    // The schema is in place: the write worker can start and prepare its statements before the first create.
+    if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
     return results;
   }
 
-  createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ plant, event, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // Everything that arrives in this turn of the event loop shares one transaction and one fsync.
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  /** Commits every waiting create in one transaction, then answers them all; on failure, fails them all. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    let outcomes: CreateOutcome[];
-    const started = this.commitObservers.size > 0 ? performance.now() : 0;
-    try {
-      const { insertPlant, getPlant, anyActiveSubscription, insertEvent, fanOut } = this.statements();
-      const now = Date.now();
-      let subscribers: boolean | undefined;
-      outcomes = this.db.transaction(() =>
-        batch.map(({ plant, event }): CreateOutcome => {
-          const tag = plant.tag ?? null;
-          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) {
-            // The event commits with the plant or not at all: nothing acknowledged can lose its event.
-            subscribers ??= anyActiveSubscription.get() === 1;
-            if (event && subscribers) {
-              insertEvent.run(event.id, event.type, event.payload, now);
-              fanOut.run(event.id, now, now, now);
-            }
-            return { kind: 'created' };
-          }
-          const row = getPlant.get(plant.id) as PlantRow;
-          const existing = toPlant(row);
-          return row.name === plant.name && row.tag === tag ? { kind: 'replayed' } : { kind: 'conflict', existing };
-        }),
-      ).immediate();
-    } catch (err) {
-      const failure = new StoreUnavailableError(err);
-      this.observeCommit(batch.length, started, false);
-      for (const p of batch) p.reject(failure);
-      return;
-    }
-    this.observeCommit(batch.length, started, true);
-    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
+    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
+    return toOutcome(await this.groupCommit.submit({ id: plant.id, name: plant.name, tag: plant.tag ?? null, event }));
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
@@ -271,8 +228,9 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.flush();
+    // Graceful: every create already accepted is committed and answered before the connections close.
     this.closed = true;
+    await this.groupCommit.close();
     this.db.close();
   }
 
@@ -313,6 +271,21 @@ export class SqliteStore implements Store {
       throw new StoreUnavailableError(err);
     }
   }
+}
+
+/** Commits on the calling thread: for :memory:, which a worker's connection could not see. */
+function inThreadCommitter(db: Database.Database): BatchCommitter {
+  let write: ReturnType<typeof createBatchWriter> | undefined;
+  return {
+    // Prepared on first use, after migrating.
+    commit: async (items) => (write ??= createBatchWriter(db))(items),
+    close: async () => {},
+  };
+}
+
+function toOutcome(o: ItemOutcome): CreateOutcome {
+  if (o.kind !== 'conflict') return o;
+  return { kind: 'conflict', existing: o.tag === null ? { id: o.id, name: o.name } : { id: o.id, name: o.name, tag: o.tag } };
 }
 
 function toPlant(row: PlantRow): PlantRecord {

@@ -1,0 +1,41 @@
+// The scaling fixture: a migrated plant-store database holding N plants (ids 1..N, tag "seed"), made once
+// with direct inserts in one transaction and kept in bench/.data/ (git-ignored) for later runs.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { BENCH_DIR, ROOT } from './servers.mjs';
+
+const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
+
+export async function bigDatabase(rows, log) {
+  const dir = join(BENCH_DIR, '.data');
+  const file = join(dir, `plants-${rows}.db`);
+  mkdirSync(dir, { recursive: true });
+  if (existsSync(file)) {
+    log(`reusing ${file}`);
+    return { file, rows, sizeMb: statSync(file).size / 2 ** 20 };
+  }
+  const tmp = `${file}.tmp`;
+  rmSync(tmp, { force: true });
+  const started = performance.now();
+  execFileSync(process.execPath, [join(ROOT, 'bin/plant-store.js'), 'migrate'], { env: { ...process.env, DATABASE_URL: `sqlite:${tmp}` }, stdio: 'ignore' });
+  const db = new Database(tmp);
+  // Built once, thrown away if interrupted: no journal needed while seeding. WAL again afterwards, as the service runs it.
+  db.pragma('journal_mode = OFF');
+  db.pragma('synchronous = OFF');
+  const insert = db.prepare("INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, 'seed', ?)");
+  const now = Date.now();
+  db.transaction(() => {
+    for (let i = 1; i <= rows; i++) {
+      insert.run(i, `Plant number ${i}`, now);
+      if (i % 1_000_000 === 0) log(`seeded ${i} rows`);
+    }
+  })();
+  db.pragma('journal_mode = WAL');
+  db.close();
+  renameSync(tmp, file);
+  const seedSeconds = (performance.now() - started) / 1000;
+  log(`seeded ${rows} rows in ${seedSeconds.toFixed(1)} s`);
+  return { file, rows, seedSeconds, sizeMb: statSync(file).size / 2 ** 20 };
+}

@@ -1,0 +1,68 @@
+// Turns measured cells into the markdown table (ratios to the ceiling of the same round) and an SVG chart.
+
+export const fmt = (v, d = 0) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+const ms = (v) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFixed(1)) : '–');
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '–');
+
+/** The ceiling of one (round, endpoint, conns): the faster of the two minimal servers. */
+export function ceilingOf(cells, c) {
+  const candidates = cells.filter((x) => x.role === 'ceiling' && x.round === c.round && x.endpoint === c.endpoint && x.conns === c.conns);
+  return candidates.sort((a, b) => b.rps - a.rps)[0];
+}
+
+export function table(cells, round) {
+  const lines = [
+    '| endpoint | c | server | req/s | × ceiling | p50 ms | × ceiling | p99 ms | × ceiling | errors / non-2xx | max RSS MB |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const c of cells.filter((x) => x.round === round)) {
+    const ceil = ceilingOf(cells, c);
+    const name = ceil && ceil.server === c.server ? `**${c.server}** (ceiling)` : c.server;
+    lines.push(`| ${c.endpoint} | ${c.conns} | ${name} | ${fmt(c.rps)} | ${ratio(c.rps, ceil?.rps)} | ${ms(c.p50_ms)} | ${ratio(c.p50_ms, ceil?.p50_ms)} | ` +
+      `${ms(c.p99_ms)} | ${ratio(c.p99_ms, ceil?.p99_ms)} | ${c.socketErrors} / ${c.non2xx} | ${fmt(c.rssMaxMb)} |`);
+  }
+  return lines.join('\n');
+}
+
+const COLORS = { 'node:http': '#555555', fastify: '#999999', 'plant-store': '#1b7f3b', 'express+validator': '#1f5fbf', 'json-server': '#c0392b', prism: '#8e44ad' };
+
+/** Throughput and p99 against concurrency, one panel per endpoint and metric; values are means over rounds. */
+export function svg(cells, conns, endpoints, servers) {
+  const W = 300, H = 210, padL = 56, padB = 34, padT = 26;
+  const panels = [];
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  endpoints.forEach((endpoint, col) => {
+    [['rps', 'req/s', false], ['p99_ms', 'p99 ms (log)', true]].forEach(([key, label, log], row) => {
+      const x0 = col * (W + 20) + 10, y0 = row * (H + 20) + 40;
+      const series = servers.map((server) => ({
+        server,
+        points: conns.map((c) => {
+          const xs = cells.filter((x) => x.server === server && x.endpoint === endpoint && x.conns === c).map((x) => x[key]).filter(Number.isFinite);
+          return xs.length ? mean(xs) : NaN;
+        }),
+      }));
+      const values = series.flatMap((s) => s.points).filter((v) => Number.isFinite(v) && v > 0);
+      if (values.length === 0) return;
+      const max = Math.max(...values), min = Math.min(...values);
+      const lo = log ? Math.log10(Math.max(min, 0.01)) : 0, hi = log ? Math.log10(max) + 0.1 : max * 1.08;
+      const y = (v) => y0 + padT + (H - padT - padB) * (1 - ((log ? Math.log10(Math.max(v, 0.01)) : v) - lo) / (hi - lo || 1));
+      const x = (i) => x0 + padL + ((W - padL - 10) * i) / (conns.length - 1 || 1);
+      const out = [`<rect x="${x0}" y="${y0}" width="${W}" height="${H}" fill="white" stroke="#ccc"/>`,
+        `<text x="${x0 + W / 2}" y="${y0 + 16}" text-anchor="middle" font-size="12">${endpoint.toUpperCase()} — ${label}</text>`];
+      for (let t = 0; t <= 4; t++) {
+        const v = log ? 10 ** (lo + ((hi - lo) * t) / 4) : (hi * t) / 4;
+        out.push(`<line x1="${x0 + padL}" x2="${x0 + W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/>`,
+          `<text x="${x0 + padL - 4}" y="${y(v) + 4}" text-anchor="end" font-size="10">${v >= 100 ? fmt(v) : v.toFixed(v >= 1 ? 1 : 2)}</text>`);
+      }
+      conns.forEach((c, i) => out.push(`<text x="${x(i)}" y="${y0 + H - padB + 14}" text-anchor="middle" font-size="10">c=${c}</text>`));
+      for (const s of series) {
+        const pts = s.points.map((v, i) => (Number.isFinite(v) && v > 0 ? `${x(i).toFixed(1)},${y(v).toFixed(1)}` : null)).filter(Boolean);
+        if (pts.length) out.push(`<polyline fill="none" stroke="${COLORS[s.server] ?? '#000'}" stroke-width="${s.server === 'plant-store' ? 3 : 1.5}" points="${pts.join(' ')}"/>`);
+      }
+      panels.push(out.join('\n'));
+    });
+  });
+  const width = endpoints.length * (W + 20) + 10, height = 2 * (H + 20) + 60;
+  const legend = servers.map((s, i) => `<rect x="${10 + i * 150}" y="10" width="12" height="12" fill="${COLORS[s] ?? '#000'}"/><text x="${26 + i * 150}" y="20" font-size="12">${s}</text>`);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="#fafafa"/>\n${legend.join('\n')}\n${panels.join('\n')}\n</svg>\n`;
+}

@@ -1,0 +1,131 @@
+// The servers under test: how each is started (pinned to core 0), made ready, seeded and stopped.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+
+export const BENCH_DIR = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
+export const ROOT = join(BENCH_DIR, '..');
+export const SERVER_CORE = '0';
+export const LOAD_CORE = '1';
+export const SEEDED = 1000;
+export const SEED_BASE = 1_000_000;
+const OPENAPI = join(ROOT, 'openapi/plant-store.yaml');
+const NODE24 = join(BENCH_DIR, 'node_modules/node/bin/node');
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Each kind: name, role (ceiling | subject | peer), and start(port) → { pid, stop(), token, listPath, db? }. */
+export const KINDS = [
+  { name: 'node:http', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-http.mjs']) },
+  { name: 'fastify', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-fastify.mjs']) },
+  { name: 'plant-store', role: 'subject', start: (port, opts) => startPlantStore(port, opts) },
+  { name: 'express+validator', role: 'peer', start: (port) => startNode(port, ['servers/express-validator.mjs']) },
+  { name: 'json-server', role: 'peer', start: (port) => startJsonServer(port) },
+  { name: 'prism', role: 'peer', start: (port) => startPrism(port) },
+];
+
+const TOKEN = 'pst_benchbenchbenchbenchbenchbenchbenchbenchben';
+
+function pinned(cmd, args, env, opts = {}) {
+  const child = spawn('taskset', ['-c', SERVER_CORE, cmd, ...args], {
+    cwd: BENCH_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', opts.stderr ?? 'inherit'],
+  });
+  return child;
+}
+
+async function waitReady(port, child, path = '/', timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready`);
+    try {
+      await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(1_000) });
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`server on port ${port} not ready after ${timeoutMs} ms`);
+}
+
+function stopper(child, cleanup = () => {}) {
+  return async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    }
+    cleanup();
+  };
+}
+
+async function startNode(port, args, env = {}) {
+  const child = pinned(process.execPath, args, { PORT: String(port), BENCH_TOKEN: TOKEN, OPENAPI_FILE: OPENAPI, ...env });
+  await waitReady(port, child);
+  return { child, pid: child.pid, token: TOKEN, stop: stopper(child) };
+}
+
+async function startJsonServer(port) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-json-server-'));
+  writeFileSync(join(dir, 'db.json'), '{"plants": []}\n');
+  const child = pinned(process.execPath, [join(BENCH_DIR, 'node_modules/json-server/lib/cli/bin.js'), '--quiet', '--host', '127.0.0.1', '--port', String(port), join(dir, 'db.json')], {});
+  await waitReady(port, child, '/plants?_limit=1');
+  // json-server has no auth and calls the page size _limit.
+  return { child, pid: child.pid, token: TOKEN, listPath: '/plants?_limit=100', stop: stopper(child, () => rmSync(dir, { recursive: true, force: true })) };
+}
+
+async function startPrism(port) {
+  const child = pinned(NODE24, [join(BENCH_DIR, 'node_modules/@stoplight/prism-cli/dist/index.js'), 'mock', '-h', '127.0.0.1', '-p', String(port), OPENAPI], {}, { stderr: 'ignore' });
+  await waitReady(port, child, '/healthz', 60_000);
+  return { child, pid: child.pid, token: TOKEN, stop: stopper(child) };
+}
+
+/** The real service: bin/plant-store.js serve of the built repo, a fresh data dir (or opts.dbFile), a CLI-made token. */
+async function startPlantStore(port, opts = {}) {
+  const dir = opts.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'bench-plant-store-'));
+  const db = opts.dbFile ?? join(dir, 'plant-store.db');
+  const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin/plant-store.js'), 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'bench'], { env, encoding: 'utf8' });
+  const token = out.trim().split('\n').pop().trim();
+  // One bench token sends far more than the default per-token quota (60,000/min): keep the limiter in the
+  // measured path, with a quota the run cannot reach.
+  const child = pinned(process.execPath, [...(opts.nodeArgs ?? []), join(ROOT, 'bin/plant-store.js'), 'serve'], {
+    DATABASE_URL: `sqlite:${db}`, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    RATE_LIMIT_PER_TOKEN: '100000000',
+  });
+  await waitReady(port, child, '/healthz');
+  return { child, pid: child.pid, token, db, stop: stopper(child, () => dir && rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** Creates SEEDED plants (ids SEED_BASE+1..) so GET /plants/{id} finds them; tag "seed", not counted as bench rows. */
+export async function seed(port, token, count = SEEDED) {
+  const agent = { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
+  for (let i = 1; i <= count; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, count - i + 1) }, (_, k) =>
+      fetch(`http://127.0.0.1:${port}/plants`, { ...agent, body: `{"id":${SEED_BASE + i + k},"name":"Seed ${i + k}","tag":"seed"}` }).then((r) => r.arrayBuffer())));
+  }
+}
+
+/** Resident set size of a process in MB (VmRSS), or NaN once it is gone. */
+export function rssMb(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}

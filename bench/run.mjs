@@ -1,0 +1,304 @@
+// npm run bench: plant-store against the Node.js ceiling and its peers, in one session, server on core 0 and
+// load generator on core 1, warm-up before every measurement, the whole set interleaved over several rounds.
+// Writes bench/results/{results.md,results.json,chart.svg}. Knobs (env): BENCH_ROUNDS (2), BENCH_SECONDS (4),
+// BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
+// BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
+// BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips).
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, release } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
+import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
+import { ceilingOf, fmt, svg, table } from './lib/report.mjs';
+import { bigDatabase } from './lib/big-db.mjs';
+import { fsyncProbe } from './lib/fsync-probe.mjs';
+import { tmpdir } from 'node:os';
+
+const execFileP = promisify(execFile);
+const env = process.env;
+const list = (name, dflt) => (env[name] ?? dflt).split(',').map((s) => s.trim()).filter(Boolean);
+const cfg = {
+  rounds: Number(env.BENCH_ROUNDS ?? 2),
+  seconds: Number(env.BENCH_SECONDS ?? 4),
+  warmup: Number(env.BENCH_WARMUP ?? 2),
+  conns: list('BENCH_CONNS', '1,10,100,256').map(Number),
+  servers: list('BENCH_SERVERS', KINDS.map((k) => k.name).join(',')),
+  endpoints: list('BENCH_ENDPOINTS', 'post,get,list'),
+  bigRows: Number(env.BENCH_BIG_ROWS ?? 10_000_000),
+  rates: list('BENCH_RATES', '1000,2000').map(Number),
+  soakSeconds: Number(env.BENCH_SOAK_SECONDS ?? 600),
+};
+const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
+
+for (const tool of ['wrk', 'taskset']) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${tool}`]);
+  } catch {
+    throw new Error(`${tool} is missing: apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'}`);
+  }
+}
+if (!existsSync(join(ROOT, 'dist/src/cli/main.js'))) throw new Error('build the service first: npm run build (at the repository root)');
+
+// Ids of bench POSTs: salt * 1e9 + ..., one salt per load run, distinct across sessions for ~5 days.
+let runIndex = 0;
+const sessionSalt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000;
+const nextSalt = () => sessionSalt + (runIndex++ % 1000);
+const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
+
+/** One wrk run pinned to the load core; returns its parsed summary. */
+async function wrk(script, port, conns, seconds, extraEnv) {
+  const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s',
+    '-s', join(BENCH_DIR, 'wrk', `${script}.lua`), `http://127.0.0.1:${port}`];
+  const { stdout } = await execFileP('taskset', args, {
+    env: { ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_SALT: String(nextSalt()), ...extraEnv },
+    timeout: (seconds + 30) * 1000,
+  });
+  const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
+  if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
+  return JSON.parse(line.slice(10));
+}
+
+/** Warm-up, then the measured run while sampling the server's RSS and the machine's load. */
+async function measure(kind, server, endpoint, conns, round, extra = {}) {
+  const script = { post: 'post', get: 'get', list: 'list' }[endpoint];
+  const wenv = {
+    BENCH_TOKEN: server.token, BENCH_SEEDED: String(extra.seeded ?? SEEDED), BENCH_SEED_BASE: String(extra.seedBase ?? SEED_BASE),
+    ...(endpoint === 'list' && server.listPath ? { BENCH_PATH: server.listPath } : {}),
+  };
+  const warm = await wrk(script, server.port, conns, cfg.warmup, wenv);
+  let rssMax = 0;
+  const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(server.pid) || 0)), 250);
+  const r = await wrk(script, server.port, conns, cfg.seconds, wenv);
+  clearInterval(sampler);
+  rssMax = Math.max(rssMax, rssMb(server.pid) || 0);
+  const count = (s) => Object.entries(s.statuses).reduce((n, [k, v]) => n + (k >= 200 && k <= 299 ? v : 0), 0);
+  const all = (s) => Object.values(s.statuses).reduce((a, b) => a + b, 0);
+  const cell = {
+    round, server: kind.name, role: kind.role, endpoint, conns, ...(extra.label && { label: extra.label }),
+    rps: r.requests / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
+    p999_ms: r.p999_us / 1000, max_ms: r.max_us / 1000, socketErrors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout,
+    non2xx: all(r) - count(r), statuses: r.statuses, rssMaxMb: rssMax, load1: loadavg()[0],
+    // For the row check: 200s of the warm-up and the measurement, and how many could have been in flight at each stop.
+    ok: count(warm) + count(r), inflight: 2 * conns,
+  };
+  log(`${kind.name.padEnd(18)} ${endpoint.padEnd(4)} c=${String(conns).padEnd(3)} ${fmt(cell.rps).padStart(6)} req/s  p50 ${cell.p50_ms.toFixed(2)} ms  p99 ${cell.p99_ms.toFixed(2)} ms  non2xx ${cell.non2xx}  err ${cell.socketErrors}  rss ${fmt(rssMax)} MB  load ${cell.load1.toFixed(2)}`);
+  return cell;
+}
+
+function benchRows(db) {
+  const conn = new Database(db, { readonly: true });
+  try {
+    return conn.prepare("SELECT count(*) FROM plants WHERE tag = 'bench'").pluck().get();
+  } finally {
+    conn.close();
+  }
+}
+
+async function startKind(kind, opts) {
+  const port = await freePort();
+  const server = await kind.start(port, opts);
+  server.port = port;
+  return server;
+}
+
+const cells = [];
+const rowChecks = [];
+const failures = [];
+const machine = {
+  cpu: cpus()[0]?.model, cores: cpus().length, kernel: release(), node: process.version,
+  node24: execFileSync(join(BENCH_DIR, 'node_modules/node/bin/node'), ['--version'], { encoding: 'utf8' }).trim(),
+  wrk: execFileSync('sh', ['-c', 'wrk -v 2>&1 | head -1'], { encoding: 'utf8' }).trim(),
+  loadBefore: loadavg(), started: new Date().toISOString(),
+  // The databases live in the temp dir (fresh ones) and bench/.data (the big one): same disk here.
+  fsync: fsyncProbe(tmpdir()),
+};
+log('machine', JSON.stringify(machine), 'config', JSON.stringify(cfg));
+
+for (let round = 1; round <= cfg.rounds; round++) {
+  // Every other round in reverse order, so drift over the session does not favour whoever runs first.
+  const kinds = KINDS.filter((k) => cfg.servers.includes(k.name));
+  if (round % 2 === 0) kinds.reverse();
+  for (const kind of kinds) {
+    let server;
+    try {
+      server = await startKind(kind);
+      await seed(server.port, server.token);
+    } catch (err) {
+      failures.push({ round, server: kind.name, error: String(err.message ?? err) });
+      log(`${kind.name}: cannot run: ${err.message}`);
+      await server?.stop();
+      continue;
+    }
+    try {
+      let ok = 0, inflight = 0;
+      for (const endpoint of cfg.endpoints) {
+        for (const conns of cfg.conns) {
+          const cell = await measure(kind, server, endpoint, conns, round);
+          cells.push(cell);
+          if (endpoint === 'post') (ok += cell.ok), (inflight += cell.inflight);
+        }
+      }
+      if (server.db && cfg.endpoints.includes('post')) {
+        await new Promise((r) => setTimeout(r, 500));
+        const rows = benchRows(server.db);
+        rowChecks.push({ round, rows, ok200: ok, inflightBound: inflight, pass: rows >= ok && rows - ok <= inflight });
+        log(`row check: ${rows} bench rows, ${ok} counted 200s, at most ${inflight} in flight at the stops`);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
+// Constant rate: stalls show as a queue measured from each request's due time.
+const constantRate = [];
+if (cfg.rates.length) {
+  for (const name of ['node:http', 'plant-store']) {
+    const kind = KINDS.find((k) => k.name === name);
+    const server = await startKind(kind);
+    try {
+      await wrk('post', server.port, 100, cfg.warmup, { BENCH_TOKEN: server.token });
+      for (const rate of cfg.rates) {
+        const { stdout } = await execFileP('taskset', ['-c', LOAD_CORE, process.execPath, join(BENCH_DIR, 'lib/open-loop.mjs'),
+          `http://127.0.0.1:${server.port}/plants`, String(rate), String(Math.max(cfg.seconds, 10)), '256'],
+          { env: { ...env, BENCH_TOKEN: server.token, BENCH_SALT: String(nextSalt()) }, timeout: 120_000 });
+        const r = JSON.parse(stdout.split('\n').find((l) => l.startsWith('BENCHJSON ')).slice(10));
+        constantRate.push({ server: name, ...r, load1: loadavg()[0] });
+        log(`constant rate ${name} ${rate}/s: achieved ${fmt(r.achieved_rps)}  p50 ${r.p50_ms.toFixed(2)}  p99 ${r.p99_ms.toFixed(2)}  p99.9 ${r.p999_ms.toFixed(2)}  max ${r.max_ms.toFixed(1)} ms  errors ${r.errors}/${r.non2xx}`);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+}
+
+// Scaling with data: the same POST and GET on an empty store and on one holding bigRows plants, interleaved.
+const scaling = [];
+let bigInfo;
+if (cfg.bigRows > 0) {
+  bigInfo = await bigDatabase(cfg.bigRows, log);
+  const psKind = KINDS.find((k) => k.name === 'plant-store');
+  for (let round = 1; round <= cfg.rounds; round++) {
+    for (const big of [false, true]) {
+      const server = await startKind(psKind, big ? { dbFile: bigInfo.file } : {});
+      try {
+        if (!big) await seed(server.port, server.token);
+        const extra = big ? { seeded: cfg.bigRows, seedBase: 0, label: `${cfg.bigRows} rows` } : { label: 'empty' };
+        for (const endpoint of ['post', 'get']) {
+          for (const conns of [1, 100]) scaling.push(await measure(psKind, server, endpoint, conns, round, extra));
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+}
+
+// Memory over a long run: RSS sampled every 5 s while POSTs at c=256 go on.
+let soak;
+if (cfg.soakSeconds > 0) {
+  const psKind = KINDS.find((k) => k.name === 'plant-store');
+  const server = await startKind(psKind);
+  try {
+    const samples = [];
+    const t0 = Date.now();
+    const sampler = setInterval(() => samples.push({ s: Math.round((Date.now() - t0) / 1000), rssMb: rssMb(server.pid), load1: loadavg()[0] }), 5_000);
+    const r = await wrk('post', server.port, 256, cfg.soakSeconds, { BENCH_TOKEN: server.token });
+    clearInterval(sampler);
+    const ok = r.statuses['200'] ?? 0;
+    await new Promise((res) => setTimeout(res, 500));
+    const rows = benchRows(server.db);
+    soak = { seconds: cfg.soakSeconds, rps: r.requests / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000, ok200: ok, rows, statuses: r.statuses, errors: r.errors, samples };
+    log(`soak: ${fmt(soak.rps)} req/s over ${cfg.soakSeconds} s, RSS ${samples.map((x) => fmt(x.rssMb)).join(' ')}`);
+  } finally {
+    await server.stop();
+  }
+}
+
+machine.loadAfter = loadavg();
+machine.finished = new Date().toISOString();
+writeResults();
+
+function writeResults() {
+  const dir = join(BENCH_DIR, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'results.json'), JSON.stringify({ machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak }, null, 1) + '\n');
+  const servers = KINDS.map((k) => k.name).filter((n) => cells.some((c) => c.server === n));
+  writeFileSync(join(dir, 'chart.svg'), svg(cells, cfg.conns, cfg.endpoints, servers));
+  const md = [];
+  md.push('# Benchmark results', '', `Produced by \`npm run bench\` (bench/run.mjs), ${machine.started} – ${machine.finished}.`, '');
+  md.push('## Machine', '', `- CPU: ${machine.cpu}, ${machine.cores} cores; kernel ${machine.kernel}; Node ${machine.node} (Prism on ${machine.node24}); ${machine.wrk}`,
+    `- Server pinned to core 0, load generator to core 1 (taskset); one wrk thread; ${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell; ${cfg.rounds} rounds, the second in reverse server order.`,
+    `- Disk: a 4 KiB write + fdatasync took p50 ${machine.fsync.p50_ms.toFixed(2)} ms, p90 ${machine.fsync.p90_ms.toFixed(2)} ms, p99 ${machine.fsync.p99_ms.toFixed(2)} ms, max ${machine.fsync.max_ms.toFixed(1)} ms (${machine.fsync.count} samples before the run): the floor of one durable commit.`,
+    `- Load average (1/5/15 min) before: ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')}; per cell in results.json. The machine was shared with other test runs, so absolute figures are noisy; ratios within a round are the figures to trust.`, '');
+  md.push('Latency is wrk 4.1\'s histogram as reported to its Lua `done()`, i.e. after `stats_correct()`, its partial coordinated-omission correction (it adds synthetic samples for responses slower than twice the expected interval). The constant-rate table below measures from each request\'s due time instead.', '');
+  md.push('![throughput and p99 against concurrency](chart.svg)', '');
+  for (let round = 1; round <= cfg.rounds; round++) md.push(`## Round ${round}`, '', table(cells, round), '');
+  md.push('## Targets', '', targets().join('\n'), '');
+  md.push('## Row check (plant-store)', '', '| round | bench rows in the DB | 200s counted by wrk | difference | bound (requests in flight at the stops) | ok |', '|---:|---:|---:|---:|---:|---|');
+  for (const r of rowChecks) md.push(`| ${r.round} | ${r.rows} | ${r.ok200} | ${r.rows - r.ok200} | ${r.inflightBound} | ${r.pass ? 'yes' : '**no**'} |`);
+  md.push('');
+  if (constantRate.length) {
+    md.push('## Constant rate (open model, POST /plants, up to 256 connections)', '', '| server | target req/s | achieved | p50 ms | p99 ms | p99.9 ms | max ms | errors / non-2xx |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of constantRate) md.push(`| ${r.server} | ${r.rate} | ${fmt(r.achieved_rps)} | ${r.p50_ms.toFixed(2)} | ${r.p99_ms.toFixed(2)} | ${r.p999_ms.toFixed(2)} | ${r.max_ms.toFixed(1)} | ${r.errors} / ${r.non2xx} |`);
+    md.push('');
+  }
+  if (scaling.length) {
+    md.push(`## Scaling with data (plant-store)`, '', `The ${cfg.bigRows}-row database (bench/.data/, not in git) took ${bigInfo.seedSeconds ? `${bigInfo.seedSeconds.toFixed(0)} s to seed (direct better-sqlite3 inserts, one transaction, into a migrated database)` : 'no time: it was reused from an earlier run'}; ${fmt(bigInfo.sizeMb)} MB.`, '',
+      '| round | store | endpoint | c | req/s | p50 ms | p99 ms | × empty (req/s) | non-2xx |', '|---:|---|---|---:|---:|---:|---:|---:|---:|');
+    for (const c of scaling) {
+      const empty = scaling.find((e) => e.round === c.round && e.label === 'empty' && e.endpoint === c.endpoint && e.conns === c.conns);
+      md.push(`| ${c.round} | ${c.label} | ${c.endpoint} | ${c.conns} | ${fmt(c.rps)} | ${c.p50_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${(c.rps / empty.rps).toFixed(2)}× | ${c.non2xx} |`);
+    }
+    md.push('');
+  }
+  if (soak) {
+    const rss = soak.samples.map((x) => x.rssMb).filter(Number.isFinite);
+    const firstMin = soak.samples.filter((x) => x.s <= 60).map((x) => x.rssMb), lastMin = soak.samples.filter((x) => x.s >= soak.seconds - 60).map((x) => x.rssMb);
+    const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    md.push(`## Memory over ${soak.seconds} s (plant-store, POST c=256)`, '',
+      `${fmt(soak.rps)} req/s, p50 ${soak.p50_ms.toFixed(2)} ms, p99 ${soak.p99_ms.toFixed(2)} ms, max ${soak.max_ms.toFixed(1)} ms; ${soak.ok200} 200s, ${soak.rows} rows stored. ` +
+      `RSS (sampled every 5 s): min ${fmt(Math.min(...rss))} MB, max ${fmt(Math.max(...rss))} MB, mean of the first minute ${fmt(avg(firstMin))} MB, of the last minute ${fmt(avg(lastMin))} MB.`, '',
+      `RSS MB by minute: ${soak.samples.filter((x) => x.s % 60 < 5).map((x) => `${Math.round(x.s / 60)}′ ${fmt(x.rssMb)}`).join(', ')}`, '');
+  }
+  if (failures.length) {
+    md.push('## Could not run', '');
+    for (const f of failures) md.push(`- round ${f.round}, ${f.server}: ${f.error}`);
+    md.push('');
+  }
+  writeFileSync(join(dir, 'results.md'), md.join('\n'));
+  log(`wrote ${dir}/results.md`);
+}
+
+function targets() {
+  const out = ['| round | target | measured | met |', '|---:|---|---|---|'];
+  const at = (round, server, endpoint, conns) => cells.find((c) => c.round === round && c.server === server && c.endpoint === endpoint && c.conns === conns);
+  for (let round = 1; round <= cfg.rounds; round++) {
+    const row = (name, value, ok) => out.push(`| ${round} | ${name} | ${value} | ${ok === undefined ? '–' : ok ? 'yes' : '**no**'} |`);
+    const vsCeil = (endpoint, conns, min) => {
+      const c = at(round, 'plant-store', endpoint, conns);
+      const ceil = c && ceilingOf(cells, c);
+      if (c && ceil) row(`${endpoint} c=${conns} ≥ ${min}× ceiling (${ceil.server})`, `${(c.rps / ceil.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(ceil.rps)} req/s)`, c.rps / ceil.rps >= min);
+      return c;
+    };
+    const post100 = vsCeil('post', 100, 0.8);
+    if (post100) row('post c=100 p99 ≤ 15 ms', `${post100.p99_ms.toFixed(2)} ms`, post100.p99_ms <= 15);
+    const post1 = at(round, 'plant-store', 'post', 1);
+    if (post1) row('post c=1 p50 ≤ 1 ms', `${post1.p50_ms.toFixed(2)} ms`, post1.p50_ms <= 1);
+    for (const conns of cfg.conns) vsCeil('get', conns, 0.85);
+    for (const conns of cfg.conns) vsCeil('list', conns, 0.5);
+    for (const [peer, min] of [['express+validator', 6], ['prism', 6], ['json-server', 50]]) {
+      const p = at(round, peer, 'post', 100);
+      if (post100 && p) row(`post c=100 ≥ ${min}× ${peer}`, `${(post100.rps / p.rps).toFixed(1)}× (${fmt(p.rps)} req/s${p.non2xx ? `, ${p.non2xx} non-2xx` : ''})`, post100.rps / p.rps >= min);
+    }
+    const rss = at(round, 'plant-store', 'post', 256);
+    if (rss) row('RSS at c=256 ≤ 200 MB', `${fmt(rss.rssMaxMb)} MB`, rss.rssMaxMb <= 200);
+  }
+  for (const c of scaling.filter((s) => s.label !== 'empty')) {
+    const empty = scaling.find((e) => e.round === c.round && e.label === 'empty' && e.endpoint === c.endpoint && e.conns === c.conns);
+    out.push(`| ${c.round} | ${c.endpoint} c=${c.conns} with ${c.label} ≥ 0.8× empty | ${(c.rps / empty.rps).toFixed(2)}× | ${c.rps / empty.rps >= 0.8 ? 'yes' : '**no**'} |`);
+  }
+  return out;
+}

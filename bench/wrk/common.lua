@@ -1,0 +1,35 @@
+-- Shared by the wrk scripts: the token header, status counting in response(), and one JSON line from done()
+-- with the statuses summed over all threads (the row-count check compares them with the store).
+local threads = {}
+local next_tid = 0
+
+function setup(thread)
+  next_tid = next_tid + 1
+  thread:set("tid", next_tid)
+  table.insert(threads, thread)
+end
+
+function common_init()
+  statuses = {}
+  wrk.headers["Authorization"] = "Bearer " .. (os.getenv("BENCH_TOKEN") or "")
+end
+
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+
+function done(summary, latency, requests)
+  local total = {}
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get("statuses")) do total[k] = (total[k] or 0) + v end
+  end
+  local parts = {}
+  for k, v in pairs(total) do table.insert(parts, string.format('"%d":%d', k, v)) end
+  local e = summary.errors
+  -- latency is wrk 4.1's histogram after stats_correct() (its partial coordinated-omission correction).
+  io.write(string.format(
+    'BENCHJSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d,"mean_us":%.1f,' ..
+    '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},"statuses":{%s}}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency.max, latency.mean, e.connect, e.read, e.write, e.status, e.timeout, table.concat(parts, ",")))
+end

@@ -1,0 +1,82 @@
+// Commits batches on the write worker (write-worker.ts), started on first use and again after it dies.
+import { Worker } from 'node:worker_threads';
+import { StoreUnavailableError } from '../../errors.js';
+import type { CreateItem, ItemOutcome } from './create-batch.js';
+import type { BatchCommitter } from './group-commit.js';
+import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
+
+const WORKER_URL = new URL('./write-worker.js', import.meta.url);
+
+export class WorkerCommitter implements BatchCommitter {
+  private worker?: Worker;
+  private ready?: Promise<Worker>;
+  private seq = 0;
+  private waiting?: { seq: number; resolve: (o: ItemOutcome[]) => void; reject: (e: unknown) => void };
+
+  constructor(private readonly data: WriterData) {}
+
+  private start(): Promise<Worker> {
+    return (this.ready ??= new Promise<Worker>((resolve, reject) => {
+      // No execArgv: the parent's --import hooks and profilers are not the writer's business.
+      const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [] });
+      this.worker = worker;
+      worker.on('message', (msg: WriterReply) => {
+        if ('ready' in msg) return resolve(worker);
+        if ('failed' in msg) return reject(new Error(msg.failed));
+        const w = this.waiting;
+        if (!w || w.seq !== msg.seq) return;
+        this.waiting = undefined;
+        worker.unref();
+        if (msg.ok) w.resolve(msg.outcomes);
+        else w.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
+      });
+      const gone = (err: Error) => {
+        if (this.worker === worker) (this.worker = undefined), (this.ready = undefined);
+        reject(err);
+        const w = this.waiting;
+        this.waiting = undefined;
+        w?.reject(new StoreUnavailableError(err));
+      };
+      worker.on('error', gone);
+      worker.on('exit', (code) => gone(new Error(`the write worker exited (code ${code})`)));
+      // After the listeners: adding a 'message' listener references the worker's port again. An idle writer
+      // never keeps the process alive; commit() references it while a commit is awaited.
+      worker.unref();
+    }));
+  }
+
+  warm(): void {
+    // A failure here is reported by the first commit, which starts the worker again.
+    this.start().catch(() => {
+      this.ready = undefined;
+    });
+  }
+
+  async commit(items: CreateItem[]): Promise<ItemOutcome[]> {
+    const starting = this.start();
+    // Keeps the process alive while a commit that someone awaits is running, its worker's start included;
+    // the reply unreferences it again.
+    this.worker?.ref();
+    const worker = await starting.catch((err: unknown) => {
+      this.ready = undefined;
+      throw new StoreUnavailableError(err);
+    });
+    return new Promise((resolve, reject) => {
+      const seq = ++this.seq;
+      this.waiting = { seq, resolve, reject };
+      worker.postMessage({ seq, items } satisfies WriterRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (!worker || !this.ready) return;
+    this.worker = undefined;
+    this.ready = undefined;
+    const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // Referenced again, or an otherwise idle process would exit before the writer closed its connection.
+    worker.ref();
+    worker.postMessage({ close: true } satisfies WriterRequest);
+    await exited;
+  }
+}

@@ -1,0 +1,49 @@
+// The write thread: owns the connection that commits group commits, so the fsync of one batch runs while the
+// main thread goes on parsing and validating the next (better-sqlite3 is synchronous; on the main thread a
+// commit's fsync stalled every request in flight). Answers each batch with its outcomes or the failure.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import { createBatchWriter, type CreateItem } from './create-batch.js';
+
+export interface WriterData {
+  file: string;
+  busyTimeoutMs: number;
+}
+export type WriterRequest = { seq: number; items: CreateItem[] } | { close: true };
+export type WriterReply =
+  | { seq: number; ok: true; outcomes: ReturnType<ReturnType<typeof createBatchWriter>> }
+  | { seq: number; ok: false; message: string; code: string | undefined }
+  | { ready: true }
+  | { failed: string };
+
+const { file, busyTimeoutMs } = workerData as WriterData;
+const port = parentPort!;
+let db: Database.Database;
+let write: ReturnType<typeof createBatchWriter>;
+try {
+  db = new Database(file, { timeout: busyTimeoutMs });
+  // The same durability as the main connection: a commit returns only after the WAL is fsynced.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  write = createBatchWriter(db);
+  port.postMessage({ ready: true } satisfies WriterReply);
+} catch (err) {
+  port.postMessage({ failed: (err as Error).message } satisfies WriterReply);
+  port.close();
+}
+
+port.on('message', (msg: WriterRequest) => {
+  if ('close' in msg) {
+    db.close();
+    port.close();
+    return;
+  }
+  let reply: WriterReply;
+  try {
+    reply = { seq: msg.seq, ok: true, outcomes: write(msg.items) };
+  } catch (err) {
+    reply = { seq: msg.seq, ok: false, message: (err as Error).message, code: (err as { code?: string }).code };
+  }
+  port.postMessage(reply);
+});
