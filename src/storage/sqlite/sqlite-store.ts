@@ -12,6 +12,7 @@ import { GroupCommit, type BatchCommitter } from './group-commit.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
+import { configureConnection } from './connection-setup.js';
 
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -57,12 +58,8 @@ export class SqliteStore implements Store {
       throw new Error(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
     }
     try {
-      // WAL + synchronous=FULL: a commit returns only after the WAL is fsynced, so an acknowledged write
-      // survives kill -9 and power loss. The first read of the file happens here, so a file that is not a
-      // database fails here.
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      this.db.pragma('foreign_keys = ON');
+      // The first read of the file happens here, so a file that is not a database fails here.
+      configureConnection(this.db, options.busyTimeoutMs ?? 5_000);
     } catch (err) {
       this.db.close();
       throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createBatchWriter, type CreateItem } from './create-batch.js';
+import { configureConnection } from './connection-setup.js';
 
 export interface WriterData {
   file: string;
@@ -23,9 +24,7 @@ let write: ReturnType<typeof createBatchWriter>;
 try {
   db = new Database(file, { timeout: busyTimeoutMs });
   // The same durability as the main connection: a commit returns only after the WAL is fsynced.
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
+  configureConnection(db, busyTimeoutMs);
   write = createBatchWriter(db);
   port.postMessage({ ready: true } satisfies WriterReply);
 } catch (err) {
