@@ -6,11 +6,14 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ALL_STORES = ['sqlite', 'postgres'];
+// A test that hangs fails after this long instead of holding CI until its deadline.
+const TEST_TIMEOUT_MS = 300_000;
 // Files about one engine's internals; everything else runs on every store.
 const ONLY_ON = {
   'dist/test/storage/commit-failure.test.js': ['sqlite', 'breaks the SQLite file and its locks'],
   'dist/test/storage/group-commit.test.js': ['sqlite', 'reads the SQLite file directly'],
   'dist/test/storage/migrations.test.js': ['sqlite', 'SQLite files and migration lists; test/storage/pg-*.test.ts cover PostgreSQL'],
+  'dist/test/storage/write-worker.test.js': ['sqlite', 'holds a lock on the SQLite file from another process'],
   'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
   'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
   'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
@@ -50,7 +53,7 @@ function runSuite(store, env) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--test', '--test-concurrency=2', '--import', './dist/test/setup/validate-responses.js', ...mine],
+      ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--import', './dist/test/setup/validate-responses.js', ...mine],
       { stdio: 'inherit', env: { ...process.env, ...env, PLANT_STORE_TEST_STORE: store } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
