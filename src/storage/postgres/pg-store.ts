@@ -9,6 +9,7 @@ import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { fromDbText, toDbText } from './text.js';
+import { newerThanBuild } from '../migration-check.js';
 
 export interface PgStoreOptions extends PostgresOptions {
   /** Migrations to apply; the built-in list unless a test supplies its own. */
@@ -121,12 +122,8 @@ export class PgStore implements Store {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`);
       const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-      const known = new Set(this.migrations.map((m) => m.version));
-      const unknown = [...applied].filter((v) => !known.has(v));
-      if (unknown.length > 0) {
-        return [{ version: Math.max(...unknown), name: 'unknown', status: 'failed',
-          error: `the database has migration ${Math.max(...unknown)}, newer than this build knows; upgrade plant-store` }];
-      }
+      const newer = newerThanBuild(applied, this.migrations);
+      if (newer) return [newer];
       const results: MigrationResult[] = [];
       for (const m of this.migrations) {
         if (applied.has(m.version)) {

@@ -13,6 +13,7 @@ import { MIGRATIONS, type Migration } from './migrations.js';
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { configureConnection } from './connection-setup.js';
+import { newerThanBuild } from '../migration-check.js';
 
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -108,12 +109,8 @@ export class SqliteStore implements Store {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
     const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-    const known = new Set(this.migrations.map((m) => m.version));
-    const unknown = [...applied].filter((v) => !known.has(v));
-    if (unknown.length > 0) {
-      return [{ version: Math.max(...unknown), name: 'unknown', status: 'failed',
-        error: `the database has migration ${Math.max(...unknown)}, newer than this build knows; upgrade plant-store` }];
-    }
+    const newer = newerThanBuild(applied, this.migrations);
+    if (newer) return [newer];
     const results: MigrationResult[] = [];
     for (const m of this.migrations) {
       if (applied.has(m.version)) {
