@@ -3,7 +3,8 @@
 // Writes bench/results/{results.md,results.json,chart.svg}. Knobs (env): BENCH_ROUNDS (2), BENCH_SECONDS (4),
 // BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
 // BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
-// BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips).
+// BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips), BENCH_CONNECT_PAUSE_MS (300:
+// each connection's first request waits that long, so no measurement starts with connections still unaccepted).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
@@ -29,6 +30,9 @@ const cfg = {
   bigRows: Number(env.BENCH_BIG_ROWS ?? 10_000_000),
   rates: list('BENCH_RATES', '1000,2000').map(Number),
   soakSeconds: Number(env.BENCH_SOAK_SECONDS ?? 600),
+  // Each connection's first request waits this long, so the measurement starts with every connection accepted
+  // (see wrk/common.lua); it is taken off the run's duration when computing req/s.
+  connectPauseMs: Number(env.BENCH_CONNECT_PAUSE_MS ?? 300),
 };
 const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 
@@ -52,12 +56,16 @@ async function wrk(script, port, conns, seconds, extraEnv) {
   const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s',
     '-s', join(BENCH_DIR, 'wrk', `${script}.lua`), `http://127.0.0.1:${port}`];
   const { stdout } = await execFileP('taskset', args, {
-    env: { ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_SALT: String(nextSalt()), ...extraEnv },
+    env: {
+      ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_SALT: String(nextSalt()),
+      BENCH_CONNS: String(conns), BENCH_CONNECT_PAUSE_MS: String(cfg.connectPauseMs), ...extraEnv,
+    },
     timeout: (seconds + 30) * 1000,
   });
   const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
   if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
-  return JSON.parse(line.slice(10));
+  const r = JSON.parse(line.slice(10));
+  return { ...r, busy_s: r.duration_us / 1e6 - cfg.connectPauseMs / 1000 };
 }
 
 /** Warm-up, then the measured run while sampling the server's RSS and the machine's load. */
@@ -77,7 +85,7 @@ async function measure(kind, server, endpoint, conns, round, extra = {}) {
   const all = (s) => Object.values(s.statuses).reduce((a, b) => a + b, 0);
   const cell = {
     round, server: kind.name, role: kind.role, endpoint, conns, ...(extra.label && { label: extra.label }),
-    rps: r.requests / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
+    rps: r.requests / r.busy_s, p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
     p999_ms: r.p999_us / 1000, max_ms: r.max_us / 1000, socketErrors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout,
     non2xx: all(r) - count(r), statuses: r.statuses, rssMaxMb: rssMax, load1: loadavg()[0],
     // For the row check: 200s of the warm-up and the measurement, and how many could have been in flight at each stop.
@@ -210,7 +218,7 @@ if (cfg.soakSeconds > 0) {
     const ok = r.statuses['200'] ?? 0;
     await new Promise((res) => setTimeout(res, 500));
     const rows = benchRows(server.db);
-    soak = { seconds: cfg.soakSeconds, rps: r.requests / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000, ok200: ok, rows, statuses: r.statuses, errors: r.errors, samples };
+    soak = { seconds: cfg.soakSeconds, rps: r.requests / r.busy_s, p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000, ok200: ok, rows, statuses: r.statuses, errors: r.errors, samples };
     log(`soak: ${fmt(soak.rps)} req/s over ${cfg.soakSeconds} s, RSS ${samples.map((x) => fmt(x.rssMb)).join(' ')}`);
   } finally {
     await server.stop();

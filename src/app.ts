@@ -110,20 +110,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request take Fastify's callback form: an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new AppError('SHUTTING_DOWN');
+      done(new AppError('SHUTTING_DOWN'));
+      return;
     }
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       // The path only: a query string may carry a client's secret (RFC 6750's access_token).
       { method: request.method, path: pathOf(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',
     );
     metrics.observeRequest(request, reply);
+    done();
   });
 
   registerSecurityHeaders(app, contract, config.corsOrigins);

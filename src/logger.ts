@@ -1,12 +1,53 @@
-// Structured JSON logs. Tokens and bodies never reach them: request logs carry method, url and status only,
-// and the Authorization header is redacted should anything ever log headers.
-import pino, { type Logger } from 'pino';
+// Structured JSON logs. Tokens and bodies never reach them: request logs carry method, path and status only,
+// and an Authorization header is censored should anything ever log headers.
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
-    level: config.logLevel,
-    base: { service: 'plant-store' },
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.authorization'], censor: '[redacted]' },
-  });
+const CENSORED = '[redacted]';
+
+/**
+ * Censors `authorization` one level down (`{ headers: { authorization } }`) and under `req.headers`, without
+ * touching the caller's object. Replaces pino's `redact` option, which clones and re-parses its paths on
+ * every line (about a tenth of a GET's CPU time, measured in issue 5); a log line holds a handful of fields,
+ * so looking at each is cheap.
+ */
+export function censorAuthorization(fields: Record<string, unknown>): Record<string, unknown> {
+  let out = fields;
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
+    if (value === null || typeof value !== 'object') continue;
+    let censored: Record<string, unknown> | undefined;
+    if ('authorization' in value) censored = { ...(value as object), authorization: CENSORED };
+    const headers = (value as { headers?: unknown }).headers;
+    if (key === 'req' && headers !== null && typeof headers === 'object' && 'authorization' in headers) {
+      censored = { ...(censored ?? value), headers: { ...headers, authorization: CENSORED } };
+    }
+    if (censored) {
+      if (out === fields) out = { ...fields };
+      out[key] = censored;
+    }
+  }
+  return out;
+}
+
+/**
+ * Standard output, written asynchronously in batches rather than one blocking write per line. pino flushes
+ * what is left synchronously when the process exits; a SIGKILL loses at most the last 100 ms of lines. Should standard output stop draining,
+ * at most `maxBufferBytes` wait in memory and later lines are dropped rather than stalling requests.
+ */
+function stdoutDestination(maxBufferBytes = 16 * 1024 * 1024): DestinationStream {
+  // Written once 4 KiB are waiting or 100 ms have passed, whichever is first: one write per line cost a GET
+  // 6% of its CPU time even into /dev/null.
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100, maxLength: maxBufferBytes });
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream = stdoutDestination()): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      base: { service: 'plant-store' },
+      formatters: { log: censorAuthorization },
+    },
+    destination,
+  );
 }

@@ -9,6 +9,22 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
+-- BENCH_CONNECT_PAUSE_MS > 0 holds each connection's first request back that long, so the server has
+-- accepted every connection before the load starts. A saturated Node.js server accepts one new connection
+-- per event-loop turn, so without the pause the first request of the last of 256 fresh connections waits
+-- hundreds of turns, and those waits, not steady-state latency, make the p99 of every saturated cell.
+local pause_ms = tonumber(os.getenv("BENCH_CONNECT_PAUSE_MS") or "0")
+local pending_first = tonumber(os.getenv("BENCH_CONNS") or "0")
+if pause_ms > 0 then
+  function delay()
+    if pending_first > 0 then
+      pending_first = pending_first - 1
+      return pause_ms
+    end
+    return 0
+  end
+end
+
 function common_init()
   statuses = {}
   wrk.headers["Authorization"] = "Bearer " .. (os.getenv("BENCH_TOKEN") or "")

@@ -48,9 +48,12 @@ export function registerLoadShedding(app: FastifyInstance, contract: Contract, m
     probe = startLagProbe();
   });
   app.addHook('onClose', async () => probe?.stop());
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const lag = probe?.lagMs() ?? 0;
-    if (lag <= maxLagMs || !sheddable.has(`${request.method} ${request.routeOptions.url}`)) return;
-    throw new AppError('OVERLOADED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(lag / 1000))) } });
+    if (lag <= maxLagMs || !sheddable.has(`${request.method} ${request.routeOptions.url}`)) {
+      done();
+      return;
+    }
+    done(new AppError('OVERLOADED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(lag / 1000))) } }));
   });
 }

@@ -69,6 +69,9 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  // The children of each (operation, status): prom-client would otherwise hash the label object on every
+  // request. Bounded: operations come from the document and statuses from the replies the service can give.
+  const seriesByKey = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
   const batchSize = new Histogram({
     name: `${PREFIX}commit_batch_size`,
     help: 'Plant creates per group commit (one transaction, one fsync).',
@@ -120,8 +123,14 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     registry,
     observeRequest(request, reply) {
       const operation = operationOf(request);
-      requests.inc({ operation, status: String(reply.statusCode) });
-      latency.observe({ operation }, reply.elapsedTime / 1_000);
+      const key = `${operation} ${reply.statusCode}`;
+      let series = seriesByKey.get(key);
+      if (!series) {
+        series = { count: requests.labels(operation, String(reply.statusCode)), latency: latency.labels(operation) };
+        seriesByKey.set(key, series);
+      }
+      series.count.inc();
+      series.latency.observe(reply.elapsedTime / 1_000);
     },
     observeCommit({ size, seconds, ok }) {
       if (!ok) {

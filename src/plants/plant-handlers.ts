@@ -35,6 +35,8 @@ export function plantHandlers(plants: PlantService) {
         if (query.tag !== undefined) next.set('tag', query.tag);
         reply.header('link', `</plants?${next}>; rel="next"`);
       }
+      // Text the store wrote in the Plant schema's shape is sent as it is; rows go through the serializer.
+      if ('json' in page) return reply.type('application/json; charset=utf-8').send(page.json);
       return page.plants.map(toBody);
     },
 

@@ -4,11 +4,11 @@ import { AppError } from '../errors.js';
 import type { PlantQuery, PlantRecord, Store } from '../storage/store.js';
 import { newPlantEvent } from '../webhooks/events.js';
 
-export interface PlantPage {
-  plants: PlantRecord[];
+/** A page as rows for the contract's serializer, or as the JSON text the store wrote (the engine's choice). */
+export type PlantPage = ({ plants: PlantRecord[] } | { json: string }) & {
   /** The `after` of the next page, when more plants follow. */
   nextAfter?: bigint;
-}
+};
 
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
@@ -67,6 +67,10 @@ export function createPlantService(store: Store, options: PlantServiceOptions = 
     },
 
     async list(query) {
+      if (store.listPlantsJson) {
+        const page = await store.listPlantsJson(query);
+        return page.more && page.lastId !== undefined ? { json: page.json, nextAfter: page.lastId } : { json: page.json };
+      }
       // One row more than asked tells whether a next page exists, without a count.
       const rows = await store.listPlants({ ...query, limit: query.limit + 1 });
       if (rows.length <= query.limit) return { plants: rows };

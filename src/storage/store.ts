@@ -21,6 +21,20 @@ export interface PlantQuery {
 }
 
 /**
+ * A page of plants as the JSON array the API answers (the Plant schema: ids digit for digit, tag absent when
+ * not set), written by the database itself so that no row object is made in JavaScript.
+ */
+export interface PlantPageJson {
+  json: string;
+  /** Plants in the page. */
+  count: number;
+  /** The id of the page's last plant, when it has one. */
+  lastId?: bigint;
+  /** Whether plants follow it (with the same tag, when one was asked). */
+  more: boolean;
+}
+
+/**
  * An event to write in the same transaction as the plant it announces (transactional outbox). It is
  * written only when the plant is newly created and at least one subscription is active; one delivery
  * row per active subscription is created with it.
@@ -153,6 +167,11 @@ export interface Store {
   getPlant(id: bigint): Promise<PlantRecord | undefined>;
   /** Plants with id > after (and the tag, if given), in id order. Served by the primary key index. */
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;
+  /**
+   * The same page as listPlants, already serialized (the list endpoint's hot path); one read snapshot. Optional:
+   * an engine without it is served by listPlants and the contract's serializer.
+   */
+  listPlantsJson?(query: PlantQuery): Promise<PlantPageJson>;
   /** Deletes a plant durably; false when there was none. */
   deletePlant(id: bigint): Promise<boolean>;
   countPlants(): Promise<number>;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.js';
 import {
-  ABOVE_2_53, INT64_MAX, INT64_MIN, call, createPlant, expectError, listIds, nextLink, pageOf, seed, sortIds, type PlantText,
+  ABOVE_2_53, INT64_MAX, INT64_MIN, call, createPlant, expectError, listIds, nextLink, pageOf, plantOf, seed, sortIds, type PlantText,
 } from './read-support.js';
 
 test('GET /plants: shape and order', async (t) => {
@@ -74,6 +74,32 @@ test('GET /plants: shape and order', async (t) => {
     }
     assert.deepEqual(await listIds(s), ordered, 'nothing changed');
   });
+});
+
+test('GET /plants: every character a name or tag may hold reads back as GET /plants/{id} reads it', async (t) => {
+  // The list is written by the store (SQLite builds its JSON itself); GET by id goes through the contract's
+  // serializer. Both must say the same thing, escapes included.
+  const s = await startApp(t);
+  const controls = Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join('');
+  const plants: PlantText[] = [
+    { id: '1', name: controls.slice(0, 16), tag: controls.slice(16) },
+    { id: '2', name: 'quote " backslash \\ slash / solidus', tag: '\u007f del' },
+    { id: '3', name: 'line\u2028para\u2029end', tag: '\ud83c\udf3f 🌿 ß' },
+    { id: '4', name: '{"id":99,"name":"x"}', tag: ',{"id":' },
+    { id: '5', name: 'x'.repeat(64) },
+    { id: INT64_MAX, name: 'null', tag: 'null' },
+  ];
+  for (const p of plants) await createPlant(s, p);
+
+  const listed = await call(s, '/plants');
+  const listType = listed.headers.get('content-type');
+  const { plants: got } = await pageOf(listed);
+  assert.deepEqual(got, plants);
+  for (const p of plants) {
+    const one = await call(s, `/plants/${p.id}`);
+    assert.equal(one.headers.get('content-type'), listType, 'the same media type as GET by id');
+    assert.deepEqual(await plantOf(one), p);
+  }
 });
 
 test('GET /plants: limit', async (t) => {
