@@ -103,7 +103,8 @@ async function startPlantStore(port, opts = {}) {
   const token = out.trim().split('\n').pop().trim();
   // One bench token sends far more than the default per-token quota (60,000/min): keep the limiter in the
   // measured path, with a quota the run cannot reach.
-  const child = pinned(process.execPath, [...(opts.nodeArgs ?? []), join(ROOT, 'bin/plant-store.js'), 'serve'], {
+  // Started as `npm start` starts it (package.json), V8 flag included.
+  const child = pinned(process.execPath, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(ROOT, 'bin/plant-store.js'), 'serve'], {
     DATABASE_URL: `sqlite:${db}`, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     RATE_LIMIT_PER_TOKEN: '100000000',
   });

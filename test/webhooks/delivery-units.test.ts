@@ -15,6 +15,7 @@ import {
   retryDelayMs,
 } from '../../src/webhooks/retry-policy.js';
 import { addressProblem, checkWebhookUrl, createGuardedLookup } from '../../src/webhooks/ssrf-guard.js';
+import { newEventId } from '../../src/webhooks/events.js';
 
 const S = 1_000;
 const M = 60 * S;
@@ -223,4 +224,10 @@ test('the connect-time lookup refuses names resolving to internal addresses (DNS
     allowed('localhost', { all: true, family: 4 }, (err, address) => resolve({ err, address })),
   );
   assert.deepEqual(okAll.address, [{ address: '127.0.0.1', family: 4 }]);
+});
+
+test('event ids are distinct 128-bit random values across many pool refills', () => {
+  const ids = Array.from({ length: 5_000 }, () => newEventId());
+  assert.equal(new Set(ids).size, ids.length);
+  for (const id of ids) assert.match(id, /^msg_[A-Za-z0-9_-]{22}$/);
 });
