@@ -19,7 +19,7 @@ import { registerSecurityHeaders } from './http/security-headers.js';
 import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
-import { createLogger } from './logger.js';
+import { createLogger, LazyChildLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
@@ -80,6 +80,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (parent, bindings, options) =>
+      new LazyChildLogger(parent as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     requestTimeout: config.requestTimeoutMs,
     // Node checks request deadlines on this interval (default 30 s); check often enough to honour short ones.
@@ -121,9 +123,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
+    // The root logger with the request id as a field: the same line as the request's child would write.
+    logger.info(
       // The path only: a query string may carry a client's secret (RFC 6750's access_token).
-      { method: request.method, path: pathOf(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      {
+        reqId: request.id, method: request.method, path: pathOf(request.url), statusCode: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
       'request completed',
     );
     metrics.observeRequest(request, reply);

@@ -1,6 +1,6 @@
 // Structured JSON logs. Tokens and bodies never reach them: request logs carry method, path and status only,
 // and an Authorization header is censored should anything ever log headers.
-import pino, { type DestinationStream, type Logger } from 'pino';
+import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 import type { Config } from './config.js';
 
 const CENSORED = '[redacted]';
@@ -50,4 +50,52 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: Dest
     },
     destination,
   );
+}
+
+const LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+
+/**
+ * A request's logger (Fastify's childLoggerFactory), made into a pino child only when something logs through
+ * it: the access line is written by the root logger with the request id as a field, so a request that logs
+ * nothing else never pays for a child (its bindings are serialized when it is made; measured in issue 5).
+ */
+export class LazyChildLogger {
+  #child?: Logger;
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  get real(): Logger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+  get level(): string {
+    return this.#child?.level ?? this.options.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.real.level = level;
+  }
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+  isLevelEnabled(level: string): boolean {
+    return this.#child ? this.#child.isLevelEnabled(level) : this.parent.isLevelEnabled(level);
+  }
+  declare fatal: Logger['fatal'];
+  declare error: Logger['error'];
+  declare warn: Logger['warn'];
+  declare info: Logger['info'];
+  declare debug: Logger['debug'];
+  declare trace: Logger['trace'];
+  silent(): void {}
+}
+for (const level of LEVELS) {
+  Object.defineProperty(LazyChildLogger.prototype, level, {
+    value: function (this: LazyChildLogger, ...args: unknown[]) {
+      // A line below the level makes no child.
+      if (!this.isLevelEnabled(level)) return;
+      (this.real[level] as (...a: unknown[]) => void)(...args);
+    },
+  });
 }

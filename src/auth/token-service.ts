@@ -27,8 +27,10 @@ export function createTokenService(store: Store, options: TokenServiceOptions = 
   const ttl = options.cacheTtlMs ?? 2_000;
   const cacheSize = options.cacheSize ?? 10_000;
   const now = options.now ?? (() => new Date());
+  // Milliseconds on the request path: a Date per verification was measurable garbage (issue 5).
+  const nowMs = options.now ? () => options.now!().getTime() : Date.now;
   const cache = new Map<string, { token: TokenRecord; until: number }>();
-  let lastUsed = new Map<string, Date>();
+  let lastUsed = new Map<string, number>();
 
   async function lookup(hash: string): Promise<TokenRecord | undefined> {
     const t = Date.now();
@@ -78,16 +80,16 @@ export function createTokenService(store: Store, options: TokenServiceOptions = 
       if (!looksLikeToken(secret)) return { ok: false, reason: 'unknown' };
       const token = await lookup(hashSecret(secret));
       if (!token) return { ok: false, reason: 'unknown' };
-      const at = now();
+      const at = nowMs();
       if (token.revokedAt) return { ok: false, reason: 'revoked' };
-      if (token.expiresAt && token.expiresAt.getTime() <= at.getTime()) return { ok: false, reason: 'expired' };
+      if (token.expiresAt && token.expiresAt.getTime() <= at) return { ok: false, reason: 'expired' };
       lastUsed.set(token.id, at);
       return { ok: true, token };
     },
 
     async flushLastUsed() {
       if (lastUsed.size === 0) return;
-      const batch = lastUsed;
+      const batch = new Map([...lastUsed].map(([id, at]) => [id, new Date(at)]));
       lastUsed = new Map();
       await store.touchTokens(batch);
     },

@@ -53,7 +53,9 @@ export function createFixedWindowLimiter(options: {
       }
       const allowed = w.count < limit;
       if (allowed) w.count++;
-      return { ...state(w.count, w.start, t), allowed };
+      const result = state(w.count, w.start, t) as WindowState & { allowed: boolean };
+      result.allowed = allowed;
+      return result;
     },
     peek(key) {
       const t = now();

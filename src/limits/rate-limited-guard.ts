@@ -22,6 +22,6 @@ export function withRateLimits(authenticate: Hook, throttle: FailureThrottle, pe
     const headers = rateLimitHeaders('token', state);
     if (!state.allowed) throw new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } });
     // On every answer to this request, success or error, so clients can pace themselves before a 429.
-    reply.headers(headers);
+    reply.header('ratelimit-policy', headers['ratelimit-policy']).header('ratelimit', headers.ratelimit);
   };
 }
