@@ -220,21 +220,28 @@ export class SqliteWebhookStore implements WebhookStore {
   }): Promise<ClaimedDelivery[]> {
     if (input.limit <= 0 || input.perSubscription <= 0) return [];
     const now = input.now.getTime();
+    const skip = new Set(input.skipSubscriptions);
+    // Each active, unsaturated subscription offers its `per` oldest due deliveries; the claim takes the
+    // first of each before the second of any (oldest first within a rank), so one subscription's
+    // backlog cannot take every slot. Cost: one index probe per active subscription.
+    const claimable = (st: Statements): string[] => {
+      const offers: { id: string; due: number; rank: number }[] = [];
+      for (const sub of st.activeSubscriptions.all() as string[]) {
+        if (skip.has(sub)) continue;
+        const due = st.dueOf.all(sub, now, now, input.perSubscription) as { id: string; due: number }[];
+        due.forEach((d, rank) => offers.push({ ...d, rank }));
+      }
+      offers.sort((a, b) => a.rank - b.rank || a.due - b.due || (a.id < b.id ? -1 : 1));
+      return offers.slice(0, input.limit).map((o) => o.id);
+    };
+    // Every create wakes the dispatcher, and most looks find nothing (no subscription, or nothing due). Looking
+    // first without the write lock keeps those looks from waiting, event loop and all, for the write
+    // worker's commit and fsync; what is found is claimed under the lock, decided again there.
+    if (this.run((st) => claimable(st)).length === 0) return [];
     const rows = this.run((st) =>
       this.withoutSync(() => this.db
         .transaction(() => {
-          // Each active, unsaturated subscription offers its `per` oldest due deliveries; the claim takes the
-          // first of each before the second of any (oldest first within a rank), so one subscription's
-          // backlog cannot take every slot. Cost: one index probe per active subscription.
-          const skip = new Set(input.skipSubscriptions);
-          const offers: { id: string; due: number; rank: number }[] = [];
-          for (const sub of st.activeSubscriptions.all() as string[]) {
-            if (skip.has(sub)) continue;
-            const due = st.dueOf.all(sub, now, now, input.perSubscription) as { id: string; due: number }[];
-            due.forEach((d, rank) => offers.push({ ...d, rank }));
-          }
-          offers.sort((a, b) => a.rank - b.rank || a.due - b.due || (a.id < b.id ? -1 : 1));
-          const ids = offers.slice(0, input.limit).map((o) => o.id);
+          const ids = claimable(st);
           if (ids.length === 0) return [];
           const list = JSON.stringify(ids);
           st.lease.run({ leaseUntil: input.leaseUntil.getTime(), now, ids: list });
