@@ -18,7 +18,9 @@ export class WorkerCommitter implements BatchCommitter {
   private start(): Promise<Worker> {
     return (this.ready ??= new Promise<Worker>((resolve, reject) => {
       // No execArgv: the parent's --import hooks and profilers are not the writer's business.
-      const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [] });
+      // A small young generation: the writer allocates little, and the process's V8 flags (the service's 32 MiB
+      // semi-spaces) would otherwise give its isolate the same, for resident memory it never uses.
+      const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 8 } });
       this.worker = worker;
       worker.on('message', (msg: WriterReply) => {
         if ('ready' in msg) return resolve(worker);
