@@ -26,8 +26,6 @@ export interface PlantQuery {
  */
 export interface PlantPageJson {
   json: string;
-  /** Plants in the page. */
-  count: number;
   /** The id of the page's last plant, when it has one. */
   lastId?: bigint;
   /** Whether plants follow it (with the same tag, when one was asked). */

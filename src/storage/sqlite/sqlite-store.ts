@@ -190,7 +190,7 @@ export class SqliteStore implements Store {
     const db = this.db;
     const item = "CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name) ELSE json_object('id', id, 'name', name, 'tag', tag) END";
     const page = (where: string) =>
-      db.prepare(`SELECT json_group_array(${item}) AS json, count(*) AS n, max(id) AS last
+      db.prepare(`SELECT json_group_array(${item}) AS json, max(id) AS last
         FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT ?)`).safeIntegers(true);
     const pageAll = page('');
     const pageAfter = page('WHERE id > ?');
@@ -198,15 +198,15 @@ export class SqliteStore implements Store {
     const pageByTagAfter = page('WHERE tag = ? AND id > ?');
     const moreAll = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE id > ?)').pluck();
     const moreByTag = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE tag = ? AND id > ?)').pluck();
-    type Row = { json: string; n: bigint; last: bigint | null };
+    type Row = { json: string; last: bigint | null };
     // One transaction: the page and whether more follow come from the same snapshot.
     const readPageJson = db.transaction((after: bigint | undefined, limit: number, tag: string | undefined): PlantPageJson => {
       const row = (tag === undefined
         ? after === undefined ? pageAll.get(limit) : pageAfter.get(after, limit)
         : after === undefined ? pageByTag.get(tag, limit) : pageByTagAfter.get(tag, after, limit)) as Row;
-      if (row.last === null) return { json: row.json, count: 0, more: false };
+      if (row.last === null) return { json: row.json, more: false };
       const more = (tag === undefined ? moreAll.get(row.last) : moreByTag.get(tag, row.last)) === 1;
-      return { json: row.json, count: Number(row.n), lastId: row.last, more };
+      return { json: row.json, lastId: row.last, more };
     });
     return { readPageJson };
   }
