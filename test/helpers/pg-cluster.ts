@@ -3,10 +3,10 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { freePort } from './ports.js';
 
 export interface PgCluster {
   /** postgres://postgres:<password>@127.0.0.1:<port>/postgres (the superuser, the maintenance database). */
@@ -53,17 +53,6 @@ function run(bin: string, args: string[], timeoutMs = 60_000): Promise<string> {
     execFile(cmd, argv, { encoding: 'utf8', timeout: timeoutMs }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${bin} ${args.join(' ')} failed: ${err.message}\n${stdout}${stderr}`));
       else resolve(stdout);
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
     });
   });
 }

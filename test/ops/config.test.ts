@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { errorOf, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { databaseWithToken, runIn, serveIn } from './support.js';
+import { freePort } from '../helpers/ports.js';
 
 const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { PORT: 'abc' }, names: ['PORT'], hint: /whole number/ },
@@ -147,12 +148,7 @@ test('migrate without DATABASE_URL creates ./data/plant-store.db under the worki
 });
 
 test('PORT, HOST and BODY_LIMIT_BYTES from the environment take effect', async (t) => {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const p = (probe.address() as { port: number }).port;
-      probe.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const { databaseUrl, token } = await databaseWithToken(t);
   const server = await serveIn(t, tempDir(t), { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', BODY_LIMIT_BYTES: '100', BOOTSTRAP_TOKEN: 'false' });
   assert.equal(server.url, `http://127.0.0.1:${port}`);

@@ -3,9 +3,10 @@
 // Its admin socket tells the tests which backends it currently counts as up.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../helpers/ports.js';
 
 /** Anything with node:test's `after` (a TestContext, or the standalone script's own list). */
 export interface Scope {
@@ -30,17 +31,6 @@ export interface Haproxy {
 
 export function haproxyAvailable(): boolean {
   return spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**

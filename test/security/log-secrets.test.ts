@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { spawnServer } from '../helpers/app.js';
+import { freePort } from '../helpers/ports.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
 import { createToken, sleep } from '../ops/support.js';
 
@@ -26,10 +27,7 @@ test('logs hold no token, webhook secret, signature or body, through request err
   t.after(() => receiver.close());
   const receiverPort = (receiver.address() as { port: number }).port;
   // A port nothing listens on: connection refused.
-  const gone = createServer();
-  await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
-  const gonePort = (gone.address() as { port: number }).port;
-  await new Promise((r) => gone.close(r));
+  const gonePort = await freePort();
 
   const server = await spawnServer(t, {
     DATABASE_URL: databaseUrl,

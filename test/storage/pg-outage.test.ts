@@ -6,20 +6,11 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { errorOf, runCli, spawnServer } from '../helpers/app.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
+import { freePort } from '../helpers/ports.js';
 import { createToken } from '../ops/support.js';
 
-/** A loopback port with nothing listening on it. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 test('postgres unreachable at start: migrate and serve exit 1 within the connect timeout, naming host:port, never the password', async (t) => {
-  const port = await closedPort();
+  const port = await freePort();
   const env = { DATABASE_URL: `postgres://app:s3cret-pw@127.0.0.1:${port}/plants`, DATABASE_CONNECT_TIMEOUT_MS: '2000', PORT: '0' };
   for (const args of [['migrate'], ['serve'], ['token', 'list']]) {
     const started = Date.now();
