@@ -47,8 +47,7 @@ function stdoutDestination(maxBufferBytes = 16 * 1024 * 1024): DestinationStream
  * Hands sonic-boom (pino's writer) one string per tick instead of one per line. sonic-boom appends each line
  * to the string already waiting and measures it with Buffer.byteLength, which flattens it: every line copied
  * everything still waiting (up to 16 KiB while a write was in flight). That was a quarter of all the bytes a
- * POST allocated at 256 connections, and the scavenges it caused promoted in-flight requests to the old
- * generation (measured in issue 5). Joined here, the copy happens once per batch.
+ * POST allocated at 256 connections (measured in issue 5). Joined here, the copy happens once per batch.
  */
 export class LineBatcher implements DestinationStream {
   private lines: string[] = [];
@@ -58,7 +57,9 @@ export class LineBatcher implements DestinationStream {
 
   constructor(makeSink: () => Sink) {
     this.sink = makeSink();
-    liveBatchers.add(new WeakRef(this));
+    const ref = new WeakRef(this);
+    liveBatchers.add(ref);
+    forgetBatcher.register(this, ref);
   }
 
   write(line: string): void {
@@ -101,6 +102,7 @@ type Sink = Pick<ReturnType<typeof pino.destination>, 'write' | 'flushSync'>;
 // A process.exit() in the middle of a tick would otherwise drop that tick's lines. Installed when this module
 // loads, so it runs before the exit hook pino installs with its first destination.
 const liveBatchers = new Set<WeakRef<LineBatcher>>();
+const forgetBatcher = new FinalizationRegistry<WeakRef<LineBatcher>>((ref) => liveBatchers.delete(ref));
 process.on('exit', () => {
   for (const ref of liveBatchers) ref.deref()?.flushSync();
 });
