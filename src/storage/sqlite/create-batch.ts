@@ -3,7 +3,7 @@
 import type Database from 'better-sqlite3';
 import type { OutboxEvent } from '../store.js';
 
-/** A create as it crosses to the writer: plain data, so structured clone carries it (BigInt included). */
+/** A create in a group commit; writer-wire.ts flattens a batch of them for the write worker. */
 export interface CreateItem {
   id: bigint;
   name: string;

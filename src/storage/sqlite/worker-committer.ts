@@ -4,6 +4,7 @@ import { StoreUnavailableError } from '../../errors.js';
 import type { CreateItem, ItemOutcome } from './create-batch.js';
 import type { BatchCommitter } from './group-commit.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
+import { decodeOutcomes, encodeItems } from './writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
@@ -29,7 +30,7 @@ export class WorkerCommitter implements BatchCommitter {
         if (!w || w.seq !== msg.seq) return;
         this.waiting = undefined;
         worker.unref();
-        if (msg.ok) w.resolve(msg.outcomes);
+        if (msg.ok) w.resolve(decodeOutcomes(msg.outcomes));
         else w.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
       });
       const gone = (err: Error) => {
@@ -66,7 +67,7 @@ export class WorkerCommitter implements BatchCommitter {
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
       this.waiting = { seq, resolve, reject };
-      worker.postMessage({ seq, items } satisfies WriterRequest);
+      worker.postMessage({ seq, items: encodeItems(items) } satisfies WriterRequest);
     });
   }
 

@@ -3,16 +3,17 @@
 // commit's fsync stalled every request in flight). Answers each batch with its outcomes or the failure.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { createBatchWriter, type CreateItem } from './create-batch.js';
+import { createBatchWriter } from './create-batch.js';
+import { decodeItems, encodeOutcomes, type WireItems, type WireOutcomes } from './writer-wire.js';
 import { configureConnection } from './connection-setup.js';
 
 export interface WriterData {
   file: string;
   busyTimeoutMs: number;
 }
-export type WriterRequest = { seq: number; items: CreateItem[] } | { close: true };
+export type WriterRequest = { seq: number; items: WireItems } | { close: true };
 export type WriterReply =
-  | { seq: number; ok: true; outcomes: ReturnType<ReturnType<typeof createBatchWriter>> }
+  | { seq: number; ok: true; outcomes: WireOutcomes }
   | { seq: number; ok: false; message: string; code: string | undefined }
   | { ready: true }
   | { failed: string };
@@ -40,7 +41,7 @@ port.on('message', (msg: WriterRequest) => {
   }
   let reply: WriterReply;
   try {
-    reply = { seq: msg.seq, ok: true, outcomes: write(msg.items) };
+    reply = { seq: msg.seq, ok: true, outcomes: encodeOutcomes(write(decodeItems(msg.items))) };
   } catch (err) {
     reply = { seq: msg.seq, ok: false, message: (err as Error).message, code: (err as { code?: string }).code };
   }
