@@ -1,4 +1,5 @@
 // Opaque API tokens: how they look, how they are hashed, and the scopes they can carry.
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Every scope the service knows. Operations name theirs in the OpenAPI document's security requirements. */
@@ -18,9 +19,13 @@ export function generateTokenId(): string {
   return 'tok_' + randomBytes(9).toString('base64url');
 }
 
+// crypto.hash (Node 20.12+) is one native call, about 3x faster than a Hash object per call, and every
+// authenticated request hashes its token (issue 5). Read off the namespace: older Node 20 lines lack it.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 /** Only this hash is stored; a 256-bit random secret needs no salt or slow hash. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return oneShot ? oneShot('sha256', secret, 'hex') : createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
 export function looksLikeToken(secret: string): boolean {
