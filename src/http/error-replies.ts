@@ -66,10 +66,13 @@ export function registerErrorReplies(app: FastifyInstance): void {
   // Node's HTTP server answers two kinds of request itself, with an empty body: an HTTP/1.1 request without
   // Host (400) and an Expect other than 100-continue (417). Both are answered in the Error shape instead.
   (app.server as { requireHostHeader?: boolean }).requireHostHeader = false;
-  app.addHook('onRequest', async (request) => {
+  // Callback form: an async hook costs every request a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      throw new AppError('BAD_REQUEST', 'An HTTP/1.1 request must carry a Host header.', { headers: { connection: 'close' } });
+      done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request must carry a Host header.', { headers: { connection: 'close' } }));
+      return;
     }
+    done();
   });
   app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     writeRawError(res, ERRORS.EXPECTATION_FAILED.status, ERRORS.EXPECTATION_FAILED.message);
