@@ -107,7 +107,7 @@ test('an empty, whitespace-only or absent body is 400', async (t) => {
   await t.test('no body and no Content-Type', async () => {
     const res = await postBytes(s, undefined);
     assert.equal(res.status, 400);
-    await errorOf(res);
+    assert.equal((await errorOf(res)).message, 'A JSON request body is required.');
   });
   for (const ws of [' ', '\n', '\r\n\t  ', ' '.repeat(1000)]) {
     await t.test(`whitespace only ${JSON.stringify(ws.slice(0, 8))}`, async () => {
