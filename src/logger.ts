@@ -54,6 +54,8 @@ export class LineBatcher implements DestinationStream {
   private chars = 0;
   private scheduled = false;
   private readonly sink: Sink;
+  // One closure for every tick's hand-over, not one per tick.
+  private readonly passLater = () => this.pass();
 
   constructor(makeSink: () => Sink) {
     this.sink = makeSink();
@@ -69,24 +71,27 @@ export class LineBatcher implements DestinationStream {
     else if (!this.scheduled) {
       this.scheduled = true;
       // After every callback and promise of this tick: a burst of responses logs as one batch.
-      process.nextTick(() => this.pass());
+      process.nextTick(this.passLater);
     }
+  }
+
+  /** The lines waiting here as one string ('' when none), and none waiting after. */
+  private take(): string {
+    const batch = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
+    this.lines = [];
+    this.chars = 0;
+    return batch;
   }
 
   private pass(): void {
     this.scheduled = false;
-    if (this.lines.length === 0) return;
-    const batch = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
-    this.lines = [];
-    this.chars = 0;
-    this.sink.write(batch);
+    const batch = this.take();
+    if (batch) this.sink.write(batch);
   }
 
   /** Writes out what waits here and in the sink, synchronously (at exit). */
   flushSync(): void {
-    const batch = this.lines.join('');
-    this.lines = [];
-    this.chars = 0;
+    const batch = this.take();
     try {
       if (batch) this.sink.write(batch);
       this.sink.flushSync();
