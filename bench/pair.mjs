@@ -1,0 +1,86 @@
+// npm run pair: two builds or settings of plant-store side by side, to tell a change of a few percent from this
+// machine's drift. Both servers share core 0, each driven by its own wrk on core 1, at the same time: whatever
+// slows the machine slows both, and the ratio of their CPU time per request (all threads, from /proc) is the
+// figure. Run one after the other, the same build varies by ±30% here; side by side, an A/A run stays within
+// about ±4% per repetition. Report the median ratio of several repetitions.
+//
+// Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
+// service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
+// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_ENDPOINT (post,
+// get or list; get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5). A checkout of another commit for
+// PAIR_A: git worktree add /tmp/base REV && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build).
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
+
+const env = process.env;
+const endpoint = env.PAIR_ENDPOINT ?? 'get';
+const conns = Number(env.PAIR_CONNS ?? 100);
+const seconds = Number(env.PAIR_SECONDS ?? 6);
+const reps = Number(env.PAIR_REPS ?? 5);
+const CONNECT_PAUSE_MS = 300;
+if (!['post', 'get', 'list'].includes(endpoint)) throw new Error(`PAIR_ENDPOINT: post, get or list, not ${endpoint}`);
+
+const settings = (spec = '') =>
+  Object.fromEntries(spec.split(/\s+/).filter(Boolean).map((kv) => {
+    const i = kv.indexOf('=');
+    if (i < 1) throw new Error(`expected KEY=value, got ${kv}`);
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }));
+const kindNamed = (name = 'plant-store') => {
+  const kind = KINDS.find((k) => k.name === name);
+  if (!kind) throw new Error(`no server ${name}; one of ${KINDS.map((k) => k.name).join(', ')}`);
+  return kind;
+};
+const sides = [
+  { name: 'A', kind: kindNamed(env.PAIR_A_KIND), root: env.PAIR_A ?? ROOT, env: settings(env.PAIR_A_ENV) },
+  { name: 'B', kind: kindNamed(env.PAIR_B_KIND), root: env.PAIR_B ?? ROOT, env: settings(env.PAIR_B_ENV) },
+];
+
+/** CPU time of every thread of the process so far, in ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
+}
+
+let salt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000 + 500;
+function wrk(side, secs) {
+  const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${secs}s`, '--timeout', '10s',
+    '-s', join(BENCH_DIR, 'wrk', `${endpoint}.lua`), `http://127.0.0.1:${side.port}`];
+  const wenv = {
+    ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_TOKEN: side.server.token, BENCH_SEEDED: String(SEEDED),
+    BENCH_SEED_BASE: String(SEED_BASE), BENCH_SALT: String(salt++), BENCH_CONNS: String(conns), BENCH_CONNECT_PAUSE_MS: String(CONNECT_PAUSE_MS),
+  };
+  return new Promise((resolve, reject) => {
+    execFile('taskset', args, { env: wenv, timeout: (secs + 30) * 1000 }, (err, stdout) => {
+      if (err) return reject(err);
+      const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
+      if (!line) return reject(new Error(`wrk printed no summary:\n${stdout}`));
+      resolve(JSON.parse(line.slice(10)));
+    });
+  });
+}
+
+try {
+  for (const side of sides) {
+    side.port = await freePort();
+    side.server = await side.kind.start(side.port, { root: side.root, env: side.env });
+    await seed(side.port, side.server.token);
+  }
+  await Promise.all(sides.map((s) => wrk(s, 2)));
+  const ratios = [];
+  for (let rep = 1; rep <= reps; rep++) {
+    const before = sides.map((s) => cpuMs(s.server.pid));
+    const runs = await Promise.all(sides.map((s) => wrk(s, seconds)));
+    const us = sides.map((s, i) => (1000 * (cpuMs(s.server.pid) - before[i])) / runs[i].requests);
+    const bad = runs.map((r) => Object.entries(r.statuses).filter(([k]) => k !== '200').map(([k, v]) => `${k}×${v}`).join(' '));
+    ratios.push(us[1] / us[0]);
+    console.log(`${endpoint} c=${conns} rep ${rep}: A ${us[0].toFixed(1)} µs/req (${runs[0].requests} req${bad[0] ? `, ${bad[0]}` : ''})  ` +
+      `B ${us[1].toFixed(1)} µs/req (${runs[1].requests} req${bad[1] ? `, ${bad[1]}` : ''})  B/A ${(us[1] / us[0]).toFixed(3)}`);
+  }
+  ratios.sort((x, y) => x - y);
+  console.log(`median B/A CPU per request: ${ratios[Math.floor(ratios.length / 2)].toFixed(3)} (range ${ratios[0].toFixed(3)}-${ratios.at(-1).toFixed(3)})`);
+} finally {
+  await Promise.all(sides.map((s) => s.server?.stop()));
+}
