@@ -2,7 +2,7 @@
 // machine's drift. Both servers share core 0, each driven by its own wrk on core 1, at the same time: whatever
 // slows the machine slows both, and the ratio of their CPU time per request (all threads, from /proc) is the
 // figure. Run one after the other, the same build varies by ±30% here; side by side, an A/A run stays within
-// about ±4% per repetition. Report the median ratio of several repetitions.
+// about ±5% per repetition and its median of 5 within 2%. Report the median ratio of several repetitions.
 //
 // Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
