@@ -9,10 +9,9 @@
 // PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_ENDPOINT (post,
 // get or list; get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5). A checkout of another commit for
 // PAIR_A: git worktree add /tmp/base REV && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build).
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
+import { KINDS, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
+import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
 const endpoint = env.PAIR_ENDPOINT ?? 'get';
@@ -44,23 +43,12 @@ function cpuMs(pid) {
   return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
 }
 
+// A salt range of its own, so that ids never repeat those of a bench run started in the same minute.
 let salt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000 + 500;
-function wrk(side, secs) {
-  const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${secs}s`, '--timeout', '10s',
-    '-s', join(BENCH_DIR, 'wrk', `${endpoint}.lua`), `http://127.0.0.1:${side.port}`];
-  const wenv = {
-    ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_TOKEN: side.server.token, BENCH_SEEDED: String(SEEDED),
-    BENCH_SEED_BASE: String(SEED_BASE), BENCH_SALT: String(salt++), BENCH_CONNS: String(conns), BENCH_CONNECT_PAUSE_MS: String(CONNECT_PAUSE_MS),
-  };
-  return new Promise((resolve, reject) => {
-    execFile('taskset', args, { env: wenv, timeout: (secs + 30) * 1000 }, (err, stdout) => {
-      if (err) return reject(err);
-      const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
-      if (!line) return reject(new Error(`wrk printed no summary:\n${stdout}`));
-      resolve(JSON.parse(line.slice(10)));
-    });
-  });
-}
+const wrk = (side, secs) => runWrk({
+  script: endpoint, port: side.port, conns, seconds: secs, salt: salt++, connectPauseMs: CONNECT_PAUSE_MS,
+  env: { BENCH_TOKEN: side.server.token, BENCH_SEEDED: String(SEEDED), BENCH_SEED_BASE: String(SEED_BASE) },
+});
 
 try {
   for (const side of sides) {

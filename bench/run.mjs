@@ -15,6 +15,7 @@ import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, 
 import { ceilingOf, fmt, svg, table } from './lib/report.mjs';
 import { bigDatabase } from './lib/big-db.mjs';
 import { fsyncProbe } from './lib/fsync-probe.mjs';
+import { runWrk } from './lib/wrk.mjs';
 import { tmpdir } from 'node:os';
 
 const execFileP = promisify(execFile);
@@ -58,21 +59,8 @@ const nextSalt = () => sessionSalt + (runIndex++ % 1000);
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 
 /** One wrk run pinned to the load core; returns its parsed summary. */
-async function wrk(script, port, conns, seconds, extraEnv) {
-  const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s',
-    '-s', join(BENCH_DIR, 'wrk', `${script}.lua`), `http://127.0.0.1:${port}`];
-  const { stdout } = await execFileP('taskset', args, {
-    env: {
-      ...env, BENCH_WRK_DIR: join(BENCH_DIR, 'wrk'), BENCH_SALT: String(nextSalt()),
-      BENCH_CONNS: String(conns), BENCH_CONNECT_PAUSE_MS: String(cfg.connectPauseMs), ...extraEnv,
-    },
-    timeout: (seconds + 30) * 1000,
-  });
-  const line = stdout.split('\n').find((l) => l.startsWith('BENCHJSON '));
-  if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
-  const r = JSON.parse(line.slice(10));
-  return { ...r, busy_s: r.duration_us / 1e6 - cfg.connectPauseMs / 1000 };
-}
+const wrk = (script, port, conns, seconds, extraEnv) =>
+  runWrk({ script, port, conns, seconds, salt: nextSalt(), connectPauseMs: cfg.connectPauseMs, env: extraEnv });
 
 /** Warm-up, then the measured run while sampling the server's RSS and the machine's load. */
 async function measure(kind, server, endpoint, conns, round, extra = {}) {

@@ -106,7 +106,7 @@ export class LineBatcher implements DestinationStream {
 
 type Sink = Pick<ReturnType<typeof pino.destination>, 'write' | 'flushSync'>;
 
-// A process.exit() in the middle of a tick would otherwise drop that tick's lines. Installed when this module
+// A process.exit() before the turn's hand-over would otherwise drop the lines still waiting here. Installed when this module
 // loads, so it runs before the exit hook pino installs with its first destination.
 const liveBatchers = new Set<WeakRef<LineBatcher>>();
 const forgetBatcher = new FinalizationRegistry<WeakRef<LineBatcher>>((ref) => liveBatchers.delete(ref));
