@@ -6,7 +6,8 @@
 //
 // Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
-// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_ENDPOINT (post,
+// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_A_NODE, PAIR_B_NODE
+// (the Node.js executable for each plant-store; default the one running this script), PAIR_ENDPOINT (post,
 // get or list; get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5). A checkout of another commit for
 // PAIR_A: git worktree add /tmp/base REV && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build).
 import { readFileSync } from 'node:fs';
@@ -33,8 +34,8 @@ const kindNamed = (name = 'plant-store') => {
   return kind;
 };
 const sides = [
-  { name: 'A', kind: kindNamed(env.PAIR_A_KIND), root: env.PAIR_A ?? ROOT, env: settings(env.PAIR_A_ENV) },
-  { name: 'B', kind: kindNamed(env.PAIR_B_KIND), root: env.PAIR_B ?? ROOT, env: settings(env.PAIR_B_ENV) },
+  { name: 'A', kind: kindNamed(env.PAIR_A_KIND), root: env.PAIR_A ?? ROOT, env: settings(env.PAIR_A_ENV), node: env.PAIR_A_NODE },
+  { name: 'B', kind: kindNamed(env.PAIR_B_KIND), root: env.PAIR_B ?? ROOT, env: settings(env.PAIR_B_ENV), node: env.PAIR_B_NODE },
 ];
 
 /** CPU time of every thread of the process so far, in ms. */
@@ -53,7 +54,7 @@ const wrk = (side, secs) => runWrk({
 try {
   for (const side of sides) {
     side.port = await freePort();
-    side.server = await side.kind.start(side.port, { root: side.root, env: side.env });
+    side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node });
     await seed(side.port, side.server.token);
   }
   await Promise.all(sides.map((s) => wrk(s, 2)));

@@ -1,9 +1,12 @@
 // npm test: build, lint the contract, then run the whole suite once per store. PLANT_STORE_TEST_STORES (a
 // comma list, default sqlite,postgres) narrows it; for postgres one throwaway cluster serves the whole run.
+// The suite runs on the service's own Node.js (24, the "node" dependency), whichever Node started this script;
+// PLANT_STORE_TEST_NODE=22 runs it on another line (scripts/runtimes.mjs installs it on first use).
 // Extra arguments are test files (dist/test/...) to run instead of all of them.
 import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { allExecutables, nodeExecutable, RUNTIME_LINE } from './runtimes.mjs';
 
 const ALL_STORES = ['sqlite', 'postgres'];
 // A test that hangs fails after this long instead of holding CI until its deadline.
@@ -37,6 +40,10 @@ function step(cmd, args, env = {}) {
 }
 
 step('npm', ['run', 'build']);
+// Every line the tests start the service on (test/ops/node-lines.test.ts), installed once before the suite.
+allExecutables();
+const testNode = nodeExecutable(process.env.PLANT_STORE_TEST_NODE || RUNTIME_LINE);
+const testNodeVersion = spawnSync(testNode, ['--version'], { encoding: 'utf8' }).stdout.trim();
 step('npx', ['redocly', 'lint', 'openapi/plant-store.yaml'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
 
 function testFiles(dir) {
@@ -52,7 +59,7 @@ function runSuite(store, env) {
   for (const f of files) if (!mine.includes(f)) console.log(`# ${store}: skipping ${f} (${ONLY_ON[f][0]} only: ${ONLY_ON[f][1]})`);
   return new Promise((resolve) => {
     const child = spawn(
-      process.execPath,
+      testNode,
       ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--import', './dist/test/setup/validate-responses.js', ...mine],
       { stdio: 'inherit', env: { ...process.env, ...env, PLANT_STORE_TEST_STORE: store } },
     );
@@ -62,7 +69,7 @@ function runSuite(store, env) {
 
 const failed = [];
 for (const store of stores) {
-  console.log(`# ---- test suite on ${store} ----`);
+  console.log(`# ---- test suite on ${store}, Node.js ${testNodeVersion} ----`);
   let code;
   if (store === 'postgres') {
     const { startPgCluster } = await import('../dist/test/helpers/pg-cluster.js');
@@ -78,7 +85,7 @@ for (const store of stores) {
   if (code !== 0) failed.push(store);
 }
 if (failed.length > 0) {
-  console.error(`# test suite failed on: ${failed.join(', ')}`);
+  console.error(`# test suite failed on: ${failed.join(', ')} (Node.js ${testNodeVersion})`);
   process.exit(1);
 }
-console.log(`# test suite passed on: ${stores.join(', ')}`);
+console.log(`# test suite passed on: ${stores.join(', ')} (Node.js ${testNodeVersion})`);

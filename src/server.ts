@@ -30,7 +30,7 @@ export async function serve(config: Config): Promise<number> {
 
   const connections = trackResponses(app.server);
   await app.listen({ port: config.port, host: config.host });
-  logger.info({ config: describeConfig(config) }, 'plant-store is listening');
+  logger.info({ node: process.version, config: describeConfig(config) }, 'plant-store is listening');
 
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -96,19 +96,21 @@ async function startPrism(port) {
 
 /**
  * The real service: bin/plant-store.js serve of the built repo (or of opts.root, another checkout, for pair.mjs),
- * a fresh data dir (or opts.dbFile), a CLI-made token; opts.env overrides the service's environment.
+ * a fresh data dir (or opts.dbFile), a CLI-made token; opts.env overrides the service's environment and opts.node
+ * names the Node.js executable (default: the one running the bench).
  */
 async function startPlantStore(port, opts = {}) {
   const dir = opts.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'bench-plant-store-'));
   const db = opts.dbFile ?? join(dir, 'plant-store.db');
   const root = opts.root ?? ROOT;
   const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
-  const out = execFileSync(process.execPath, [join(root, 'bin/plant-store.js'), 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'bench'], { env, encoding: 'utf8' });
+  const node = opts.node ?? process.execPath;
+  const out = execFileSync(node, [join(root, 'bin/plant-store.js'), 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'bench'], { env, encoding: 'utf8' });
   const token = out.trim().split('\n').pop().trim();
   // One bench token sends far more than the default per-token quota (60,000/min): keep the limiter in the
   // measured path, with a quota the run cannot reach.
   // Started as `npm start` starts it (package.json), V8 flag included.
-  const child = pinned(process.execPath, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
+  const child = pinned(node, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
     DATABASE_URL: `sqlite:${db}`, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     RATE_LIMIT_PER_TOKEN: '100000000', ...opts.env,
   });

@@ -93,14 +93,15 @@ export interface ChildServer {
 
 /**
  * Runs `plant-store serve` for real and waits until it listens. `env` is added to this process's
- * environment unless `fullEnv` gives the whole environment; `cwd` sets the working directory.
+ * environment unless `fullEnv` gives the whole environment; `cwd` sets the working directory; `node` is the
+ * Node.js executable (default: this process's).
  */
 export async function spawnServer(
   t: TestContext,
   env: Record<string, string>,
-  options: { cwd?: string; fullEnv?: Record<string, string> } = {},
+  options: { cwd?: string; fullEnv?: Record<string, string>; node?: string } = {},
 ): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [BIN, 'serve'], {
+  const proc = spawn(options.node ?? process.execPath, [BIN, 'serve'], {
     cwd: options.cwd,
     env: options.fullEnv ?? { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
