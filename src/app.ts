@@ -105,7 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
   app.decorate('metrics', metrics);
-  const stopObservingCommits = deps.store.addCommitObserver?.(metrics.observeCommit);
+  const stopObservingCommits = deps.store.addCommitObserver(metrics.observeCommit);
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
@@ -186,7 +186,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   if (deps.startDispatcher !== false) app.addHook('onReady', async () => dispatcher.start());
   app.addHook('onClose', async () => {
     await dispatcher.stop();
-    stopObservingCommits?.();
+    stopObservingCommits();
     clearInterval(touch);
     await tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
   });

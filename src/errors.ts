@@ -72,20 +72,3 @@ export class AppError extends Error {
 export function errorBody(status: number, message: string): ErrorBody {
   return { error: status, message };
 }
-
-/** The store could not take or answer a request; nothing was committed. */
-export class StoreUnavailableError extends AppError {
-  constructor(cause?: unknown, code: 'STORE_UNAVAILABLE' | 'STORE_COMMIT_UNKNOWN' = 'STORE_UNAVAILABLE') {
-    super(code, undefined, { cause });
-  }
-}
-
-/**
- * The connection broke after COMMIT was sent and before its answer came back (a networked store): the
- * transaction may have committed. Still a 503, but the message must not claim that nothing was saved.
- */
-export class CommitOutcomeUnknownError extends StoreUnavailableError {
-  constructor(cause?: unknown) {
-    super(cause, 'STORE_COMMIT_UNKNOWN');
-  }
-}

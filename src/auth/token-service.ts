@@ -1,6 +1,6 @@
 // Token lifecycle and verification. A short cache keeps the store off the hot path; its TTL bounds how
 // long a revocation takes to reach this process. Last-used times are kept in memory and written in batches.
-import type { Store, TokenRecord } from '../storage/store.js';
+import type { TokenRecord, TokenStore } from './token.js';
 import { generateSecret, generateTokenId, hashSecret, looksLikeToken, sameHash, type Scope } from './tokens.js';
 
 export type Verification =
@@ -23,7 +23,7 @@ export interface TokenServiceOptions {
   now?: () => Date;
 }
 
-export function createTokenService(store: Store, options: TokenServiceOptions = {}): TokenService {
+export function createTokenService(store: TokenStore, options: TokenServiceOptions = {}): TokenService {
   const ttl = options.cacheTtlMs ?? 2_000;
   const cacheSize = options.cacheSize ?? 10_000;
   const now = options.now ?? (() => new Date());

@@ -1,7 +1,7 @@
 // Import formats: each input line (or CSV record) becomes a plant, validated by the API's rules, or the
 // reason it is invalid. JSON Lines use the API's int64-exact JSON parser; CSV follows RFC 4180.
 import { exactInteger, parseJsonBody } from '../http/json-body.js';
-import type { PlantRecord } from '../storage/store.js';
+import type { PlantRecord } from '../plants/plant.js';
 import type { Line } from './lines.js';
 
 export type Parsed = { line: number; plant: PlantRecord } | { line: number; error: string };

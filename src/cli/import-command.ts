@@ -9,7 +9,8 @@ import { readLines } from '../bulk/lines.js';
 import { CsvHeaderError, CsvParser, parseJsonLine, type Parsed } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
-import type { PlantRecord, Store } from '../storage/store.js';
+import type { PlantRecord } from '../plants/plant.js';
+import type { Store } from '../storage/store.js';
 import { newPlantEvent } from '../webhooks/events.js';
 import { UsageError } from './main.js';
 

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError, openStore, storeOptions } from '../storage/open-store.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
+import { StoreUnavailableError } from '../storage/errors.js';
 
 const HELP = `plant-store: the Plant Store API service
 
@@ -102,6 +103,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof ConfigError || err instanceof MigrationError) {
       process.stderr.write(`plant-store: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
+      process.stderr.write(`plant-store: ${err.message}: ${err.cause.message}\n`);
       return 1;
     }
     process.stderr.write(`plant-store: ${(err as Error).message ?? String(err)}\n`);

@@ -1,9 +1,8 @@
 // Liveness (the process answers) and readiness (the store answers), for load balancers and orchestrators.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import type { Store } from '../storage/store.js';
 
-export function healthHandlers(store: Store) {
+export function healthHandlers(store: { ping(): Promise<void> }) {
   return {
     async getHealth() {
       return { status: 'ok' as const };

@@ -4,6 +4,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
 
 /** Fastify's own error codes, mapped into the catalogue. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -78,7 +79,8 @@ export function registerErrorReplies(app: FastifyInstance): void {
     writeRawError(res, ERRORS.EXPECTATION_FAILED.status, ERRORS.EXPECTATION_FAILED.message);
   });
 
-  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError | AppError | StoreUnavailableError, request, reply) => {
+    const error = thrown instanceof StoreUnavailableError ? storeFailure(thrown) : thrown;
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
       return sendError(reply, error.status, error.message, error.headers);
@@ -103,6 +105,11 @@ export function registerErrorReplies(app: FastifyInstance): void {
     const path = request.url.split('?')[0]!.slice(0, 200);
     sendError(reply, 404, `No such resource: ${request.method} ${path}.`);
   });
+}
+
+/** A store's failure as the catalogue names it; the log keeps the driver's error. */
+function storeFailure(err: StoreUnavailableError): AppError {
+  return new AppError(err instanceof CommitOutcomeUnknownError ? 'STORE_COMMIT_UNKNOWN' : 'STORE_UNAVAILABLE', undefined, { cause: err.cause ?? err });
 }
 
 /** Fastify options that route framework-level failures (bad URLs, broken HTTP) through the same shape. */

@@ -101,23 +101,20 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  const countPending = store.webhooks.countPendingDeliveries?.bind(store.webhooks);
-  if (countPending) {
-    new Gauge({
-      name: `${PREFIX}webhook_outbox_pending`,
-      help: 'Webhook deliveries pending (not yet delivered, failed or cancelled), read at scrape time.',
-      registers: [registry],
-      async collect() {
-        try {
-          this.set(await countPending());
-        } catch (err) {
-          // A store that does not answer leaves the gauge out of this scrape rather than failing it.
-          this.reset();
-          logger?.warn({ err }, 'metrics: could not count pending webhook deliveries');
-        }
-      },
-    });
-  }
+  new Gauge({
+    name: `${PREFIX}webhook_outbox_pending`,
+    help: 'Webhook deliveries pending (not yet delivered, failed or cancelled), read at scrape time.',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(await store.webhooks.countPendingDeliveries());
+      } catch (err) {
+        // A store that does not answer leaves the gauge out of this scrape rather than failing it.
+        this.reset();
+        logger?.warn({ err }, 'metrics: could not count pending webhook deliveries');
+      }
+    },
+  });
 
   return {
     registry,

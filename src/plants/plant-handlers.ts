@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components, operations } from '../http/contract-types.js';
 import { exactInteger } from '../http/json-body.js';
-import type { PlantRecord } from '../storage/store.js';
+import type { PlantRecord } from './plant.js';
 import type { PlantService } from './plant-service.js';
 
 type NewPlant = components['schemas']['NewPlant'];
@@ -30,14 +30,13 @@ export function plantHandlers(plants: PlantService) {
       const limit = query.limit as number; // defaulted by the schema
       const after = exactInteger(query, 'after');
       const page = await plants.list({ limit, ...(after !== undefined && { after }), ...(query.tag !== undefined && { tag: query.tag }) });
-      if (page.nextAfter !== undefined) {
-        const next = new URLSearchParams({ limit: String(limit), after: String(page.nextAfter) });
+      if (page.more && page.lastId !== undefined) {
+        const next = new URLSearchParams({ limit: String(limit), after: String(page.lastId) });
         if (query.tag !== undefined) next.set('tag', query.tag);
         reply.header('link', `</plants?${next}>; rel="next"`);
       }
-      // Text the store wrote in the Plant schema's shape is sent as it is; rows go through the serializer.
-      if ('json' in page) return reply.type('application/json; charset=utf-8').send(page.json);
-      return page.plants.map(toBody);
+      // Text the store wrote in the Plant schema's shape is sent as it is.
+      return reply.type('application/json; charset=utf-8').send(page.json);
     },
 
     async getPlant(request: FastifyRequest) {

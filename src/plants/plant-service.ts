@@ -1,14 +1,8 @@
 // Plant rules: what a valid new plant is beyond its schema, what an existing id means for a create, and
 // the keyset pages of the list.
 import { AppError } from '../errors.js';
-import type { PlantQuery, PlantRecord, Store } from '../storage/store.js';
+import type { PlantPage, PlantQuery, PlantRecord, PlantStore } from './plant.js';
 import { newPlantEvent } from '../webhooks/events.js';
-
-/** A page as rows for the contract's serializer, or as the JSON text the store wrote (the engine's choice). */
-export type PlantPage = ({ plants: PlantRecord[] } | { json: string }) & {
-  /** The `after` of the next page, when more plants follow. */
-  nextAfter?: bigint;
-};
 
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
@@ -28,7 +22,7 @@ export interface PlantServiceOptions {
   maxPendingCreates?: number;
 }
 
-export function createPlantService(store: Store, options: PlantServiceOptions = {}): PlantService {
+export function createPlantService(store: PlantStore, options: PlantServiceOptions = {}): PlantService {
   const maxPending = options.maxPendingCreates ?? 0;
   let pending = 0;
   return {
@@ -66,16 +60,8 @@ export function createPlantService(store: Store, options: PlantServiceOptions = 
       return plant;
     },
 
-    async list(query) {
-      if (store.listPlantsJson) {
-        const page = await store.listPlantsJson(query);
-        return page.more && page.lastId !== undefined ? { json: page.json, nextAfter: page.lastId } : { json: page.json };
-      }
-      // One row more than asked tells whether a next page exists, without a count.
-      const rows = await store.listPlants({ ...query, limit: query.limit + 1 });
-      if (rows.length <= query.limit) return { plants: rows };
-      const plants = rows.slice(0, query.limit);
-      return { plants, nextAfter: plants[plants.length - 1]!.id };
+    list(query) {
+      return store.listPlantsJson(query);
     },
 
     async remove(id) {

@@ -6,7 +6,7 @@
 // claim skips saturated subscriptions, so a slow or dead receiver holds at most its own few slots while the
 // others keep flowing. A lease lasts the send timeout plus a margin; a dispatcher that dies leaves leases
 // that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
-import type { AttemptRecord, ClaimedDelivery, WebhookStore } from '../storage/store.js';
+import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type Sender } from './sender.js';
 

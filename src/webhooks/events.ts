@@ -1,6 +1,7 @@
 // The events the service emits, as outbox rows: an id shared by every attempt, and the exact body.
 import { randomBytes } from 'node:crypto';
-import type { OutboxEvent, PlantRecord } from '../storage/store.js';
+import type { OutboxEvent } from './delivery.js';
+import type { PlantRecord } from '../plants/plant.js';
 
 export const EVENT_TYPES = ['newPlant'] as const;
 

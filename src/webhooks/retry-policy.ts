@@ -1,7 +1,7 @@
 // What an attempt leads to, as pure functions: success on 2xx, the subscription disabled on 410, otherwise
 // another try on a fixed schedule with jitter (Retry-After on 429/503 waits at least that long), and after
 // the last scheduled retry the delivery is marked failed.
-import type { AttemptOutcome } from '../storage/store.js';
+import type { AttemptOutcome } from './delivery.js';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

@@ -1,7 +1,7 @@
 // HTTP handlers of the webhook subscription operations, keyed by the operationIds of the OpenAPI document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components, operations } from '../http/contract-types.js';
-import type { DeliveryRecord, WebhookSubscription } from '../storage/store.js';
+import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
 import { EVENT_TYPES } from './events.js';
 import type { WebhookService } from './webhook-service.js';
 

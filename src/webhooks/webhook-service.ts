@@ -2,7 +2,7 @@
 // the secret shown once, and which deliveries may be retried by hand. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { DeliveryRecord, WebhookStore, WebhookSubscription } from '../storage/store.js';
+import type { DeliveryRecord, WebhookStore, WebhookSubscription } from './delivery.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
 

@@ -43,7 +43,7 @@ test('postgres: int64 extremes and ids above 2^53 round-trip exactly through HTT
   assert.equal(await page.text(), '[{"name":"n9223372036854775807","id":9223372036854775807}]');
 });
 
-test('postgres: names holding U+0000 and U+FFFF are stored and read back unchanged, and the tag filter matches exactly', async (t) => {
+test('postgres: names holding U+0000 and U+FFFF are stored and read back unchanged, as records and in the list page JSON, and the tag filter matches exactly', async (t) => {
   const store = await open(t, await freshPostgresUrl(t));
   const odd = ['\u0000', 'a\u0000b', '\uffff0', '\uffff\u0000\uffff', 'plain'];
   for (const [i, name] of odd.entries()) assert.deepEqual(await store.createPlant({ id: BigInt(i), name, tag: name }), { kind: 'created' });
@@ -52,6 +52,12 @@ test('postgres: names holding U+0000 and U+FFFF are stored and read back unchang
     assert.deepEqual((await store.listPlants({ limit: 10, tag: name })).map((p) => p.id), [BigInt(i)]);
     assert.deepEqual(await store.createPlant({ id: BigInt(i), name, tag: name }), { kind: 'replayed' });
   }
+  // The list page the database writes as JSON text decodes them the same way.
+  const page = await store.listPlantsJson({ limit: 10 });
+  assert.deepEqual(JSON.parse(page.json), odd.map((name, i) => ({ name, tag: name, id: i })));
+  assert.deepEqual({ lastId: page.lastId, more: page.more }, { lastId: BigInt(odd.length - 1), more: false });
+  const first = await store.listPlantsJson({ limit: 2, tag: odd[1]! });
+  assert.deepEqual({ items: JSON.parse(first.json), more: first.more }, { items: [{ name: odd[1], tag: odd[1], id: 1 }], more: false });
 });
 
 test('postgres: eight instances migrating one new database at once apply each version exactly once', async (t) => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/open-store.js';
-import type { WebhookStore } from '../../src/storage/store.js';
+import type { WebhookStore } from '../../src/webhooks/delivery.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newPlantEvent } from '../../src/webhooks/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';

@@ -2,13 +2,16 @@
 // plant creates (one transaction per turn of the event loop, answered after COMMIT), and migrations
 // serialised across instances by an advisory lock. Several instances may share one database.
 import type pg from 'pg';
-import { StoreUnavailableError } from '../../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import type { Migration } from '../sqlite/migrations.js';
-import type { CommitObserver, CreateOutcome, MigrationResult, OutboxEvent, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
+import type { CommitObserver, MigrationResult, Store } from '../store.js';
+import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
+import type { OutboxEvent } from '../../webhooks/delivery.js';
+import type { TokenRecord } from '../../auth/token.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
-import { fromDbText, toDbText } from './text.js';
+import { fromDbText, jsonFromDbText, toDbText } from './text.js';
 import { newerThanBuild } from '../migration-check.js';
 
 export interface PgStoreOptions extends PostgresOptions {
@@ -43,6 +46,17 @@ interface TokenRow {
   revoked_at: Date | null;
 }
 
+/** The list page statement for one filter; $1 is the limit, the filter's values follow. */
+function pageSql(where: string): string {
+  const tagFilter = where.includes('tag = ') ? 'tag = $2 AND ' : '';
+  return `WITH page AS (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT $1)
+    SELECT '[' || coalesce(string_agg('{"name":' || to_json(name)::text
+             || CASE WHEN tag IS NULL THEN '' ELSE ',"tag":' || to_json(tag)::text END || ',"id":' || id || '}', ',' ORDER BY id), '') || ']' AS json,
+           max(id) AS last,
+           EXISTS (SELECT 1 FROM plants WHERE ${tagFilter}id > (SELECT max(id) FROM page)) AS more
+    FROM page`;
+}
+
 const SQL = {
   // Sorted by id so that concurrent batches (other instances) take row locks in one order: no deadlock.
   insertPlants: `INSERT INTO plants (id, name, tag, created_at)
@@ -65,6 +79,13 @@ const SQL = {
   listPlantsAfter: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
   listPlantsByTag: 'SELECT id, name, tag FROM plants WHERE tag = $1 ORDER BY id LIMIT $2',
   listPlantsByTagAfter: 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id > $2 ORDER BY id LIMIT $3',
+  // A list page as the API's JSON text, and whether more plants follow it, from one statement (one snapshot).
+  // Built by string concatenation rather than json_build_object, whose output has spaces after the colons; the
+  // members in the order GET /plants/{id} writes them.
+  pageAll: pageSql(''),
+  pageAfter: pageSql('WHERE id > $2'),
+  pageByTag: pageSql('WHERE tag = $2'),
+  pageByTagAfter: pageSql('WHERE tag = $2 AND id > $3'),
   insertToken: `INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   tokenByHash: 'SELECT * FROM api_tokens WHERE token_hash = $1',
@@ -238,6 +259,19 @@ export class PgStore implements Store {
         ? a === undefined ? await this.query<PlantRow>('listPlants', [limit]) : await this.query<PlantRow>('listPlantsAfter', [a, limit])
         : a === undefined ? await this.query<PlantRow>('listPlantsByTag', [t, limit]) : await this.query<PlantRow>('listPlantsByTagAfter', [t, a, limit]);
     return rows.map(toPlant);
+  }
+
+  async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPage> {
+    const a = after?.toString();
+    const t = toDbText(tag);
+    type Row = { json: string; last: bigint | null; more: boolean };
+    const { rows } =
+      t === null
+        ? a === undefined ? await this.query<Row>('pageAll', [limit]) : await this.query<Row>('pageAfter', [limit, a])
+        : a === undefined ? await this.query<Row>('pageByTag', [limit, t]) : await this.query<Row>('pageByTagAfter', [limit, t, a]);
+    const row = rows[0]!;
+    const json = jsonFromDbText(row.json);
+    return row.last === null ? { json, more: false } : { json, lastId: row.last, more: row.more };
   }
 
   async deletePlant(id: bigint): Promise<boolean> {

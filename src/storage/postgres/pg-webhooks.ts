@@ -5,15 +5,7 @@
 // their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
 // (its instance died) makes the delivery due again (at-least-once, same webhook-id).
 import type pg from 'pg';
-import type {
-  AttemptOutcome,
-  AttemptRecord,
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryStatus,
-  WebhookStore,
-  WebhookSubscription,
-} from '../store.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { fromDbText, toDbText } from './text.js';
 

@@ -1,7 +1,7 @@
 // The PostgreSQL connection pool: int8 parsed to exact bigint, bounded connect and statement times, pool
 // errors (a connection dropped while idle) absorbed, and transactions that always return their connection.
 import pg from 'pg';
-import { CommitOutcomeUnknownError, StoreUnavailableError } from '../../errors.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
 
 export interface PostgresOptions {
   /** Connections at most per instance (DATABASE_POOL_SIZE). */

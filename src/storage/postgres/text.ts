@@ -17,3 +17,12 @@ export function fromDbText(s: string | null): string | null {
   if (s === null || !s.includes(ESC)) return s;
   return s.replace(/\uffff([\s\S])/g, (_, c: string) => (c === '0' ? '\0' : ESC));
 }
+
+/**
+ * fromDbText over a JSON text that PostgreSQL wrote from stored strings: U+FFFF occurs only inside its strings
+ * (PostgreSQL's JSON leaves it unescaped), and an escaped U+0000 becomes the JSON escape \u0000.
+ */
+export function jsonFromDbText(json: string): string {
+  if (!json.includes(ESC)) return json;
+  return json.replace(/\uffff([\s\S])/g, (_, c: string) => (c === '0' ? '\\u0000' : ESC));
+}

@@ -1,7 +1,7 @@
 // One group commit of creates: the plants, their outbox events and each one's outcome, in one transaction
 // (one fsync). Runs in the write worker (write-worker.ts) or, for an in-memory database, on the main thread.
 import type Database from 'better-sqlite3';
-import type { OutboxEvent } from '../store.js';
+import type { OutboxEvent } from '../../webhooks/delivery.js';
 
 /** A create in a group commit; writer-wire.ts flattens a batch of them for the write worker. */
 export interface CreateItem {

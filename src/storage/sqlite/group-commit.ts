@@ -1,7 +1,7 @@
 // The group-commit queue: creates that arrive while a commit is running wait for the next one, so one fsync
 // serves them all, and at most one batch is committing at a time (the next is built meanwhile). How a batch
 // is committed is the committer's business (the write worker, or the main thread for :memory:).
-import { StoreUnavailableError } from '../../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import type { CreateItem, ItemOutcome } from './create-batch.js';
 
 export interface BatchCommitter {

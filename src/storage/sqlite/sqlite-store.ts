@@ -4,8 +4,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../errors.js';
-import type { CommitObserver, CreateOutcome, MigrationResult, OutboxEvent, PlantPageJson, PlantQuery, PlantRecord, Store, TokenRecord } from '../store.js';
+import { StoreUnavailableError } from '../errors.js';
+import type { CommitObserver, MigrationResult, Store } from '../store.js';
+import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
+import type { OutboxEvent } from '../../webhooks/delivery.js';
+import type { TokenRecord } from '../../auth/token.js';
 import type { ItemOutcome } from './create-batch.js';
 import { createBatchWriter } from './create-batch.js';
 import { GroupCommit, type BatchCommitter } from './group-commit.js';
@@ -175,7 +178,7 @@ export class SqliteStore implements Store {
     return rows.map(toPlant);
   }
 
-  async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPageJson> {
+  async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPage> {
     const st = this.statements();
     return this.guard(() => st.readPageJson(after, limit, tag));
   }
@@ -188,7 +191,8 @@ export class SqliteStore implements Store {
    */
   private preparePageJson() {
     const db = this.db;
-    const item = "CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name) ELSE json_object('id', id, 'name', name, 'tag', tag) END";
+    // The members in the order GET /plants/{id} writes them (the Plant schema's).
+    const item = "CASE WHEN tag IS NULL THEN json_object('name', name, 'id', id) ELSE json_object('name', name, 'tag', tag, 'id', id) END";
     const page = (where: string) =>
       db.prepare(`SELECT json_group_array(${item}) AS json, max(id) AS last
         FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT ?)`).safeIntegers(true);
@@ -200,7 +204,7 @@ export class SqliteStore implements Store {
     const moreByTag = db.prepare('SELECT EXISTS (SELECT 1 FROM plants WHERE tag = ? AND id > ?)').pluck();
     type Row = { json: string; last: bigint | null };
     // One transaction: the page and whether more follow come from the same snapshot.
-    const readPageJson = db.transaction((after: bigint | undefined, limit: number, tag: string | undefined): PlantPageJson => {
+    const readPageJson = db.transaction((after: bigint | undefined, limit: number, tag: string | undefined): PlantPage => {
       const row = (tag === undefined
         ? after === undefined ? pageAll.get(limit) : pageAfter.get(after, limit)
         : after === undefined ? pageByTag.get(tag, limit) : pageByTagAfter.get(tag, after, limit)) as Row;

@@ -5,15 +5,7 @@
 // pending deliveries (lease_until) in one IMMEDIATE transaction, so two dispatchers never send the same
 // delivery at once; a lease that expires (its dispatcher died) makes the delivery due again.
 import type Database from 'better-sqlite3';
-import type {
-  AttemptOutcome,
-  AttemptRecord,
-  ClaimedDelivery,
-  DeliveryRecord,
-  DeliveryStatus,
-  WebhookStore,
-  WebhookSubscription,
-} from '../store.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
 type Statements = ReturnType<SqliteWebhookStore['prepare']>;

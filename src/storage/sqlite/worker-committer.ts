@@ -1,6 +1,6 @@
 // Commits batches on the write worker (write-worker.ts), started on first use and again after it dies.
 import { Worker } from 'node:worker_threads';
-import { StoreUnavailableError } from '../../errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import type { CreateItem, ItemOutcome } from './create-batch.js';
 import type { BatchCommitter } from './group-commit.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';

@@ -1,0 +1,94 @@
+// Webhook records (subscriptions, outbox events, deliveries, attempts) and the store port every engine
+// implements for them.
+
+/**
+ * An event to write in the same transaction as the plant it announces (transactional outbox). It is
+ * written only when the plant is newly created and at least one subscription is active; one delivery
+ * row per active subscription is created with it.
+ */
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  /** The exact body every delivery sends. */
+  payload: string;
+}
+
+export interface WebhookSubscription {
+  id: string;
+  url: string;
+  description: string | null;
+  /** The `whsec_` signing secret; needed in clear to sign, so it is stored (see README, Webhooks). */
+  secret: string;
+  createdAt: Date;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface AttemptRecord {
+  at: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  eventId: string;
+  subscriptionId: string;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  attempts: AttemptRecord[];
+}
+
+/** A delivery claimed by a dispatcher, with everything needed to send it. */
+export interface ClaimedDelivery {
+  deliveryId: string;
+  eventId: string;
+  subscriptionId: string;
+  url: string;
+  secret: string;
+  payload: string;
+  /** Attempts already made before this one. */
+  attemptCount: number;
+}
+
+/** What an attempt leads to: done, try again at a time, give up, or the subscription is gone (410). */
+export type AttemptOutcome =
+  | { status: 'succeeded' }
+  | { status: 'pending'; nextAttemptAt: Date }
+  | { status: 'failed' }
+  | { status: 'disable-subscription'; reason: string };
+
+export interface WebhookStore {
+  insertSubscription(sub: WebhookSubscription): Promise<void>;
+  listSubscriptions(): Promise<WebhookSubscription[]>;
+  getSubscription(id: string): Promise<WebhookSubscription | undefined>;
+  /** Deletes a subscription and cancels its pending deliveries; false when absent. */
+  deleteSubscription(id: string): Promise<boolean>;
+  /**
+   * Leases up to `limit` due pending deliveries (next attempt at or before `now`, no live lease) until
+   * `leaseUntil`, skipping the subscriptions in `skipSubscriptions`, at most `perSubscription` each.
+   * A lease that expires (a dispatcher died) makes the delivery due again: at-least-once.
+   */
+  claimDueDeliveries(input: {
+    now: Date;
+    leaseUntil: Date;
+    limit: number;
+    perSubscription: number;
+    skipSubscriptions: string[];
+  }): Promise<ClaimedDelivery[]>;
+  /** Records an attempt and its outcome, releasing the lease. */
+  recordAttempt(deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void>;
+  /** Deliveries of one subscription, newest first, with their attempts. */
+  listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]>;
+  getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
+  /** Makes a failed or cancelled delivery pending again, due at `now`; false if it is not in such a state. */
+  retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean>;
+  /** The earliest next attempt among pending deliveries, for the dispatcher's timer. */
+  nextDueAt(): Promise<Date | null>;
+  /** How many deliveries are pending (the outbox backlog), for metrics; cheap (a partial index). */
+  countPendingDeliveries(): Promise<number>;
+}
