@@ -8,6 +8,7 @@ import type { CommitObserver, MigrationResult, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
+import { Batcher } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
@@ -19,15 +20,14 @@ export interface PgStoreOptions extends PostgresOptions {
   migrations?: readonly Migration[];
 }
 
+/** A plant to write, with its event made only if the plant is new and a subscription is active. */
+interface PlantWrite {
+  plant: PlantRecord;
+  event: () => OutboxEvent | undefined;
+}
+
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
-
-interface PendingCreate {
-  plant: PlantRecord;
-  event: OutboxEvent | undefined;
-  resolve: (outcome: CreateOutcome) => void;
-  reject: (err: unknown) => void;
-}
 
 interface PlantRow {
   id: bigint;
@@ -106,17 +106,17 @@ export class PgStore implements Store {
   readonly engine = 'postgres';
   private readonly pool: pg.Pool;
   private readonly migrations: readonly Migration[];
-  private pending: PendingCreate[] = [];
-  private flushScheduled = false;
-  private flushing: Promise<void> | undefined;
+  private readonly groupCommit: Batcher<PlantWrite, CreateOutcome>;
   private closed = false;
-  private readonly commitObservers = new Set<CommitObserver>();
   readonly webhooks: PgWebhookStore;
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     this.migrations = options.migrations ?? MIGRATIONS;
     this.pool = createPool(url, options);
     this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    this.groupCommit = new Batcher({
+      commit: (items) => this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items))),
+    });
   }
 
   private guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -178,66 +178,11 @@ export class PgStore implements Store {
 
   createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ plant, event, resolve, reject });
-      this.scheduleFlush();
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.flushing) return;
-    this.flushScheduled = true;
-    // Everything that arrives in this turn of the event loop shares one transaction; what arrives while a
-    // commit is in flight waits for it and goes in the next one together.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
-  }
-
-  /** Commits every waiting create in one transaction, then answers them all; on failure, fails them all. */
-  private flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
-    const batch = this.pending;
-    if (batch.length === 0) return Promise.resolve();
-    this.pending = [];
-    const started = performance.now();
-    this.flushing = (async () => {
-      let outcomes: CreateOutcome[];
-      try {
-        outcomes = await this.guard(() =>
-          retryingTransaction(this.pool, (client) => writePlants(client, batch.map((p) => ({ plant: p.plant, event: () => p.event })))),
-        );
-      } catch (err) {
-        this.observeCommit(batch.length, started, false);
-        const failure = err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
-        for (const p of batch) p.reject(failure);
-        return;
-      }
-      this.observeCommit(batch.length, started, true);
-      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
-    })().finally(() => {
-      this.flushing = undefined;
-      if (this.pending.length > 0) this.scheduleFlush();
-    });
-    return this.flushing;
+    return this.groupCommit.submit({ plant, event: () => event });
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
-    this.commitObservers.add(observer);
-    return () => this.commitObservers.delete(observer);
-  }
-
-  private observeCommit(size: number, started: number, ok: boolean): void {
-    if (this.commitObservers.size === 0) return;
-    const seconds = (performance.now() - started) / 1_000;
-    for (const observe of this.commitObservers) {
-      try {
-        observe({ size, seconds, ok });
-      } catch {
-        // An observer never disturbs a commit.
-      }
-    }
+    return this.groupCommit.observe(observer);
   }
 
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
@@ -315,7 +260,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     // Commits what is queued (and waits for the commit in flight) before the pool goes.
-    while (this.flushing || this.pending.length > 0) await this.flush();
+    await this.groupCommit.close();
     this.closed = true;
     await this.pool.end();
   }
@@ -326,7 +271,7 @@ export class PgStore implements Store {
  * its event written with one delivery per active subscription); an existing id with the same name and tag
  * is a replay; otherwise a conflict. A later entry with the id of an earlier one in the same batch sees it.
  */
-async function writePlants(client: pg.PoolClient, items: { plant: PlantRecord; event: () => OutboxEvent | undefined }[]): Promise<CreateOutcome[]> {
+async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<CreateOutcome[]> {
   const now = new Date();
   const first = new Map<bigint, number>();
   items.forEach(({ plant }, i) => {

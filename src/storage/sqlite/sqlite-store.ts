@@ -9,9 +9,8 @@ import type { CommitObserver, MigrationResult, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
-import type { ItemOutcome } from './create-batch.js';
-import { createBatchWriter } from './create-batch.js';
-import { GroupCommit, type BatchCommitter } from './group-commit.js';
+import { createBatchWriter, type CreateItem, type ItemOutcome } from './create-batch.js';
+import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
@@ -46,9 +45,8 @@ export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
   private readonly migrations: readonly Migration[];
-  private readonly groupCommit: GroupCommit;
+  private readonly groupCommit: Batcher<CreateItem, ItemOutcome>;
   private closed = false;
-  private readonly commitObservers = new Set<CommitObserver>();
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
   readonly webhooks: SqliteWebhookStore;
@@ -70,9 +68,9 @@ export class SqliteStore implements Store {
     }
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
-    const committer: BatchCommitter =
+    const committer: BatchCommitter<CreateItem, ItemOutcome> =
       file === ':memory:' ? inThreadCommitter(this.db) : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
-    this.groupCommit = new GroupCommit(committer, (size, started, ok) => this.observeCommit(size, started, ok));
+    this.groupCommit = new Batcher(committer);
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -147,20 +145,7 @@ export class SqliteStore implements Store {
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
-    this.commitObservers.add(observer);
-    return () => this.commitObservers.delete(observer);
-  }
-
-  private observeCommit(size: number, started: number, ok: boolean): void {
-    if (this.commitObservers.size === 0) return;
-    const seconds = (performance.now() - started) / 1_000;
-    for (const observe of this.commitObservers) {
-      try {
-        observe({ size, seconds, ok });
-      } catch {
-        // An observer never disturbs a commit.
-      }
-    }
+    return this.groupCommit.observe(observer);
   }
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
@@ -309,12 +294,11 @@ export class SqliteStore implements Store {
 }
 
 /** Commits on the calling thread: for :memory:, which a worker's connection could not see. */
-function inThreadCommitter(db: Database.Database): BatchCommitter {
+function inThreadCommitter(db: Database.Database): BatchCommitter<CreateItem, ItemOutcome> {
   let write: ReturnType<typeof createBatchWriter> | undefined;
   return {
     // Prepared on first use, after migrating.
     commit: async (items) => (write ??= createBatchWriter(db))(items),
-    close: async () => {},
   };
 }
 

@@ -2,13 +2,13 @@
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
 import type { CreateItem, ItemOutcome } from './create-batch.js';
-import type { BatchCommitter } from './group-commit.js';
+import type { BatchCommitter } from '../batcher.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
 import { decodeOutcomes, encodeItems } from './writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
-export class WorkerCommitter implements BatchCommitter {
+export class WorkerCommitter implements BatchCommitter<CreateItem, ItemOutcome> {
   private worker?: Worker;
   private ready?: Promise<Worker>;
   private seq = 0;

@@ -1,0 +1,114 @@
+// Group commit for every engine: what arrives in one turn of the event loop joins one commit, what arrives
+// while a commit runs waits for it and goes in the next one together, so one fsync (or one COMMIT round
+// trip) serves them all and at most one batch is committing at a time. How a batch is committed is the
+// engine's committer; observers (metrics) hear of every commit.
+import { asStoreError } from './errors.js';
+import type { CommitObserver } from './store.js';
+
+export interface BatchCommitter<I, O> {
+  /** Commits the batch durably and resolves with each item's outcome, in order; rejects when nothing was committed. */
+  commit(items: I[]): Promise<O[]>;
+  /** Gets ready for the first commit ahead of time (starts a worker); optional. */
+  warm?(): void;
+  close?(): Promise<void>;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (outcome: O) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A bound on one transaction, so a burst becomes several commits and no single one grows without limit. */
+export const MAX_BATCH = 2_000;
+
+export class Batcher<I, O> {
+  private pending: Waiting<I, O>[] = [];
+  private committing = false;
+  private scheduled = false;
+  private idle: (() => void)[] = [];
+  private readonly observers = new Set<CommitObserver>();
+
+  constructor(private readonly committer: BatchCommitter<I, O>) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      if (!this.committing && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.next();
+        });
+      }
+    });
+  }
+
+  /** Adds a commit observer; returns its removal. */
+  observe(observer: CommitObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  private next(): void {
+    if (this.committing) return;
+    if (this.pending.length === 0) {
+      for (const done of this.idle.splice(0)) done();
+      return;
+    }
+    const batch = this.pending.length <= MAX_BATCH ? this.pending : this.pending.slice(0, MAX_BATCH);
+    this.pending = this.pending.length <= MAX_BATCH ? [] : this.pending.slice(MAX_BATCH);
+    this.committing = true;
+    const started = performance.now();
+    const items = new Array<I>(batch.length);
+    for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
+    this.committer.commit(items).then(
+      (outcomes) => {
+        this.notify(batch.length, started, true);
+        for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
+        this.done();
+      },
+      (err: unknown) => {
+        this.notify(batch.length, started, false);
+        const failure = asStoreError(err);
+        for (const w of batch) w.reject(failure);
+        this.done();
+      },
+    );
+  }
+
+  private notify(size: number, started: number, ok: boolean): void {
+    if (this.observers.size === 0) return;
+    const seconds = (performance.now() - started) / 1_000;
+    for (const observer of this.observers) {
+      try {
+        observer({ size, seconds, ok });
+      } catch {
+        // An observer never disturbs a commit.
+      }
+    }
+  }
+
+  private done(): void {
+    this.committing = false;
+    // What arrived during the commit goes at once: it has already waited one commit.
+    this.next();
+  }
+
+  /** Readies the committer now, so the first item does not also wait for a thread to start. */
+  warm(): void {
+    this.committer.warm?.();
+  }
+
+  /** Resolves once every item submitted so far is answered. */
+  drain(): Promise<void> {
+    if (!this.committing && this.pending.length === 0 && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** Answers everything submitted, then closes the committer. */
+  async close(): Promise<void> {
+    await this.drain();
+    await this.committer.close?.();
+  }
+}
