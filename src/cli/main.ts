@@ -3,7 +3,8 @@
 // (import and export add 3: stopped part way; see their --help).
 import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
-import { MigrationError, openStore, storeOptions } from '../storage/open-store.js';
+import { MigrationError } from '../storage/migrator.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 

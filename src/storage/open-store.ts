@@ -2,19 +2,12 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import type { MigrationResult, Store } from './store.js';
+import { MigrationError } from './migrator.js';
 import { SqliteStore, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { PgStore, type PgStoreOptions } from './postgres/pg-store.js';
 
 /** Options of every engine; each reads its own (migrations is shared: tests supply their own list). */
 export type StoreOptions = SqliteOptions & PgStoreOptions;
-
-export class MigrationError extends Error {
-  override name = 'MigrationError';
-  constructor(readonly results: MigrationResult[]) {
-    const failed = results.find((r) => r.status === 'failed');
-    super(`migration ${failed?.version} (${failed?.name}) failed: ${failed?.error}`);
-  }
-}
 
 /** The engine options the configuration sets (the PostgreSQL pool and its timeouts). */
 export function storeOptions(config: Config): StoreOptions {

@@ -7,7 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli, tempDir } from '../helpers/app.js';
-import { MigrationError, openStore } from '../../src/storage/open-store.js';
+import { MigrationError } from '../../src/storage/migrator.js';
+import { openStore } from '../../src/storage/open-store.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { runIn } from '../ops/support.js';
 

@@ -1,6 +1,6 @@
 // PostgreSQL schema history, in the same versions as SQLite's (src/storage/sqlite/migrations.ts). Append
 // only: a released migration is never edited, a change is a new version in both engines.
-import type { Migration } from '../sqlite/migrations.js';
+import type { Migration } from '../migrator.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {

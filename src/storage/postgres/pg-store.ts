@@ -3,7 +3,6 @@
 // serialised across instances by an advisory lock. Several instances may share one database.
 import type pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
-import type { Migration } from '../sqlite/migrations.js';
 import type { CommitObserver, MigrationResult, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
@@ -13,7 +12,7 @@ import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { fromDbText, jsonFromDbText, toDbText } from './text.js';
-import { newerThanBuild } from '../migration-check.js';
+import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 
 export interface PgStoreOptions extends PostgresOptions {
   /** Migrations to apply; the built-in list unless a test supplies its own. */
@@ -127,53 +126,8 @@ export class PgStore implements Store {
     return this.guard(() => this.pool.query<R>(named(name, values)));
   }
 
-  async migrate(): Promise<MigrationResult[]> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw new Error(`cannot connect to PostgreSQL at ${describeTarget(this.url)}: ${reason(err)}`, { cause: err });
-    }
-    const onError = () => {};
-    client.on('error', onError);
-    let broken: Error | undefined;
-    try {
-      // Held for the whole run: a second instance starting at the same time waits, then finds them applied.
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
-      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)`);
-      const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-      const newer = newerThanBuild(applied, this.migrations);
-      if (newer) return [newer];
-      const results: MigrationResult[] = [];
-      for (const m of this.migrations) {
-        if (applied.has(m.version)) {
-          results.push({ version: m.version, name: m.name, status: 'already-applied' });
-          continue;
-        }
-        try {
-          // DDL is transactional in PostgreSQL: a failed migration leaves nothing behind.
-          await client.query('BEGIN');
-          await client.query(m.sql);
-          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [m.version, m.name]);
-          await client.query('COMMIT');
-          results.push({ version: m.version, name: m.name, status: 'applied' });
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => {});
-          results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
-          break;
-        }
-      }
-      return results;
-    } catch (err) {
-      broken = err as Error;
-      throw new Error(`cannot migrate the PostgreSQL database at ${describeTarget(this.url)}: ${reason(err)}`, { cause: err });
-    } finally {
-      if (!broken) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch((e: Error) => (broken = e));
-      client.removeListener('error', onError);
-      // A session whose state is uncertain is closed rather than reused (closing also frees the lock).
-      client.release(broken ?? undefined);
-    }
+  migrate(): Promise<MigrationResult[]> {
+    return runMigrations(migrationAdapter(this.pool, this.url), this.migrations);
   }
 
   createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
@@ -317,6 +271,64 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
     }
   }
   return outcomes;
+}
+
+/**
+ * One connection for the whole run, holding an advisory lock: a second instance starting at the same time
+ * waits, then finds the migrations applied. DDL is transactional here: a failed migration leaves nothing.
+ */
+function migrationAdapter(pool: pg.Pool, url: string): MigrationAdapter {
+  let client: pg.PoolClient | undefined;
+  const session = () => client!;
+  return {
+    async locked(run) {
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw new Error(`cannot connect to PostgreSQL at ${describeTarget(url)}: ${reason(err)}`, { cause: err });
+      }
+      const onError = () => {};
+      client.on('error', onError);
+      let broken: Error | undefined;
+      try {
+        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
+        return await run();
+      } catch (err) {
+        broken = err as Error;
+        throw new Error(`cannot migrate the PostgreSQL database at ${describeTarget(url)}: ${reason(err)}`, { cause: err });
+      } finally {
+        if (!broken) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch((e: Error) => (broken = e));
+        client.removeListener('error', onError);
+        // A session whose state is uncertain is closed rather than reused (closing also frees the lock).
+        client.release(broken ?? undefined);
+        client = undefined;
+      }
+    },
+    async ensureHistory() {
+      await session().query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)');
+    },
+    async appliedVersions() {
+      return new Set((await session().query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    },
+    async apply(m) {
+      const c = session();
+      try {
+        await c.query('BEGIN');
+        // Under the advisory lock nobody else migrates, but a version recorded meanwhile is still not run twice.
+        if ((await c.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version])).rowCount) {
+          await c.query('ROLLBACK');
+          return 'already-applied';
+        }
+        await c.query(m.sql);
+        await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [m.version, m.name]);
+        await c.query('COMMIT');
+        return 'applied';
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    },
+  };
 }
 
 function reason(err: unknown): string {

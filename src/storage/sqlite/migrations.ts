@@ -1,10 +1,5 @@
 // SQLite schema history. Append only: a released migration is never edited, a change is a new version.
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from '../migrator.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {

@@ -11,11 +11,11 @@ import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { createBatchWriter, type CreateItem, type ItemOutcome } from './create-batch.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
-import { MIGRATIONS, type Migration } from './migrations.js';
+import { MIGRATIONS } from './migrations.js';
+import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { configureConnection } from './connection-setup.js';
-import { newerThanBuild } from '../migration-check.js';
 
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -107,33 +107,7 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<MigrationResult[]> {
-    const db = this.db;
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
-    const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
-    const newer = newerThanBuild(applied, this.migrations);
-    if (newer) return [newer];
-    const results: MigrationResult[] = [];
-    for (const m of this.migrations) {
-      if (applied.has(m.version)) {
-        results.push({ version: m.version, name: m.name, status: 'already-applied' });
-        continue;
-      }
-      try {
-        // Decided again under the write lock: another process (a second instance, or `token create` at the
-        // same first start) may have applied this version since the read above.
-        const status = db.transaction((): 'applied' | 'already-applied' => {
-          if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return 'already-applied';
-          db.exec(m.sql);
-          db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-          return 'applied';
-        }).immediate();
-        results.push({ version: m.version, name: m.name, status });
-      } catch (err) {
-        results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
-        break;
-      }
-    }
+    const results = await runMigrations(migrationAdapter(this.db), this.migrations);
     // The schema is in place: the write worker can start and prepare its statements before the first create.
     if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
     return results;
@@ -291,6 +265,25 @@ export class SqliteStore implements Store {
       throw new StoreUnavailableError(err);
     }
   }
+}
+
+/** SQLite needs no lock around the run: each migration is decided again under the write lock (IMMEDIATE). */
+function migrationAdapter(db: Database.Database): MigrationAdapter {
+  return {
+    locked: (run) => run(),
+    ensureHistory: async () => {
+      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
+    },
+    appliedVersions: async () => new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]),
+    // Another process (a second instance, or `token create` at the same first start) may have applied it since.
+    apply: async (m) =>
+      db.transaction((): 'applied' | 'already-applied' => {
+        if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return 'already-applied';
+        db.exec(m.sql);
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+        return 'applied';
+      }).immediate(),
+  };
 }
 
 /** Commits on the calling thread: for :memory:, which a worker's connection could not see. */

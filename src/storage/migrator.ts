@@ -1,0 +1,72 @@
+// The migration runner for every engine: numbered migrations applied in order, each in its own transaction,
+// stopping at the first failure, which is reported as data. The engine's adapter says how to lock, read the
+// applied versions and apply one migration; the rules (order, skipping, refusing a newer database) live here.
+import type { MigrationResult } from './store.js';
+
+/** One step of a schema history. Append only: a released migration is never edited. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface MigrationAdapter {
+  /**
+   * Runs the whole migration under the engine's cross-process lock (instances starting together take turns);
+   * errors other than a failed migration come out of here, worded by the engine.
+   */
+  locked<T>(run: () => Promise<T>): Promise<T>;
+  /** Creates the table of applied versions when it is missing. */
+  ensureHistory(): Promise<void>;
+  appliedVersions(): Promise<Set<number>>;
+  /**
+   * Applies one migration and records it in one transaction; 'already-applied' when another process did it
+   * meanwhile (decided again under the engine's write lock). Throws when the migration fails; nothing is kept.
+   */
+  apply(migration: Migration): Promise<'applied' | 'already-applied'>;
+}
+
+/** A failed run, thrown where a caller cannot go on (opening the store); the results say which step failed. */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+  constructor(readonly results: MigrationResult[]) {
+    const failed = results.find((r) => r.status === 'failed');
+    super(`migration ${failed?.version} (${failed?.name}) failed: ${failed?.error}`);
+  }
+}
+
+/** Applies what `migrations` has and the database lacks, in order; stops at the first failure. */
+export function runMigrations(adapter: MigrationAdapter, migrations: readonly Migration[]): Promise<MigrationResult[]> {
+  return adapter.locked(async () => {
+    await adapter.ensureHistory();
+    const applied = await adapter.appliedVersions();
+    const newer = newerThanBuild(applied, migrations);
+    if (newer) return [newer];
+    const results: MigrationResult[] = [];
+    for (const m of migrations) {
+      if (applied.has(m.version)) {
+        results.push({ version: m.version, name: m.name, status: 'already-applied' });
+        continue;
+      }
+      try {
+        results.push({ version: m.version, name: m.name, status: await adapter.apply(m) });
+      } catch (err) {
+        results.push({ version: m.version, name: m.name, status: 'failed', error: (err as Error).message });
+        break;
+      }
+    }
+    return results;
+  });
+}
+
+/**
+ * A database migrated by a newer build (it holds versions this build does not know) must not be touched:
+ * the failed result to report, or undefined when every applied version is known.
+ */
+function newerThanBuild(applied: ReadonlySet<number>, known: readonly Migration[]): MigrationResult | undefined {
+  const versions = new Set(known.map((m) => m.version));
+  const unknown = [...applied].filter((v) => !versions.has(v));
+  if (unknown.length === 0) return undefined;
+  const newest = Math.max(...unknown);
+  return { version: newest, name: 'unknown', status: 'failed', error: `the database has migration ${newest}, newer than this build knows; upgrade plant-store` };
+}
