@@ -14,6 +14,19 @@ export type CreateOutcome =
   | { kind: 'replayed' }
   | { kind: 'conflict'; existing: PlantRecord };
 
+/**
+ * The create rule, for the API, import and every engine: a free id is created; an id already holding the
+ * same name and tag is a replay (a client's retry, answered like the first time); anything else under the
+ * id is a conflict, reported with what is stored. `stored` is the plant found under the id, if any.
+ */
+export function decideCreate(requested: PlantRecord, stored: PlantRecord | undefined): CreateOutcome {
+  if (stored === undefined) return CREATED;
+  return stored.name === requested.name && stored.tag === requested.tag ? REPLAYED : { kind: 'conflict', existing: stored };
+}
+
+const CREATED: CreateOutcome = Object.freeze({ kind: 'created' });
+const REPLAYED: CreateOutcome = Object.freeze({ kind: 'replayed' });
+
 /** A keyset page request: plants with id > after, in id order, at most limit of them. */
 export interface PlantQuery {
   after?: bigint;

@@ -2,8 +2,8 @@
 // create and its outcome carry must come back out of structured clone exactly as it went in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CreateItem, ItemOutcome } from '../../src/storage/sqlite/create-batch.js';
-import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes } from '../../src/storage/sqlite/writer-wire.js';
+import type { CreateItem, ItemResult } from '../../src/storage/sqlite/create-batch.js';
+import { decodeItems, encodeItems, type WireResults } from '../../src/storage/sqlite/writer-wire.js';
 
 test('creates survive the trip to the writer: int64 ids, null tags, absent events, any text', () => {
   const items: CreateItem[] = [
@@ -16,15 +16,19 @@ test('creates survive the trip to the writer: int64 ids, null tags, absent event
   assert.deepEqual(back, items);
   assert.equal(typeof back[3]!.id, 'bigint');
   assert.deepEqual(decodeItems(structuredClone(encodeItems([]))), []);
+  // An event made on demand crosses as the event it makes.
+  const made = { id: 'msg_d', type: 'newPlant', payload: '{"id":1,"name":"n"}' };
+  assert.deepEqual(decodeItems(structuredClone(encodeItems([{ id: 1n, name: 'n', tag: null, event: () => made }]))), [{ id: 1n, name: 'n', tag: null, event: made }]);
 });
 
-test('outcomes survive the trip back, a conflict with the stored plant included', () => {
-  const outcomes: ItemOutcome[] = [
-    { kind: 'created' },
-    { kind: 'replayed' },
-    { kind: 'conflict', id: 2n ** 62n, name: 'stored', tag: null },
-    { kind: 'conflict', id: 5n, name: 'other', tag: 't' },
-    { kind: 'created' },
+test('what each create found survives the trip back: nothing (inserted), or the stored plant exactly', () => {
+  const results: ItemResult[] = [
+    null,
+    { id: 2n ** 62n, name: 'stored', tag: null },
+    { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't' },
+    null,
   ];
-  assert.deepEqual(decodeOutcomes(structuredClone(encodeOutcomes(outcomes))), outcomes);
+  const back: WireResults = structuredClone(results);
+  assert.deepEqual(back, results);
+  assert.equal(typeof back[2]!.id, 'bigint');
 });

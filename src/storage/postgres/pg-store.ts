@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, MigrationResult, Store } from '../store.js';
-import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
+import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { Batcher } from '../batcher.js';
@@ -221,9 +221,9 @@ export class PgStore implements Store {
 }
 
 /**
- * Writes plants by createPlant's rules, in order, inside the caller's transaction: a new id is created (and
- * its event written with one delivery per active subscription); an existing id with the same name and tag
- * is a replay; otherwise a conflict. A later entry with the id of an earlier one in the same batch sees it.
+ * Writes plants in order inside the caller's transaction, one statement for the batch: a free id is inserted
+ * (and its event written with one delivery per active subscription); decideCreate judges the rest against
+ * what is stored. A later entry with the id of an earlier one in the same batch sees it.
  */
 async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<CreateOutcome[]> {
   const now = new Date();
@@ -253,11 +253,11 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   for (const id of created) stored.set(id, items[first.get(id)!]!.plant);
 
   const outcomes = items.map(({ plant }, i): CreateOutcome => {
-    if (first.get(plant.id) === i && created.has(plant.id)) return { kind: 'created' };
+    if (first.get(plant.id) === i && created.has(plant.id)) return decideCreate(plant, undefined);
     const existing = stored.get(plant.id);
     // Deleted by another instance between the insert and the read: the whole batch is tried again.
     if (!existing) throw Object.assign(new Error(`plant ${plant.id} vanished during the commit`), { code: '40001' });
-    return existing.name === plant.name && existing.tag === plant.tag ? { kind: 'replayed' } : { kind: 'conflict', existing };
+    return decideCreate(plant, existing);
   });
 
   const newOnes = items.filter((_, i) => outcomes[i]!.kind === 'created');

@@ -6,10 +6,10 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, MigrationResult, Store } from '../store.js';
-import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
+import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
-import { createBatchWriter, type CreateItem, type ItemOutcome } from './create-batch.js';
+import { createBatchWriter, type CreateItem, type ItemResult, type PlantRow } from './create-batch.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
@@ -22,12 +22,6 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** Migrations to apply; the built-in list unless a test supplies its own. */
   migrations?: readonly Migration[];
-}
-
-interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
 }
 
 interface TokenRow {
@@ -45,10 +39,11 @@ export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
   private readonly migrations: readonly Migration[];
-  private readonly groupCommit: Batcher<CreateItem, ItemOutcome>;
+  private readonly groupCommit: Batcher<CreateItem, ItemResult>;
   private closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
+  private batchWriter?: ReturnType<typeof createBatchWriter>;
   readonly webhooks: SqliteWebhookStore;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
@@ -68,8 +63,9 @@ export class SqliteStore implements Store {
     }
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
-    const committer: BatchCommitter<CreateItem, ItemOutcome> =
-      file === ':memory:' ? inThreadCommitter(this.db) : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    // Prepared on first use, after migrating.
+    const committer: BatchCommitter<CreateItem, ItemResult> =
+      file === ':memory:' ? { commit: async (items) => this.writer()(items) } : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
     this.groupCommit = new Batcher(committer);
   }
 
@@ -81,7 +77,6 @@ export class SqliteStore implements Store {
   private prepare() {
     const db = this.db;
     return {
-      insertPlant: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       getPlant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
       countPlants: db.prepare('SELECT count(*) AS n FROM plants').pluck(),
       deletePlant: db.prepare('DELETE FROM plants WHERE id = ?'),
@@ -90,11 +85,6 @@ export class SqliteStore implements Store {
       listPlantsByTag: db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsByTagAfter: db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       ...this.preparePageJson(),
-      anyActiveSubscription: db.prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL)').pluck(),
-      insertEvent: db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)'),
-      // One delivery per subscription active at commit time.
-      fanOut: db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-        SELECT 'dlv_' || lower(hex(randomblob(12))), ?, id, 'pending', 0, ?, ?, ? FROM webhook_subscriptions WHERE disabled_at IS NULL`),
       insertToken: db.prepare(
         'INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -115,7 +105,8 @@ export class SqliteStore implements Store {
 
   async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
     if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
-    return toOutcome(await this.groupCommit.submit({ id: plant.id, name: plant.name, tag: plant.tag ?? null, event }));
+    const stored = await this.groupCommit.submit({ id: plant.id, name: plant.name, tag: plant.tag ?? null, event });
+    return decideCreate(plant, stored === null ? undefined : toPlant(stored));
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
@@ -230,30 +221,19 @@ export class SqliteStore implements Store {
 
   /**
    * Bulk create (plant-store import): the plants in one transaction and one fsync, outside the group commit,
-   * with createPlant's rules row by row (a plant after another with its id in the same batch sees it).
-   * `eventFor` is called only for new plants while a subscription is active.
+   * by the same writer and rule as createPlant, row by row (a plant after another with its id in the same
+   * batch sees it). `eventFor` is called only for new plants while a subscription is active.
    */
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
     return this.guard(() => {
-      const { insertPlant, getPlant, anyActiveSubscription, insertEvent, fanOut } = this.statements();
-      const now = Date.now();
-      return this.db.transaction(() => {
-        const subscribers = anyActiveSubscription.get() === 1;
-        return plants.map((plant): CreateOutcome => {
-          const tag = plant.tag ?? null;
-          if (insertPlant.run(plant.id, plant.name, tag, now).changes === 1) {
-            if (subscribers) {
-              const event = eventFor(plant);
-              insertEvent.run(event.id, event.type, event.payload, now);
-              fanOut.run(event.id, now, now, now);
-            }
-            return { kind: 'created' };
-          }
-          const row = getPlant.get(plant.id) as PlantRow;
-          return row.name === plant.name && row.tag === tag ? { kind: 'replayed' } : { kind: 'conflict', existing: toPlant(row) };
-        });
-      }).immediate();
+      const results = this.writer()(plants.map((p) => ({ id: p.id, name: p.name, tag: p.tag ?? null, event: () => eventFor(p) })));
+      return plants.map((p, i) => decideCreate(p, results[i] === null ? undefined : toPlant(results[i]!)));
     });
+  }
+
+  /** The batch writer on this connection (import, and the group commit of an in-memory database). */
+  private writer(): ReturnType<typeof createBatchWriter> {
+    return (this.batchWriter ??= createBatchWriter(this.db));
   }
 
   /** Driver failures become StoreUnavailableError (503); programming errors would too, and are logged. */
@@ -284,20 +264,6 @@ function migrationAdapter(db: Database.Database): MigrationAdapter {
         return 'applied';
       }).immediate(),
   };
-}
-
-/** Commits on the calling thread: for :memory:, which a worker's connection could not see. */
-function inThreadCommitter(db: Database.Database): BatchCommitter<CreateItem, ItemOutcome> {
-  let write: ReturnType<typeof createBatchWriter> | undefined;
-  return {
-    // Prepared on first use, after migrating.
-    commit: async (items) => (write ??= createBatchWriter(db))(items),
-  };
-}
-
-function toOutcome(o: ItemOutcome): CreateOutcome {
-  if (o.kind !== 'conflict') return o;
-  return { kind: 'conflict', existing: o.tag === null ? { id: o.id, name: o.name } : { id: o.id, name: o.name, tag: o.tag } };
 }
 
 function toPlant(row: PlantRow): PlantRecord {

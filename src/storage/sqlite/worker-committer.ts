@@ -1,18 +1,18 @@
 // Commits batches on the write worker (write-worker.ts), started on first use and again after it dies.
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
-import type { CreateItem, ItemOutcome } from './create-batch.js';
+import type { CreateItem, ItemResult } from './create-batch.js';
 import type { BatchCommitter } from '../batcher.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
-import { decodeOutcomes, encodeItems } from './writer-wire.js';
+import { encodeItems } from './writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
-export class WorkerCommitter implements BatchCommitter<CreateItem, ItemOutcome> {
+export class WorkerCommitter implements BatchCommitter<CreateItem, ItemResult> {
   private worker?: Worker;
   private ready?: Promise<Worker>;
   private seq = 0;
-  private waiting?: { seq: number; resolve: (o: ItemOutcome[]) => void; reject: (e: unknown) => void };
+  private waiting?: { seq: number; resolve: (o: ItemResult[]) => void; reject: (e: unknown) => void };
 
   constructor(private readonly data: WriterData) {}
 
@@ -30,7 +30,7 @@ export class WorkerCommitter implements BatchCommitter<CreateItem, ItemOutcome> 
         if (!w || w.seq !== msg.seq) return;
         this.waiting = undefined;
         worker.unref();
-        if (msg.ok) w.resolve(decodeOutcomes(msg.outcomes));
+        if (msg.ok) w.resolve(msg.results);
         else w.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
       });
       const gone = (err: Error) => {
@@ -55,7 +55,7 @@ export class WorkerCommitter implements BatchCommitter<CreateItem, ItemOutcome> 
     });
   }
 
-  async commit(items: CreateItem[]): Promise<ItemOutcome[]> {
+  async commit(items: CreateItem[]): Promise<ItemResult[]> {
     const starting = this.start();
     // Keeps the process alive while a commit that someone awaits is running, its worker's start included;
     // the reply unreferences it again.

@@ -1,10 +1,10 @@
 // The write thread: owns the connection that commits group commits, so the fsync of one batch runs while the
 // main thread goes on parsing and validating the next (better-sqlite3 is synchronous; on the main thread a
-// commit's fsync stalled every request in flight). Answers each batch with its outcomes or the failure.
+// commit's fsync stalled every request in flight). Answers each batch with what each create found, or the failure.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { createBatchWriter } from './create-batch.js';
-import { decodeItems, encodeOutcomes, type WireItems, type WireOutcomes } from './writer-wire.js';
+import { decodeItems, type WireItems, type WireResults } from './writer-wire.js';
 import { configureConnection } from './connection-setup.js';
 
 export interface WriterData {
@@ -13,7 +13,7 @@ export interface WriterData {
 }
 export type WriterRequest = { seq: number; items: WireItems } | { close: true };
 export type WriterReply =
-  | { seq: number; ok: true; outcomes: WireOutcomes }
+  | { seq: number; ok: true; results: WireResults }
   | { seq: number; ok: false; message: string; code: string | undefined }
   | { ready: true }
   | { failed: string };
@@ -41,7 +41,7 @@ port.on('message', (msg: WriterRequest) => {
   }
   let reply: WriterReply;
   try {
-    reply = { seq: msg.seq, ok: true, outcomes: encodeOutcomes(write(decodeItems(msg.items))) };
+    reply = { seq: msg.seq, ok: true, results: write(decodeItems(msg.items)) };
   } catch (err) {
     reply = { seq: msg.seq, ok: false, message: (err as Error).message, code: (err as { code?: string }).code };
   }

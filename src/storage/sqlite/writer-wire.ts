@@ -1,23 +1,21 @@
 // How a batch crosses to the write worker and back: flat arrays of values rather than an object per create.
 // Structured clone writes every object's property names; flat, postMessage of a batch of 100 creates takes
 // ~30 instead of ~95 us on the main thread, and the writer decodes it and encodes the outcomes faster too.
-import type { CreateItem, ItemOutcome } from './create-batch.js';
+import type { CreateItem, ItemResult } from './create-batch.js';
 
 /** Per create: id, name, tag, then the event's id, type and payload (null when there is no event). */
 const SLOTS = 6;
 export type WireItems = (bigint | string | null)[];
 
-type Conflict = Extract<ItemOutcome, { kind: 'conflict' }>;
-/** Per create: 0 created, 1 replayed, or the conflict with the stored plant. */
-export type WireOutcomes = (0 | 1 | Conflict)[];
-
-const CREATED: ItemOutcome = Object.freeze({ kind: 'created' });
-const REPLAYED: ItemOutcome = Object.freeze({ kind: 'replayed' });
+/** Per create: null when it was inserted, else the row stored under its id. */
+export type WireResults = ItemResult[];
 
 export function encodeItems(items: readonly CreateItem[]): WireItems {
   const wire: WireItems = new Array(items.length * SLOTS);
   for (let i = 0, k = 0; i < items.length; i++, k += SLOTS) {
-    const { id, name, tag, event } = items[i]!;
+    const { id, name, tag } = items[i]!;
+    let event = items[i]!.event;
+    if (typeof event === 'function') event = event();
     wire[k] = id;
     wire[k + 1] = name;
     wire[k + 2] = tag;
@@ -40,12 +38,4 @@ export function decodeItems(wire: WireItems): CreateItem[] {
     };
   }
   return items;
-}
-
-export function encodeOutcomes(outcomes: readonly ItemOutcome[]): WireOutcomes {
-  return outcomes.map((o) => (o.kind === 'created' ? 0 : o.kind === 'replayed' ? 1 : o));
-}
-
-export function decodeOutcomes(wire: WireOutcomes): ItemOutcome[] {
-  return wire.map((o) => (o === 0 ? CREATED : o === 1 ? REPLAYED : o));
 }
