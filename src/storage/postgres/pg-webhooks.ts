@@ -7,6 +7,9 @@
 import type pg from 'pg';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
+import { Batcher } from '../batcher.js';
+import { settlement } from '../../webhooks/attempt-settlement.js';
+import { pickClaims } from '../../webhooks/claim-policy.js';
 import { fromDbText, toDbText } from './text.js';
 
 interface SubscriptionRow {
@@ -51,8 +54,6 @@ interface PendingAttempt {
   deliveryId: string;
   attempt: AttemptRecord;
   outcome: AttemptOutcome;
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
 /**
@@ -131,13 +132,15 @@ function named(name: Name, values: unknown[]): pg.QueryConfig {
 const BEGIN_ASYNC = 'BEGIN; SET LOCAL synchronous_commit TO off';
 
 export class PgWebhookStore implements WebhookStore {
-  private pendingAttempts: PendingAttempt[] = [];
-  private flushScheduled = false;
+  /** Attempts that finish together share one transaction. */
+  private readonly attempts: Batcher<PendingAttempt, void>;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly closed: () => boolean,
-  ) {}
+  ) {
+    this.attempts = new Batcher({ commit: (batch) => this.commitAttempts(batch) });
+  }
 
   private query<R extends pg.QueryResultRow>(name: Name, values: unknown[]): Promise<pg.QueryResult<R>> {
     return guarded(this.closed, () => this.pool.query<R>(named(name, values)));
@@ -188,18 +191,7 @@ export class PgWebhookStore implements WebhookStore {
           const offers = (await c.query<{ id: string; subscription_id: string; due: Date }>(
             named('dueOffers', [input.now, Math.min(input.perSubscription, input.limit), input.skipSubscriptions]),
           )).rows;
-          // The first of each subscription before the second of any (oldest first within a rank), so one
-          // subscription's backlog cannot take every slot. Offers not taken are unlocked at COMMIT.
-          const rank = new Map<string, number>();
-          const ranked = offers
-            .sort((a, b) => a.due.getTime() - b.due.getTime() || (a.id < b.id ? -1 : 1))
-            .map((o) => {
-              const r = rank.get(o.subscription_id) ?? 0;
-              rank.set(o.subscription_id, r + 1);
-              return { ...o, rank: r };
-            })
-            .sort((a, b) => a.rank - b.rank || a.due.getTime() - b.due.getTime() || (a.id < b.id ? -1 : 1));
-          const ids = ranked.slice(0, input.limit).map((o) => o.id);
+          const ids = pickClaims(offers.map((o) => ({ id: o.id, subscriptionId: o.subscription_id, due: o.due.getTime() })), input.limit);
           if (ids.length === 0) return [];
           const leased = (await c.query<ClaimRow>(named('lease', [ids, input.leaseUntil, new Date()]))).rows;
           const order = new Map(ids.map((id, i) => [id, i]));
@@ -221,37 +213,22 @@ export class PgWebhookStore implements WebhookStore {
 
   /** Records the attempt and applies its outcome; attempts that finish together share one transaction. */
   recordAttempt(deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingAttempts.push({ deliveryId, attempt, outcome, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => void this.flushAttempts());
-      }
-    });
+    return this.attempts.submit({ deliveryId, attempt, outcome });
   }
 
-  private async flushAttempts(): Promise<void> {
-    this.flushScheduled = false;
-    const batch = this.pendingAttempts;
-    if (batch.length === 0) return;
-    this.pendingAttempts = [];
+  private async commitAttempts(batch: PendingAttempt[]): Promise<void[]> {
     // In delivery id order, so concurrent batches of other instances lock rows in one order.
     const ordered = [...batch].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
-    try {
-      await guarded(this.closed, () =>
-        retryingTransaction(
-          this.pool,
-          async (c) => {
-            for (const p of ordered) await applyAttempt(c, p);
-          },
-          BEGIN_ASYNC,
-        ),
-      );
-    } catch (err) {
-      for (const p of batch) p.reject(err);
-      return;
-    }
-    for (const p of batch) p.resolve();
+    await guarded(this.closed, () =>
+      retryingTransaction(
+        this.pool,
+        async (c) => {
+          for (const p of ordered) await applyAttempt(c, p);
+        },
+        BEGIN_ASYNC,
+      ),
+    );
+    return new Array<void>(batch.length);
   }
 
   async listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]> {
@@ -307,20 +284,11 @@ async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: 
   if (!state) return;
   await c.query(named('insertAttempt', [deliveryId, attempt.at, attempt.statusCode, toDbText(attempt.error), Math.max(0, Math.round(attempt.durationMs))]));
   const now = new Date();
-  switch (outcome.status) {
-    case 'succeeded':
-    case 'failed':
-      await c.query(named('settle', [deliveryId, now, outcome.status, null]));
-      break;
-    case 'pending':
-      await c.query(named('settle', [deliveryId, now, 'pending', outcome.nextAttemptAt]));
-      break;
-    case 'disable-subscription':
-      // The receiver said Gone: this delivery failed, the subscription stops, and nothing else is sent to it.
-      await c.query(named('settle', [deliveryId, now, 'failed', null]));
-      await c.query(named('disableSubscription', [attempt.at, toDbText(outcome.reason), state.subscription_id]));
-      await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
-      break;
+  const s = settlement(outcome);
+  await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt]));
+  if (s.disableReason !== undefined) {
+    await c.query(named('disableSubscription', [attempt.at, toDbText(s.disableReason), state.subscription_id]));
+    await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
   }
 }
 

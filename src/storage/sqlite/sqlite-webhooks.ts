@@ -5,6 +5,9 @@
 // pending deliveries (lease_until) in one IMMEDIATE transaction, so two dispatchers never send the same
 // delivery at once; a lease that expires (its dispatcher died) makes the delivery due again.
 import type Database from 'better-sqlite3';
+import { Batcher } from '../batcher.js';
+import { settlement } from '../../webhooks/attempt-settlement.js';
+import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
@@ -52,21 +55,20 @@ interface PendingAttempt {
   deliveryId: string;
   attempt: AttemptRecord;
   outcome: AttemptOutcome;
-  resolve: () => void;
-  reject: (err: unknown) => void;
 }
 
 export class SqliteWebhookStore implements WebhookStore {
   private prepared?: Statements;
-  /** Attempts waiting for the next group commit (one transaction, one fsync, for all that finished together). */
-  private pendingAttempts: PendingAttempt[] = [];
-  private flushScheduled = false;
+  /** Attempts that finish together share one transaction. */
+  private readonly attempts: Batcher<PendingAttempt, void>;
   private syncLevel?: number;
 
   constructor(
     private readonly db: Database.Database,
     private readonly guard: Guard,
-  ) {}
+  ) {
+    this.attempts = new Batcher({ commit: async (batch) => this.commitAttempts(batch) });
+  }
 
   /** Runs `fn` with the prepared statements under the store's guard (closed store, driver errors -> 503). */
   private run<T>(fn: (st: Statements) => T): T {
@@ -213,18 +215,17 @@ export class SqliteWebhookStore implements WebhookStore {
     if (input.limit <= 0 || input.perSubscription <= 0) return [];
     const now = input.now.getTime();
     const skip = new Set(input.skipSubscriptions);
-    // Each active, unsaturated subscription offers its `per` oldest due deliveries; the claim takes the
-    // first of each before the second of any (oldest first within a rank), so one subscription's
-    // backlog cannot take every slot. Cost: one index probe per active subscription.
+    // Each active, unsaturated subscription offers its `per` oldest due deliveries; pickClaims chooses among
+    // them. Cost: one index probe per active subscription.
     const claimable = (st: Statements): string[] => {
-      const offers: { id: string; due: number; rank: number }[] = [];
+      const offers: Offer[] = [];
       for (const sub of st.activeSubscriptions.all() as string[]) {
         if (skip.has(sub)) continue;
-        const due = st.dueOf.all(sub, now, now, input.perSubscription) as { id: string; due: number }[];
-        due.forEach((d, rank) => offers.push({ ...d, rank }));
+        for (const d of st.dueOf.all(sub, now, now, input.perSubscription) as { id: string; due: number }[]) {
+          offers.push({ id: d.id, subscriptionId: sub, due: d.due });
+        }
       }
-      offers.sort((a, b) => a.rank - b.rank || a.due - b.due || (a.id < b.id ? -1 : 1));
-      return offers.slice(0, input.limit).map((o) => o.id);
+      return pickClaims(offers, input.limit);
     };
     // Every create wakes the dispatcher, and most looks find nothing (no subscription, or nothing due). Looking
     // first without the write lock keeps those looks from waiting, event loop and all, for the write
@@ -274,41 +275,26 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * Records the attempt and applies its outcome in one transaction. Attempts that finish together share
-   * one commit (and one fsync), like plant creates: the promise resolves once it is committed.
+   * one commit, like plant creates: the promise resolves once it is committed.
    */
   recordAttempt(deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingAttempts.push({ deliveryId, attempt, outcome, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flushAttempts());
-      }
-    });
+    return this.attempts.submit({ deliveryId, attempt, outcome });
   }
 
-  private flushAttempts(): void {
-    this.flushScheduled = false;
-    const batch = this.pendingAttempts;
-    if (batch.length === 0) return;
-    this.pendingAttempts = [];
-    try {
-      // Not fsynced (see withoutSync): after a power loss the last attempts may be unrecorded, and those
-      // deliveries are sent again with the same webhook-id, which at-least-once delivery allows. A process
-      // crash (kill -9) loses nothing: the commit reached the OS.
-      this.run((st) =>
-        this.withoutSync(() =>
-          this.db
-            .transaction(() => {
-              for (const p of batch) this.applyAttempt(st, p);
-            })
-            .immediate(),
-        ),
-      );
-    } catch (err) {
-      for (const p of batch) p.reject(err);
-      return;
-    }
-    for (const p of batch) p.resolve();
+  private commitAttempts(batch: PendingAttempt[]): void[] {
+    // Not fsynced (see withoutSync): after a power loss the last attempts may be unrecorded, and those
+    // deliveries are sent again with the same webhook-id, which at-least-once delivery allows. A process
+    // crash (kill -9) loses nothing: the commit reached the OS.
+    this.run((st) =>
+      this.withoutSync(() =>
+        this.db
+          .transaction(() => {
+            for (const p of batch) this.applyAttempt(st, p);
+          })
+          .immediate(),
+      ),
+    );
+    return new Array<void>(batch.length);
   }
 
   private applyAttempt(st: Statements, { deliveryId, attempt, outcome }: PendingAttempt): void {
@@ -318,20 +304,11 @@ export class SqliteWebhookStore implements WebhookStore {
     const number = st.nextAttemptNumber.get(deliveryId) as number;
     st.insertAttempt.run(deliveryId, number, at, attempt.statusCode, attempt.error, Math.max(0, Math.round(attempt.durationMs)));
     const now = Date.now();
-    switch (outcome.status) {
-      case 'succeeded':
-      case 'failed':
-        st.settle.run({ id: deliveryId, now, status: outcome.status, next: null });
-        break;
-      case 'pending':
-        st.settle.run({ id: deliveryId, now, status: 'pending', next: outcome.nextAttemptAt.getTime() });
-        break;
-      case 'disable-subscription':
-        // The receiver said Gone: this delivery failed, the subscription stops, and nothing else is sent to it.
-        st.settle.run({ id: deliveryId, now, status: 'failed', next: null });
-        st.disableSubscription.run(at, outcome.reason, state.subscription_id);
-        st.cancelPending.run(now, state.subscription_id, deliveryId);
-        break;
+    const s = settlement(outcome);
+    st.settle.run({ id: deliveryId, now, status: s.status, next: s.nextAttemptAt?.getTime() ?? null });
+    if (s.disableReason !== undefined) {
+      st.disableSubscription.run(at, s.disableReason, state.subscription_id);
+      st.cancelPending.run(now, state.subscription_id, deliveryId);
     }
   }
 
