@@ -11,7 +11,8 @@ import { Batcher } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
-import { fromDbText, jsonFromDbText, toDbText } from './text.js';
+import { jsonFromDbText, pgText, toDbText } from './text.js';
+import { plantOf, tokenOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 
 export interface PgStoreOptions extends PostgresOptions {
@@ -27,23 +28,6 @@ interface PlantWrite {
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
-
-interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
-interface TokenRow {
-  id: string;
-  name: string;
-  token_hash: string;
-  scopes: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-}
 
 /** The list page statement for one filter; $1 is the limit, the filter's values follow. */
 function pageSql(where: string): string {
@@ -147,7 +131,7 @@ export class PgStore implements Store {
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
     const { rows } = await this.query<PlantRow>('getPlant', [id.toString()]);
-    return rows[0] ? toPlant(rows[0]) : undefined;
+    return rows[0] ? plantOf(rows[0], pgText) : undefined;
   }
 
   async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
@@ -157,7 +141,7 @@ export class PgStore implements Store {
       t === null
         ? a === undefined ? await this.query<PlantRow>('listPlants', [limit]) : await this.query<PlantRow>('listPlantsAfter', [a, limit])
         : a === undefined ? await this.query<PlantRow>('listPlantsByTag', [t, limit]) : await this.query<PlantRow>('listPlantsByTagAfter', [t, a, limit]);
-    return rows.map(toPlant);
+    return rows.map((r) => plantOf(r, pgText));
   }
 
   async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPage> {
@@ -187,11 +171,11 @@ export class PgStore implements Store {
 
   async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
     const { rows } = await this.query<TokenRow>('tokenByHash', [hash]);
-    return rows[0] ? toToken(rows[0]) : undefined;
+    return rows[0] ? tokenOf(rows[0], pgText) : undefined;
   }
 
   async listTokens(): Promise<TokenRecord[]> {
-    return (await this.query<TokenRow>('listTokens', [])).rows.map(toToken);
+    return (await this.query<TokenRow>('listTokens', [])).rows.map((r) => tokenOf(r, pgText));
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {
@@ -248,7 +232,7 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   if (created.size < first.size) {
     const others = ids.filter((id) => !created.has(BigInt(id)));
     const { rows } = await client.query<PlantRow>(named('plantsByIds', [others]));
-    for (const r of rows) stored.set(r.id, toPlant(r));
+    for (const r of rows) stored.set(r.id, plantOf(r, pgText));
   }
   for (const id of created) stored.set(id, items[first.get(id)!]!.plant);
 
@@ -337,20 +321,3 @@ function reason(err: unknown): string {
   return msg.replace(/\/\/([^:@/]*):([^@/]*)@/g, '//$1:****@');
 }
 
-function toPlant(row: PlantRow): PlantRecord {
-  const name = fromDbText(row.name);
-  return row.tag === null ? { id: row.id, name } : { id: row.id, name, tag: fromDbText(row.tag) };
-}
-
-function toToken(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: fromDbText(row.name),
-    hash: row.token_hash,
-    scopes: row.scopes.split(' ').filter(Boolean),
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-  };
-}

@@ -8,47 +8,10 @@ import type pg from 'pg';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
+import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims } from '../../webhooks/claim-policy.js';
-import { fromDbText, toDbText } from './text.js';
-
-interface SubscriptionRow {
-  id: string;
-  url: string;
-  description: string | null;
-  secret: string;
-  created_at: Date;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-}
-
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  subscription_id: string;
-  status: DeliveryStatus;
-  next_attempt_at: Date | null;
-  created_at: Date;
-}
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  at: Date;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-interface ClaimRow {
-  id: string;
-  event_id: string;
-  subscription_id: string;
-  attempt_count: number;
-  url: string;
-  secret: string;
-  payload: string;
-}
+import { pgText, toDbText } from './text.js';
 
 interface PendingAttempt {
   deliveryId: string;
@@ -153,13 +116,13 @@ export class PgWebhookStore implements WebhookStore {
   }
 
   async listSubscriptions(): Promise<WebhookSubscription[]> {
-    return (await this.query<SubscriptionRow>('listSubscriptions', [])).rows.map(toSubscription);
+    return (await this.query<SubscriptionRow>('listSubscriptions', [])).rows.map((r) => subscriptionOf(r, pgText));
   }
 
   async getSubscription(id: string): Promise<WebhookSubscription | undefined> {
     if (!possibleId(id)) return undefined;
     const { rows } = await this.query<SubscriptionRow>('getSubscription', [id]);
-    return rows[0] ? toSubscription(rows[0]) : undefined;
+    return rows[0] ? subscriptionOf(rows[0], pgText) : undefined;
   }
 
   async deleteSubscription(id: string): Promise<boolean> {
@@ -200,15 +163,7 @@ export class PgWebhookStore implements WebhookStore {
         BEGIN_ASYNC,
       ),
     );
-    return rows.map((r) => ({
-      deliveryId: r.id,
-      eventId: r.event_id,
-      subscriptionId: r.subscription_id,
-      url: r.url,
-      secret: r.secret,
-      payload: r.payload,
-      attemptCount: r.attempt_count,
-    }));
+    return rows.map(claimedOf);
   }
 
   /** Records the attempt and applies its outcome; attempts that finish together share one transaction. */
@@ -260,23 +215,9 @@ export class PgWebhookStore implements WebhookStore {
 
   private async withAttempts(rows: DeliveryRow[]): Promise<DeliveryRecord[]> {
     if (rows.length === 0) return [];
-    const attempts = (await this.query<AttemptRow>('attemptsOf', [rows.map((r) => r.id)])).rows;
-    const byDelivery = new Map<string, AttemptRecord[]>();
-    for (const a of attempts) {
-      const list = byDelivery.get(a.delivery_id) ?? [];
-      list.push({ at: a.at, statusCode: a.status_code, error: fromDbText(a.error), durationMs: a.duration_ms });
-      byDelivery.set(a.delivery_id, list);
-    }
-    return rows.map((r) => ({
-      id: r.id,
-      eventId: r.event_id,
-      subscriptionId: r.subscription_id,
-      status: r.status,
-      nextAttemptAt: r.status === 'pending' && r.next_attempt_at !== null ? r.next_attempt_at : null,
-      createdAt: r.created_at,
-      attempts: byDelivery.get(r.id) ?? [],
-    }));
+    return deliveriesOf(rows, (await this.query<AttemptRow>('attemptsOf', [rows.map((r) => r.id)])).rows, pgText);
   }
+
 }
 
 async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: PendingAttempt): Promise<void> {
@@ -292,14 +233,3 @@ async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: 
   }
 }
 
-function toSubscription(row: SubscriptionRow): WebhookSubscription {
-  return {
-    id: row.id,
-    url: row.url,
-    description: fromDbText(row.description),
-    secret: row.secret,
-    createdAt: row.created_at,
-    disabledAt: row.disabled_at,
-    disabledReason: fromDbText(row.disabled_reason),
-  };
-}

@@ -1,6 +1,8 @@
 // PostgreSQL text cannot hold U+0000, which a JSON string can (and SQLite stores). Strings that contain it
 // are stored with a reversible escape: U+0000 -> U+FFFF '0', U+FFFF -> U+FFFF U+FFFF. Injective, so equality
 // (the tag filter) is unchanged; every other string is stored as is.
+import type { TextDecoder } from '../rows.js';
+
 const ESC = '\uffff';
 
 export function toDbText(s: string): string;
@@ -26,3 +28,6 @@ export function jsonFromDbText(json: string): string {
   if (!json.includes(ESC)) return json;
   return json.replace(/\uffff([\s\S])/g, (_, c: string) => (c === '0' ? '\\u0000' : ESC));
 }
+
+/** fromDbText as the rows' text decoder. */
+export const pgText: TextDecoder = (s) => fromDbText(s as string | null) as typeof s;

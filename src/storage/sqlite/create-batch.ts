@@ -4,6 +4,7 @@
 // the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
+import type { PlantRow } from '../rows.js';
 
 /**
  * A create in a batch; writer-wire.ts flattens a batch of them for the write worker. The event may be made
@@ -17,12 +18,6 @@ export interface CreateItem {
 }
 
 /** A plant row as stored (tag null when absent). */
-export interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
 /** What one create found: null when it inserted the plant, else the row already stored under its id. */
 export type ItemResult = PlantRow | null;
 

@@ -9,7 +9,8 @@ import type { CommitObserver, MigrationResult, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
-import { createBatchWriter, type CreateItem, type ItemResult, type PlantRow } from './create-batch.js';
+import { createBatchWriter, type CreateItem, type ItemResult } from './create-batch.js';
+import { plantOf, tokenOf, type PlantRow, type TokenRow } from '../rows.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
@@ -22,17 +23,6 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** Migrations to apply; the built-in list unless a test supplies its own. */
   migrations?: readonly Migration[];
-}
-
-interface TokenRow {
-  id: string;
-  name: string;
-  token_hash: string;
-  scopes: string;
-  created_at: number;
-  last_used_at: number | null;
-  expires_at: number | null;
-  revoked_at: number | null;
 }
 
 export class SqliteStore implements Store {
@@ -106,7 +96,7 @@ export class SqliteStore implements Store {
   async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
     if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
     const stored = await this.groupCommit.submit({ id: plant.id, name: plant.name, tag: plant.tag ?? null, event });
-    return decideCreate(plant, stored === null ? undefined : toPlant(stored));
+    return decideCreate(plant, stored === null ? undefined : plantOf(stored));
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
@@ -115,7 +105,7 @@ export class SqliteStore implements Store {
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
-    return row ? toPlant(row) : undefined;
+    return row ? plantOf(row) : undefined;
   }
 
   async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
@@ -125,7 +115,7 @@ export class SqliteStore implements Store {
         ? after === undefined ? st.listPlants.all(limit) : st.listPlantsAfter.all(after, limit)
         : after === undefined ? st.listPlantsByTag.all(tag, limit) : st.listPlantsByTagAfter.all(tag, after, limit),
     ) as PlantRow[];
-    return rows.map(toPlant);
+    return rows.map((r) => plantOf(r));
   }
 
   async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPage> {
@@ -183,11 +173,11 @@ export class SqliteStore implements Store {
 
   async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
     const row = this.guard(() => this.statements().tokenByHash.get(hash)) as TokenRow | undefined;
-    return row ? toToken(row) : undefined;
+    return row ? tokenOf(row) : undefined;
   }
 
   async listTokens(): Promise<TokenRecord[]> {
-    return (this.guard(() => this.statements().listTokens.all()) as TokenRow[]).map(toToken);
+    return (this.guard(() => this.statements().listTokens.all()) as TokenRow[]).map((r) => tokenOf(r));
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {
@@ -227,7 +217,7 @@ export class SqliteStore implements Store {
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
     return this.guard(() => {
       const results = this.writer()(plants.map((p) => ({ id: p.id, name: p.name, tag: p.tag ?? null, event: () => eventFor(p) })));
-      return plants.map((p, i) => decideCreate(p, results[i] === null ? undefined : toPlant(results[i]!)));
+      return plants.map((p, i) => decideCreate(p, results[i] === null ? undefined : plantOf(results[i]!)));
     });
   }
 
@@ -266,27 +256,7 @@ function migrationAdapter(db: Database.Database): MigrationAdapter {
   };
 }
 
-function toPlant(row: PlantRow): PlantRecord {
-  return row.tag === null ? { id: BigInt(row.id), name: row.name } : { id: BigInt(row.id), name: row.name, tag: row.tag };
-}
-
-function toToken(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    hash: row.token_hash,
-    scopes: row.scopes.split(' ').filter(Boolean),
-    createdAt: new Date(row.created_at),
-    lastUsedAt: date(row.last_used_at),
-    expiresAt: date(row.expires_at),
-    revokedAt: date(row.revoked_at),
-  };
-}
-
 function ms(d: Date | null): number | null {
   return d ? d.getTime() : null;
 }
 
-function date(v: number | null): Date | null {
-  return v === null ? null : new Date(v);
-}

@@ -6,50 +6,13 @@
 // delivery at once; a lease that expires (its dispatcher died) makes the delivery due again.
 import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
+import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
 type Statements = ReturnType<SqliteWebhookStore['prepare']>;
-
-interface SubscriptionRow {
-  id: string;
-  url: string;
-  description: string | null;
-  secret: string;
-  created_at: number;
-  disabled_at: number | null;
-  disabled_reason: string | null;
-}
-
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  subscription_id: string;
-  status: DeliveryStatus;
-  next_attempt_at: number | null;
-  created_at: number;
-}
-
-interface AttemptRow {
-  delivery_id: string;
-  attempt: number;
-  at: number;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
-interface ClaimRow {
-  id: string;
-  event_id: string;
-  subscription_id: string;
-  attempt_count: number;
-  url: string;
-  secret: string;
-  payload: string;
-}
 
 interface PendingAttempt {
   deliveryId: string;
@@ -184,12 +147,12 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async listSubscriptions(): Promise<WebhookSubscription[]> {
-    return (this.run((st) => st.listSubscriptions.all()) as SubscriptionRow[]).map(toSubscription);
+    return (this.run((st) => st.listSubscriptions.all()) as SubscriptionRow[]).map((r) => subscriptionOf(r));
   }
 
   async getSubscription(id: string): Promise<WebhookSubscription | undefined> {
     const row = this.run((st) => st.getSubscription.get(id)) as SubscriptionRow | undefined;
-    return row ? toSubscription(row) : undefined;
+    return row ? subscriptionOf(row) : undefined;
   }
 
   async deleteSubscription(id: string): Promise<boolean> {
@@ -242,15 +205,7 @@ export class SqliteWebhookStore implements WebhookStore {
         })
         .immediate()),
     );
-    return rows.map((r) => ({
-      deliveryId: r.id,
-      eventId: r.event_id,
-      subscriptionId: r.subscription_id,
-      url: r.url,
-      secret: r.secret,
-      payload: r.payload,
-      attemptCount: r.attempt_count,
-    }));
+    return rows.map(claimedOf);
   }
 
   /**
@@ -346,35 +301,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   private withAttempts(st: Statements, rows: DeliveryRow[]): DeliveryRecord[] {
     if (rows.length === 0) return [];
-    const attempts = st.attemptsOf.all(JSON.stringify(rows.map((r) => r.id))) as AttemptRow[];
-    const byDelivery = new Map<string, AttemptRecord[]>();
-    for (const a of attempts) {
-      const list = byDelivery.get(a.delivery_id) ?? [];
-      list.push({ at: new Date(a.at), statusCode: a.status_code, error: a.error, durationMs: a.duration_ms });
-      byDelivery.set(a.delivery_id, list);
-    }
-    return rows.map((r) => ({
-      id: r.id,
-      eventId: r.event_id,
-      subscriptionId: r.subscription_id,
-      status: r.status,
-      nextAttemptAt: r.status === 'pending' && r.next_attempt_at !== null ? new Date(r.next_attempt_at) : null,
-      createdAt: new Date(r.created_at),
-      attempts: byDelivery.get(r.id) ?? [],
-    }));
+    return deliveriesOf(rows, st.attemptsOf.all(JSON.stringify(rows.map((r) => r.id))) as AttemptRow[]);
   }
-}
 
-function toSubscription(row: SubscriptionRow): WebhookSubscription {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    secret: row.secret,
-    createdAt: new Date(row.created_at),
-    disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
-    disabledReason: row.disabled_reason,
-  };
 }
 
 function ms(d: Date | null): number | null {

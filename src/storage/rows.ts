@@ -1,0 +1,131 @@
+// The rows of the schema every engine holds (the same tables and columns, see each engine's migrations) and
+// how they become the features' records. Engines differ only in how a time arrives (SQLite: milliseconds
+// since the epoch; PostgreSQL: a Date) and in how stored text is decoded (PostgreSQL escapes U+0000).
+import type { TokenRecord } from '../auth/token.js';
+import type { PlantRecord } from '../plants/plant.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookSubscription } from '../webhooks/delivery.js';
+
+type Time = number | Date;
+/** Decodes text as the engine stored it; the identity where text is stored as is. */
+export type TextDecoder = <T extends string | null>(s: T) => T;
+const asStored: TextDecoder = (s) => s;
+
+export interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
+export function plantOf(row: PlantRow, text: TextDecoder = asStored): PlantRecord {
+  const id = BigInt(row.id);
+  return row.tag === null ? { id, name: text(row.name) } : { id, name: text(row.name), tag: text(row.tag) };
+}
+
+export interface TokenRow {
+  id: string;
+  name: string;
+  token_hash: string;
+  scopes: string;
+  created_at: Time;
+  last_used_at: Time | null;
+  expires_at: Time | null;
+  revoked_at: Time | null;
+}
+
+export function tokenOf(row: TokenRow, text: TextDecoder = asStored): TokenRecord {
+  return {
+    id: row.id,
+    name: text(row.name),
+    hash: row.token_hash,
+    scopes: row.scopes.split(' ').filter(Boolean),
+    createdAt: new Date(row.created_at),
+    lastUsedAt: dateOf(row.last_used_at),
+    expiresAt: dateOf(row.expires_at),
+    revokedAt: dateOf(row.revoked_at),
+  };
+}
+
+export interface SubscriptionRow {
+  id: string;
+  url: string;
+  description: string | null;
+  secret: string;
+  created_at: Time;
+  disabled_at: Time | null;
+  disabled_reason: string | null;
+}
+
+export function subscriptionOf(row: SubscriptionRow, text: TextDecoder = asStored): WebhookSubscription {
+  return {
+    id: row.id,
+    url: row.url,
+    description: text(row.description),
+    secret: row.secret,
+    createdAt: new Date(row.created_at),
+    disabledAt: dateOf(row.disabled_at),
+    disabledReason: text(row.disabled_reason),
+  };
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  status: DeliveryStatus;
+  next_attempt_at: Time | null;
+  created_at: Time;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  at: Time;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** Deliveries with their attempts (`attempts` of any of them, in attempt order). */
+export function deliveriesOf(rows: readonly DeliveryRow[], attempts: readonly AttemptRow[], text: TextDecoder = asStored): DeliveryRecord[] {
+  const byDelivery = new Map<string, AttemptRecord[]>();
+  for (const a of attempts) {
+    const list = byDelivery.get(a.delivery_id) ?? [];
+    list.push({ at: new Date(a.at), statusCode: a.status_code, error: text(a.error), durationMs: a.duration_ms });
+    byDelivery.set(a.delivery_id, list);
+  }
+  return rows.map((r) => ({
+    id: r.id,
+    eventId: r.event_id,
+    subscriptionId: r.subscription_id,
+    status: r.status,
+    nextAttemptAt: r.status === 'pending' && r.next_attempt_at !== null ? new Date(r.next_attempt_at) : null,
+    createdAt: new Date(r.created_at),
+    attempts: byDelivery.get(r.id) ?? [],
+  }));
+}
+
+export interface ClaimRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  attempt_count: number;
+  url: string;
+  secret: string;
+  payload: string;
+}
+
+export function claimedOf(r: ClaimRow): ClaimedDelivery {
+  return {
+    deliveryId: r.id,
+    eventId: r.event_id,
+    subscriptionId: r.subscription_id,
+    url: r.url,
+    secret: r.secret,
+    payload: r.payload,
+    attemptCount: r.attempt_count,
+  };
+}
+
+function dateOf(v: Time | null): Date | null {
+  return v === null ? null : new Date(v);
+}
