@@ -1,11 +1,11 @@
 // `plant-store token create|list|revoke`: manages tokens in the same database the server reads, creating
 // and migrating it when needed. A running server sees changes within TOKEN_CACHE_TTL_MS.
-import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
 import { parseExpiry, parseScopes, SCOPES } from '../auth/tokens.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
 import { UsageError } from './main.js';
+import { subcommandArgs } from './subcommand.js';
 
 export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [options]
 
@@ -31,25 +31,15 @@ const NAME = /^[^\p{Cc}]{1,200}$/u;
 export async function tokenCommand(args: string[], config: Config): Promise<number> {
   const [sub, ...rest] = args;
   if (!sub || !(sub in SUB_HELP)) throw new UsageError(`unknown token command "${sub ?? ''}"; use create, list or revoke`);
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      scopes: { type: 'string' },
-      name: { type: 'string' },
-      expires: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (values.help) {
-    process.stdout.write(SUB_HELP[sub]!);
-    return 0;
-  }
-  // Validate arguments before touching the database.
-  const misplaced = Object.keys(values).filter((o) => o !== 'help' && !SUB_OPTIONS[sub]!.includes(o));
-  if (misplaced.length > 0) throw new UsageError(`token ${sub} does not take --${misplaced[0]}`);
+  const parsed = subcommandArgs(
+    `token ${sub}`,
+    rest,
+    { scopes: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' }, json: { type: 'boolean' } },
+    SUB_OPTIONS[sub]!,
+    SUB_HELP[sub]!,
+  );
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   let create: { name: string; scopes: ReturnType<typeof parseScopes>; expiresAt: Date | null } | undefined;
   if (sub === 'create') {
     if (!values.scopes) throw new UsageError('token create needs --scopes (e.g. --scopes plants:read,plants:write)');

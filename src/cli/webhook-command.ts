@@ -1,12 +1,12 @@
 // `plant-store webhook add|list|remove|deliveries|retry`: manages newPlant subscriptions in the same database
 // the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
-import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
 import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
 import { UsageError } from './main.js';
+import { subcommandArgs } from './subcommand.js';
 
 const ADD_HELP = `  webhook add URL [--description TEXT]
       Subscribes URL (http or https) to the newPlant event. Prints the subscription, then its signing
@@ -67,24 +67,15 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
   const [sub, ...rest] = args;
   const spec = sub === undefined ? undefined : SUBCOMMANDS[sub];
   if (!sub || !spec) throw new UsageError(`unknown webhook command "${sub ?? ''}"; use add, list, remove, deliveries or retry`);
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      description: { type: 'string' },
-      json: { type: 'boolean' },
-      limit: { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (values.help) {
-    process.stdout.write(`Usage:\n${spec.help}${FOOTER}`);
-    return 0;
-  }
-  // Arguments are checked before the database is opened.
-  const misplaced = Object.keys(values).filter((o) => o !== 'help' && !spec.options.includes(o));
-  if (misplaced.length > 0) throw new UsageError(`webhook ${sub} does not take --${misplaced[0]}`);
+  const parsed = subcommandArgs(
+    `webhook ${sub}`,
+    rest,
+    { description: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' } },
+    spec.options,
+    `Usage:\n${spec.help}${FOOTER}`,
+  );
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
   if (positionals.length !== spec.positionals.length) {
     const expected = spec.positionals.length === 0 ? 'no arguments' : spec.positionals.join(' ');
     throw new UsageError(`webhook ${sub} takes ${expected}${positionals.length > spec.positionals.length ? `; unexpected "${positionals.at(-1)}"` : ''}`);

@@ -62,6 +62,15 @@ export type AttemptOutcome =
   | { status: 'failed' }
   | { status: 'disable-subscription'; reason: string };
 
+/** A claim of due deliveries (see WebhookStore.claimDueDeliveries and claim-policy.ts). */
+export interface ClaimRequest {
+  now: Date;
+  leaseUntil: Date;
+  limit: number;
+  perSubscription: number;
+  skipSubscriptions: string[];
+}
+
 export interface WebhookStore {
   insertSubscription(sub: WebhookSubscription): Promise<void>;
   listSubscriptions(): Promise<WebhookSubscription[]>;
@@ -73,13 +82,7 @@ export interface WebhookStore {
    * `leaseUntil`, skipping the subscriptions in `skipSubscriptions`, at most `perSubscription` each.
    * A lease that expires (a dispatcher died) makes the delivery due again: at-least-once.
    */
-  claimDueDeliveries(input: {
-    now: Date;
-    leaseUntil: Date;
-    limit: number;
-    perSubscription: number;
-    skipSubscriptions: string[];
-  }): Promise<ClaimedDelivery[]>;
+  claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]>;
   /** Records an attempt and its outcome, releasing the lease. */
   recordAttempt(deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void>;
   /** Deliveries of one subscription, newest first, with their attempts. */

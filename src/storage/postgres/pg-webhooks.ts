@@ -5,7 +5,7 @@
 // their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
 // (its instance died) makes the delivery due again (at-least-once, same webhook-id).
 import type pg from 'pg';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
@@ -137,13 +137,7 @@ export class PgWebhookStore implements WebhookStore {
     );
   }
 
-  async claimDueDeliveries(input: {
-    now: Date;
-    leaseUntil: Date;
-    limit: number;
-    perSubscription: number;
-    skipSubscriptions: string[];
-  }): Promise<ClaimedDelivery[]> {
+  async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (input.limit <= 0 || input.perSubscription <= 0) return [];
     const rows = await guarded(this.closed, () =>
       retryingTransaction(

@@ -9,7 +9,7 @@ import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
 type Statements = ReturnType<SqliteWebhookStore['prepare']>;
@@ -168,13 +168,7 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async claimDueDeliveries(input: {
-    now: Date;
-    leaseUntil: Date;
-    limit: number;
-    perSubscription: number;
-    skipSubscriptions: string[];
-  }): Promise<ClaimedDelivery[]> {
+  async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (input.limit <= 0 || input.perSubscription <= 0) return [];
     const now = input.now.getTime();
     const skip = new Set(input.skipSubscriptions);
