@@ -142,7 +142,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorReplies(app);
   registerJsonParser(app);
 
-  const throttle = createFailureThrottle(config.authFailuresPerMinute);
+  const failures = createFixedWindowLimiter({ limit: config.authFailuresPerMinute, windowMs: 60_000 });
+  const throttle = createFailureThrottle(failures);
   const jwtLog = logger.child({ component: 'jwt' });
   // Neither callback sees the token; jose's and our error messages do not quote it.
   const jwt = jwtVerifierFromConfig(config, {
@@ -153,8 +154,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const perToken = config.rateLimit
     ? createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000 })
     : undefined;
-  const guard = (requirements: { scopes: string[] }[]) =>
-    withRateLimits(bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt), throttle, perToken);
+  const limits = { failures, perToken, onFailure: metrics.observeAuthFailure };
+  const guard = (requirements: { scopes: string[] }[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt), limits);
   registerContractRoutes(
     app,
     contract,
