@@ -4,12 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint } from '../helpers/jwt-issuer.js';
 
 const SECRET = 'claims-test-secret-0123456789abcdef';
 const key = { secret: SECRET };
 const config: Partial<Config> = { jwtHs256Secret: SECRET, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE], jwtClockSkewMs: 30_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('exp and nbf are checked with the configured clock skew', async (t) => {
   const s = await startApp(t, { config });
@@ -67,11 +67,12 @@ test('scopes come from scope (space-separated) or scp (list or string); unknown 
 });
 
 test('a cached verified token stops working at its exp', async (t) => {
-  const s = await startApp(t, { config: { ...config, jwtClockSkewMs: 0, tokenCacheTtlMs: 4_000 } });
+  const clock = testClock();
+  const s = await startApp(t, { config: { ...config, jwtClockSkewMs: 0, tokenCacheTtlMs: 4_000 }, clock });
   const token = await mint(key, { expiresIn: 2, claims: { scope: 'plants:read' } });
   assert.equal((await listPlants(s.url, token)).status, 200);
   const exp = (Math.floor(Date.now() / 1000) + 2) * 1000;
-  await sleep(Math.max(0, exp - Date.now()) + 1_100);
+  clock.advance(Math.max(0, exp - clock.now()) + 1_100);
   await assertInvalidToken(await listPlants(s.url, token), /expired/, token);
 });
 
