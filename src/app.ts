@@ -104,7 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ...errorServerOptions,
+    ...errorServerOptions(logger as FastifyBaseLogger),
   });
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
@@ -132,7 +132,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // The path only: a query string may carry a client's secret (RFC 6750's access_token).
       {
         reqId: request.id, method: request.method, path: pathOf(request.url), statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
+        // The catalogue code of an error answer; absent (undefined is not written) on success.
+        code: reply.errorCode, ms: Math.round(reply.elapsedTime * 100) / 100,
       },
       'request completed',
     );
