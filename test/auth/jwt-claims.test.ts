@@ -23,6 +23,20 @@ test('exp and nbf are checked with the configured clock skew', async (t) => {
   assert.equal((await listPlants(s.url, await mint(key, { notBefore: 10, claims: read }))).status, 200);
 });
 
+test('exp and nbf are read against the service clock, skew included', async (t) => {
+  const clock = testClock();
+  const s = await startApp(t, { config: { ...config, tokenCacheTtlMs: 0 }, clock });
+  const read = { scope: 'plants:read' };
+  const early = await mint(key, { notBefore: 120, expiresIn: 600, claims: read });
+  await assertInvalidToken(await listPlants(s.url, early), /not valid yet/, early);
+  clock.advance(100_000);
+  assert.equal((await listPlants(s.url, early)).status, 200, 'inside the 30 s skew before nbf');
+  clock.advance(520_000);
+  assert.equal((await listPlants(s.url, early)).status, 200, 'inside the 30 s skew after exp');
+  clock.advance(40_000);
+  await assertInvalidToken(await listPlants(s.url, early), /expired/, early);
+});
+
 test('a token for another audience or from another issuer, or without exp or sub, is refused', async (t) => {
   const s = await startApp(t, { config });
   const read = { scope: 'plants:read' };
