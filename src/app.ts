@@ -7,6 +7,7 @@ import { bearerGuard } from './auth/bearer-guard.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import { createTokenService, type TokenService } from './auth/token-service.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
@@ -40,6 +41,8 @@ export interface AppDeps {
    * deliveries with a fake clock pass false and call `app.dispatcher.runOnce()`.
    */
   startDispatcher?: boolean;
+  /** Time for token expiry and caches, JWT claims, the key set's age and the rate-limit windows. */
+  clock?: Clock;
 }
 
 declare module 'fastify' {
@@ -61,7 +64,8 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const contract = deps.contract ?? loadContract();
   const logger = deps.logger ?? createLogger(config);
-  const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const clock = deps.clock ?? systemClock;
+  const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs, clock });
   const ajv = createAjv();
   const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }) });
   // A dispatcher given by the caller reports outcomes only if the caller passed metrics' observer itself.
@@ -100,7 +104,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ...errorServerOptions,
+    ...errorServerOptions(logger as FastifyBaseLogger),
   });
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
@@ -128,7 +132,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // The path only: a query string may carry a client's secret (RFC 6750's access_token).
       {
         reqId: request.id, method: request.method, path: pathOf(request.url), statusCode: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
+        // The catalogue code of an error answer; absent (undefined is not written) on success.
+        code: reply.errorCode, ms: Math.round(reply.elapsedTime * 100) / 100,
       },
       'request completed',
     );
@@ -142,19 +147,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorReplies(app);
   registerJsonParser(app);
 
-  const throttle = createFailureThrottle(config.authFailuresPerMinute);
+  const failures = createFixedWindowLimiter({ limit: config.authFailuresPerMinute, windowMs: 60_000, clock });
+  const throttle = createFailureThrottle(failures);
   const jwtLog = logger.child({ component: 'jwt' });
   // Neither callback sees the token; jose's and our error messages do not quote it.
   const jwt = jwtVerifierFromConfig(config, {
     onJwksError: (err) => jwtLog.warn({ error: err.message }, 'could not fetch the JWT key set'),
     onUnexpectedError: (err) => jwtLog.error({ error: (err as Error)?.name, message: (err as Error)?.message }, 'unexpected error verifying a JWT'),
-  });
+  }, clock);
   if (jwt && config.jwtAudience.length === 0) jwtLog.warn('JWT_AUDIENCE is not set: JWTs the identity provider issued for any audience are accepted');
   const perToken = config.rateLimit
-    ? createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000 })
+    ? createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000, clock })
     : undefined;
-  const guard = (requirements: { scopes: string[] }[]) =>
-    withRateLimits(bearerGuard(tokens, throttle, requirements, metrics.observeAuthFailure, jwt), throttle, perToken);
+  const limits = { failures, perToken, onFailure: metrics.observeAuthFailure };
+  const guard = (requirements: { scopes: string[] }[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt), limits);
   registerContractRoutes(
     app,
     contract,

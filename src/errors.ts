@@ -13,12 +13,16 @@ export const ERRORS = {
   BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON.' },
   BODY_NOT_UTF8: { status: 400, message: 'The request body is not valid UTF-8.' },
   BODY_INVALID: { status: 400, message: 'The request body does not match the schema.' },
+  /** The document's schema refused a body, path parameter or query; the reply names the field and the rule. */
+  VALIDATION_FAILED: { status: 400, message: 'The request does not match the schema.' },
   BAD_URL: { status: 400, message: 'The request URL is malformed.' },
   BAD_HTTP: { status: 400, message: 'The request is not valid HTTP.' },
   UNAUTHENTICATED: { status: 401, message: 'Authentication required: send Authorization: Bearer <token>.' },
   INVALID_TOKEN: { status: 401, message: 'The access token is unknown, expired or revoked.' },
   INSUFFICIENT_SCOPE: { status: 403, message: 'The access token lacks the scope this operation needs.' },
   NOT_FOUND: { status: 404, message: 'No such resource.' },
+  /** No route for this method and path; the reply names them. */
+  ROUTE_NOT_FOUND: { status: 404, message: 'No such resource.' },
   PLANT_NOT_FOUND: { status: 404, message: 'No such plant.' },
   WEBHOOK_NOT_FOUND: { status: 404, message: 'No such webhook subscription.' },
   DELIVERY_NOT_FOUND: { status: 404, message: 'No such delivery.' },
@@ -33,6 +37,11 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
   RATE_LIMITED: { status: 429, message: 'This token has made too many requests; retry after Retry-After seconds.' },
+  /**
+   * A 4xx that Fastify or a plugin raised with no code of its own here: the only code whose status is not
+   * fixed, since it is the framework's (the reply keeps it, with its reason phrase as the message).
+   */
+  CLIENT_ERROR: { status: 400, message: 'Bad Request.' },
   INTERNAL: { status: 500, message: 'Internal server error.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable; nothing was saved. Retry later.' },
   STORE_COMMIT_UNKNOWN: {

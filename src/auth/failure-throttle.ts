@@ -1,16 +1,20 @@
 // Slows token guessing: each client address may fail authentication a bounded number of times per window.
-import { createFixedWindowLimiter, rateLimitHeaders } from '../limits/fixed-window.js';
+// The counter is passed in (limits/ makes it) rather than imported, so auth/ never imports limits/.
+
+/** Counts per key over fixed windows; limits/fixed-window.ts's limiter is one. */
+export interface AttemptCounter {
+  hit(key: string): unknown;
+  /** What is left of the key's quota and the seconds until its window ends. */
+  peek(key: string): { remaining: number; resetS: number };
+}
 
 export interface FailureThrottle {
   /** Seconds until the address may try again, or 0 when it may try now. */
   blockedFor(address: string): number;
   recordFailure(address: string): void;
-  /** The RateLimit-Policy and RateLimit fields for the address (policy "auth-failures"). */
-  headers(address: string): Record<string, string>;
 }
 
-export function createFailureThrottle(limit: number, windowMs = 60_000, maxAddresses = 10_000): FailureThrottle {
-  const failures = createFixedWindowLimiter({ limit, windowMs, maxKeys: maxAddresses });
+export function createFailureThrottle(failures: AttemptCounter): FailureThrottle {
   return {
     blockedFor(address) {
       const s = failures.peek(address);
@@ -18,9 +22,6 @@ export function createFailureThrottle(limit: number, windowMs = 60_000, maxAddre
     },
     recordFailure(address) {
       failures.hit(address);
-    },
-    headers(address) {
-      return rateLimitHeaders('auth-failures', failures.peek(address));
     },
   };
 }

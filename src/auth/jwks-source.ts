@@ -1,10 +1,12 @@
-// The identity provider's key set (JWKS), fetched over HTTP. jose's remote set caches it, refetches it for
-// an unknown `kid` at most once per cooldown and shares one fetch among concurrent callers; this adds what
-// a production fetch also needs: a size bound, a pause after a failed fetch (a down IdP is not asked on
-// every request), and keeping the last good keys while the IdP is unreachable.
+// The identity provider's key set (JWKS), fetched over HTTP and cached: refetched when older than its
+// maximum age, and for an unknown `kid` at most once per cooldown, with one fetch shared among concurrent
+// callers. Also what a production fetch needs: a size bound, a pause after a failed fetch (a down IdP is not
+// asked on every request), and keeping the last good keys while the IdP is unreachable. Written here rather
+// than with jose's remote set so that every age is read from the injected clock.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { systemClock, type Clock } from '../clock.js';
 
 export interface JwksSourceOptions {
   url: URL;
@@ -20,6 +22,7 @@ export interface JwksSourceOptions {
   retryAfterFailureMs?: number;
   /** Told about every failed fetch (at most one per `retryAfterFailureMs`). */
   onFetchError?: (err: Error) => void;
+  clock?: Clock;
 }
 
 /** A fetch failure that is not the token's fault: the caller may say so (and not blame the client). */
@@ -27,16 +30,23 @@ export class JwksUnavailableError extends Error {
   override name = 'JwksUnavailableError';
 }
 
-export function createJwksSource(options: JwksSourceOptions): JWTVerifyGetKey {
-  const maxBytes = options.maxBytes ?? 256 * 1024;
-  const retryAfterFailureMs = options.retryAfterFailureMs ?? Math.min(options.cooldownMs, 2_000);
-  let failedAt = -Infinity;
+const REQUEST_HEADERS = { accept: 'application/json, application/jwk-set+json', 'user-agent': 'plant-store' };
 
-  // jose asks for the document through this; it gets a 200 with a parsed-and-checked JWKS, or an error.
-  async function boundedFetch(url: string, init: RequestInit): Promise<Response> {
-    if (Date.now() - failedAt < retryAfterFailureMs) throw new JwksUnavailableError('the key set could not be fetched recently; not retrying yet');
+export function createJwksSource(options: JwksSourceOptions): JWTVerifyGetKey {
+  const clock = options.clock ?? systemClock;
+  const maxBytes = options.maxBytes ?? 256 * 1024;
+  const maxAgeMs = options.maxAgeMs ?? 600_000;
+  const retryAfterFailureMs = options.retryAfterFailureMs ?? Math.min(options.cooldownMs, 2_000);
+  let keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  let fetchedAt = -Infinity;
+  let failedAt = -Infinity;
+  let pending: Promise<void> | undefined;
+
+  // The last good keys stay in `keys` until a fetch brings a parsed-and-checked set.
+  async function fetchKeys(): Promise<void> {
+    if (clock.now() - failedAt < retryAfterFailureMs) throw new JwksUnavailableError('the key set could not be fetched recently; not retrying yet');
     try {
-      const body = await getAtMost(new URL(url), init, maxBytes);
+      const body = await getAtMost(options.url, AbortSignal.timeout(options.timeoutMs), maxBytes);
       let doc: unknown;
       try {
         doc = JSON.parse(body.toString('utf8'));
@@ -44,30 +54,37 @@ export function createJwksSource(options: JwksSourceOptions): JWTVerifyGetKey {
         throw new JwksUnavailableError('the key set is not JSON');
       }
       if (!Array.isArray((doc as { keys?: unknown } | null)?.keys)) throw new JwksUnavailableError('the key set has no "keys" array');
-      return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+      keys = createLocalJWKSet(doc as JSONWebKeySet);
+      fetchedAt = clock.now();
     } catch (err) {
-      failedAt = Date.now();
+      failedAt = clock.now();
       const error = err instanceof Error ? err : new Error(String(err));
       options.onFetchError?.(error);
       throw error;
     }
   }
 
-  const remote = createRemoteJWKSet(options.url, {
-    timeoutDuration: options.timeoutMs,
-    cooldownDuration: options.cooldownMs,
-    cacheMaxAge: options.maxAgeMs ?? 600_000,
-    [customFetch]: boundedFetch,
-  });
+  function reload(): Promise<void> {
+    return (pending ??= fetchKeys().finally(() => {
+      pending = undefined;
+    }));
+  }
 
   return async (header, token) => {
     try {
-      return await remote(header, token);
+      if (!keys || clock.now() - fetchedAt >= maxAgeMs) await reload();
+      try {
+        return await keys!(header, token);
+      } catch (err) {
+        // An unknown kid may be a key the IdP rotated in since: look again, at most once per cooldown.
+        if (!(err instanceof errors.JWKSNoMatchingKey) || clock.now() - fetchedAt < options.cooldownMs) throw err;
+        await reload();
+        return await keys!(header, token);
+      }
     } catch (err) {
       if (!isFetchFailure(err)) throw err;
       // Stale keys beat no keys: a key the IdP still served last time is still the IdP's key.
-      const last = remote.jwks();
-      if (last) return createLocalJWKSet(last)(header, token);
+      if (keys) return keys(header, token);
       throw new JwksUnavailableError('the key set is unavailable', { cause: err });
     }
   };
@@ -75,17 +92,14 @@ export function createJwksSource(options: JwksSourceOptions): JWTVerifyGetKey {
 
 /** Fetch and parse failures, as opposed to "no key for this token" or a bad token. */
 function isFetchFailure(err: unknown): boolean {
-  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) return false;
-  if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err instanceof JwksUnavailableError) return true;
-  // jose's own "expected 200" and "not JSON", fetch's TypeError for a refused connection, an abort.
-  return (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC') || err instanceof TypeError || (err as Error)?.name === 'AbortError' || (err as Error)?.name === 'TimeoutError';
+  return err instanceof JwksUnavailableError || err instanceof errors.JWKSInvalid;
 }
 
 /**
  * GET with node:http(s) rather than fetch: the body is counted as it arrives and dropped past `maxBytes`,
- * redirects are not followed, and jose's deadline (`init.signal`) covers the whole exchange.
+ * redirects are not followed, and the deadline (`signal`) covers the whole exchange.
  */
-function getAtMost(url: URL, init: RequestInit, maxBytes: number): Promise<Buffer> {
+function getAtMost(url: URL, signal: AbortSignal, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: Error) => {
@@ -94,8 +108,7 @@ function getAtMost(url: URL, init: RequestInit, maxBytes: number): Promise<Buffe
       req.destroy();
       reject(err);
     };
-    const headers = Object.fromEntries(new Headers(init.headers).entries());
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers }, (res) => {
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: REQUEST_HEADERS }, (res) => {
       if (res.statusCode !== 200) return fail(new JwksUnavailableError(`the key set URL answered HTTP ${res.statusCode}`));
       if (Number(res.headers['content-length'] ?? 0) > maxBytes) return fail(new JwksUnavailableError(`the key set is larger than ${maxBytes} bytes`));
       const chunks: Buffer[] = [];
@@ -114,11 +127,8 @@ function getAtMost(url: URL, init: RequestInit, maxBytes: number): Promise<Buffe
       res.on('close', () => fail(new JwksUnavailableError('the key set connection closed early')));
     });
     req.on('error', (err) => fail(new JwksUnavailableError(`the key set could not be fetched: ${(err as NodeJS.ErrnoException).code ?? err.message}`, { cause: err })));
-    const signal = init.signal;
-    if (signal) {
-      if (signal.aborted) return fail(new JwksUnavailableError('the key set did not arrive in time'));
-      signal.addEventListener('abort', () => fail(new JwksUnavailableError('the key set did not arrive in time')), { once: true });
-    }
+    if (signal.aborted) return fail(new JwksUnavailableError('the key set did not arrive in time'));
+    signal.addEventListener('abort', () => fail(new JwksUnavailableError('the key set did not arrive in time')), { once: true });
     req.end();
   });
 }

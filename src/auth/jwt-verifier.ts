@@ -2,7 +2,8 @@
 // exp/nbf with a clock skew, iss/aud when configured, scopes from `scope` or `scp`. The token itself is
 // never kept or logged; it is known by a hash of its issuer and subject.
 import { createHash } from 'node:crypto';
-import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import { systemClock, type Clock } from '../clock.js';
 import { createJwksSource, JwksUnavailableError } from './jwks-source.js';
 import { algorithmsForKey, HMAC_ALGORITHMS, JWKS_ALGORITHMS, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './jwt-keys.js';
 import { SCOPES } from './tokens.js';
@@ -26,6 +27,8 @@ export interface JwtVerifierOptions {
   onJwksError?: (err: Error) => void;
   /** Verification failed for a reason that is not one of jose's: a bug, or input nobody foresaw. */
   onUnexpectedError?: (err: unknown) => void;
+  /** Time for exp, nbf and iat, the cache and the key set's age and cooldown. */
+  clock?: Clock;
 }
 
 /** A verified token as the bearer guard sees it. */
@@ -55,7 +58,8 @@ const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 const MAX_CANDIDATE_KEYS = 8;
 
 export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
-  const { getKey, algorithms } = resolveKey(options);
+  const clock = options.clock ?? systemClock;
+  const { getKey, algorithms } = resolveKey(options, clock);
   const verifyOptions = {
     algorithms,
     issuer: options.issuer,
@@ -66,9 +70,11 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   const cacheSize = options.cacheSize ?? 10_000;
   const cache = new Map<string, { token: JwtIdentity; until: number }>();
 
-  async function check(token: string): Promise<JWTPayload> {
+  async function check(token: string, now: number): Promise<JWTPayload> {
+    // jose reads the time for the claims from here only.
+    const options: JWTVerifyOptions = { ...verifyOptions, currentDate: new Date(now) };
     try {
-      return (await jwtVerify(token, getKey, verifyOptions)).payload;
+      return (await jwtVerify(token, getKey, options)).payload;
     } catch (err) {
       if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
       // jose leaves the choice among several fitting keys to the caller: the one that verifies wins.
@@ -76,7 +82,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       for await (const candidate of err as unknown as AsyncIterable<CryptoKey>) {
         if (++tried > MAX_CANDIDATE_KEYS) break;
         try {
-          return (await jwtVerify(token, candidate, verifyOptions)).payload;
+          return (await jwtVerify(token, candidate, options)).payload;
         } catch (inner) {
           if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
         }
@@ -88,14 +94,14 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   return {
     async verify(token) {
       const hash = createHash('sha256').update(token, 'utf8').digest('base64url');
-      const now = Date.now();
+      const now = clock.now();
       const hit = cache.get(hash);
       if (hit && hit.until > now) return { ok: true, token: hit.token };
       if (hit) cache.delete(hash);
 
       let payload: JWTPayload;
       try {
-        payload = await check(token);
+        payload = await check(token, now);
       } catch (err) {
         const failure = failureOf(err);
         if (!failure) options.onUnexpectedError?.(err);
@@ -119,12 +125,12 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
 }
 
 /** One key-lookup path for every source; a fixed key is simply the answer for every token. */
-function resolveKey(options: JwtVerifierOptions): { getKey: JWTVerifyGetKey; algorithms: string[] } {
+function resolveKey(options: JwtVerifierOptions, clock: Clock): { getKey: JWTVerifyGetKey; algorithms: string[] } {
   const source = options.key;
   switch (source.kind) {
     case 'jwks':
       return {
-        getKey: createJwksSource({ ...source, url: new URL(source.url), onFetchError: options.onJwksError }),
+        getKey: createJwksSource({ ...source, url: new URL(source.url), onFetchError: options.onJwksError, clock }),
         algorithms: [...JWKS_ALGORITHMS],
       };
     case 'pem': {
@@ -202,6 +208,7 @@ export function jwtVerifierFromConfig(
     tokenCacheTtlMs: number;
   },
   log?: { onJwksError?: (err: Error) => void; onUnexpectedError?: (err: unknown) => void },
+  clock: Clock = systemClock,
 ): JwtVerifier | undefined {
   const key: JwtKeySource | undefined = config.jwtJwksUrl
     ? { kind: 'jwks', url: config.jwtJwksUrl, timeoutMs: config.jwtJwksTimeoutMs, cooldownMs: config.jwtJwksCooldownMs }
@@ -217,6 +224,7 @@ export function jwtVerifierFromConfig(
     audience: config.jwtAudience,
     clockSkewMs: config.jwtClockSkewMs,
     cacheTtlMs: config.tokenCacheTtlMs,
+    clock,
     ...log,
   });
 }

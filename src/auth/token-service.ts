@@ -1,5 +1,6 @@
 // Token lifecycle and verification. A short cache keeps the store off the hot path; its TTL bounds how
 // long a revocation takes to reach this process. Last-used times are kept in memory and written in batches.
+import { systemClock, type Clock } from '../clock.js';
 import type { TokenRecord, TokenStore } from './token.js';
 import { generateSecret, generateTokenId, hashSecret, looksLikeToken, sameHash, type Scope } from './tokens.js';
 
@@ -20,20 +21,20 @@ export interface TokenServiceOptions {
   cacheTtlMs?: number;
   /** Bound on cached tokens, so a flood of distinct valid tokens cannot grow memory without limit. */
   cacheSize?: number;
-  now?: () => Date;
+  /** Reads the time for expiry, the cache and the created, revoked and last-used times. */
+  clock?: Clock;
 }
 
 export function createTokenService(store: TokenStore, options: TokenServiceOptions = {}): TokenService {
   const ttl = options.cacheTtlMs ?? 2_000;
   const cacheSize = options.cacheSize ?? 10_000;
-  const now = options.now ?? (() => new Date());
-  // Milliseconds on the request path: a Date per verification was measurable garbage (issue 5).
-  const nowMs = options.now ? () => options.now!().getTime() : Date.now;
+  // Milliseconds on the request path: a Date per verification was measurable garbage.
+  const clock = options.clock ?? systemClock;
   const cache = new Map<string, { token: TokenRecord; until: number }>();
   let lastUsed = new Map<string, number>();
 
   async function lookup(hash: string): Promise<TokenRecord | undefined> {
-    const t = Date.now();
+    const t = clock.now();
     const hit = cache.get(hash);
     if (hit && hit.until > t) return hit.token;
     const token = await store.findTokenByHash(hash);
@@ -58,7 +59,7 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
         name,
         hash: hashSecret(secret),
         scopes: [...scopes],
-        createdAt: now(),
+        createdAt: new Date(clock.now()),
         lastUsedAt: null,
         expiresAt,
         revokedAt: null,
@@ -70,7 +71,7 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
     list: () => store.listTokens(),
 
     async revoke(id) {
-      const done = await store.revokeToken(id, now());
+      const done = await store.revokeToken(id, new Date(clock.now()));
       cache.clear();
       return done;
     },
@@ -80,7 +81,7 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
       if (!looksLikeToken(secret)) return { ok: false, reason: 'unknown' };
       const token = await lookup(hashSecret(secret));
       if (!token) return { ok: false, reason: 'unknown' };
-      const at = nowMs();
+      const at = clock.now();
       if (token.revokedAt) return { ok: false, reason: 'revoked' };
       if (token.expiresAt && token.expiresAt.getTime() <= at) return { ok: false, reason: 'expired' };
       lastUsed.set(token.id, at);

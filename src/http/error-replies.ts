@@ -2,9 +2,16 @@
 // our code, schema validation, Fastify, the router, or Node's HTTP parser.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The catalogue code of an error answer, for the access log; undefined on success. */
+    errorCode?: ErrorCode;
+  }
+}
 
 /** Fastify's own error codes, mapped into the catalogue. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -45,15 +52,39 @@ function bodyLimitMessage(request: FastifyRequest): string {
   return `The request body is larger than the limit of ${request.routeOptions.bodyLimit} bytes.`;
 }
 
-export function sendError(reply: FastifyReply, status: number, message: string, headers: Record<string, string> = {}): void {
+/**
+ * Answers with the catalogue's Error body for `code`; `message` when the answer says more than the catalogue.
+ * `status` is the catalogue's, except for CLIENT_ERROR (the framework's own 4xx).
+ */
+export function sendError(
+  reply: FastifyReply,
+  code: ErrorCode,
+  message: string = ERRORS[code].message,
+  headers: Record<string, string> = {},
+  status: number = ERRORS[code].status,
+): void {
   // Answering before the body has arrived (auth, 405, 413): the unread rest would be taken for the next
   // request, so the connection closes after this answer.
   if (!reply.request.raw.complete) reply.header('connection', 'close');
+  reply.errorCode = code;
   reply.code(status).headers(headers).type('application/json; charset=utf-8').send(errorBody(status, message));
 }
 
+/**
+ * The access line of an answer that skips Fastify's hooks: written on the bare connection (no request id,
+ * and often no method or path) or by frameworkErrors. app.ts's onResponse hook writes every other one.
+ */
+function logUnhookedAnswer(log: FastifyBaseLogger, code: ErrorCode, fields: { reqId?: string; method?: string; path?: string } = {}): void {
+  log.info({ ...fields, statusCode: ERRORS[code].status, code }, 'request completed');
+}
+
+function pathOf(url: string | undefined): string {
+  return (url ?? '').split('?')[0]!.slice(0, 512);
+}
+
 /** Writes an Error body on a bare Node response, for failures answered before Fastify sees the request. */
-function writeRawError(res: ServerResponse, status: number, message: string): void {
+function writeRawError(res: ServerResponse, code: ErrorCode): void {
+  const { status, message } = ERRORS[code];
   const body = JSON.stringify(errorBody(status, message));
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -75,35 +106,34 @@ export function registerErrorReplies(app: FastifyInstance): void {
     }
     done();
   });
-  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    writeRawError(res, ERRORS.EXPECTATION_FAILED.status, ERRORS.EXPECTATION_FAILED.message);
+  app.decorateReply('errorCode', undefined);
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    writeRawError(res, 'EXPECTATION_FAILED');
+    logUnhookedAnswer(app.log, 'EXPECTATION_FAILED', { method: req.method, path: pathOf(req.url) });
   });
 
   app.setErrorHandler((thrown: FastifyError | AppError | StoreUnavailableError, request, reply) => {
     const error = thrown instanceof StoreUnavailableError ? storeFailure(thrown) : thrown;
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
-      return sendError(reply, error.status, error.message, error.headers);
+      return sendError(reply, error.code, error.message, error.headers);
     }
     if (error.validation) {
-      return sendError(reply, 400, validationMessage(error.validationContext ?? 'body', error.validation as AjvError[]));
+      return sendError(reply, 'VALIDATION_FAILED', validationMessage(error.validationContext ?? 'body', error.validation as AjvError[]));
     }
     const code = FASTIFY_CODES[error.code];
-    if (code) {
-      const message = code === 'BODY_TOO_LARGE' ? bodyLimitMessage(request) : ERRORS[code].message;
-      return sendError(reply, ERRORS[code].status, message);
-    }
+    if (code) return sendError(reply, code, code === 'BODY_TOO_LARGE' ? bodyLimitMessage(request) : undefined);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return sendError(reply, status, `${STATUS_CODES[status] ?? 'Client error'}.`);
+      return sendError(reply, 'CLIENT_ERROR', `${STATUS_CODES[status] ?? 'Client error'}.`, {}, status);
     }
     request.log.error({ err: error }, 'unhandled error');
-    return sendError(reply, 500, ERRORS.INTERNAL.message);
+    return sendError(reply, 'INTERNAL');
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!.slice(0, 200);
-    sendError(reply, 404, `No such resource: ${request.method} ${path}.`);
+    sendError(reply, 'ROUTE_NOT_FOUND', `No such resource: ${request.method} ${path}.`);
   });
 }
 
@@ -112,25 +142,32 @@ function storeFailure(err: StoreUnavailableError): AppError {
   return new AppError(err instanceof CommitOutcomeUnknownError ? 'STORE_COMMIT_UNKNOWN' : 'STORE_UNAVAILABLE', undefined, { cause: err.cause ?? err });
 }
 
-/** Fastify options that route framework-level failures (bad URLs, broken HTTP) through the same shape. */
-export const errorServerOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> = {
-  frameworkErrors(error, request, reply) {
-    // These requests skip the onRequest hooks, which otherwise echo the request id.
-    reply.header('x-request-id', request.id);
-    const code = FASTIFY_CODES[error.code] ?? 'BAD_REQUEST';
-    sendError(reply, ERRORS[code].status, ERRORS[code].message);
-  },
-  clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
-    if (!socket.writable) return socket.destroy(error);
-    const code: ErrorCode =
-      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT'
-      : error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE'
-      : 'BAD_HTTP';
-    const { status, message } = ERRORS[code];
-    const body = JSON.stringify(errorBody(status, message));
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  },
-};
+/**
+ * Fastify options that route framework-level failures (bad URLs, broken HTTP) through the same shape;
+ * `log` takes the access line of the answers that skip Fastify's hooks.
+ */
+export function errorServerOptions(log: FastifyBaseLogger): Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> {
+  return {
+    frameworkErrors(error, request, reply) {
+      // These requests skip the onRequest hooks, which otherwise echo the request id.
+      reply.header('x-request-id', request.id);
+      const code = FASTIFY_CODES[error.code] ?? 'BAD_REQUEST';
+      sendError(reply, code);
+      logUnhookedAnswer(log, code, { reqId: request.id, method: request.method, path: pathOf(request.url) });
+    },
+    clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
+      if (!socket.writable) return socket.destroy(error);
+      const code: ErrorCode =
+        error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT'
+        : error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE'
+        : 'BAD_HTTP';
+      const { status, message } = ERRORS[code];
+      const body = JSON.stringify(errorBody(status, message));
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      logUnhookedAnswer(log, code);
+    },
+  };
+}

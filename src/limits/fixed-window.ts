@@ -1,5 +1,6 @@
 // Fixed-window counters per key (a token id, a client address), in process memory with a cap on keys,
 // so a flood of distinct keys cannot grow memory without bound.
+import { systemClock, type Clock } from '../clock.js';
 
 /** Where a key stands in its current window. */
 export interface WindowState {
@@ -24,9 +25,9 @@ export function createFixedWindowLimiter(options: {
   limit: number;
   windowMs: number;
   maxKeys?: number;
-  now?: () => number;
+  clock?: Clock;
 }): FixedWindowLimiter {
-  const { limit, windowMs, maxKeys = 10_000, now = Date.now } = options;
+  const { limit, windowMs, maxKeys = 10_000, clock = systemClock } = options;
   const windows = new Map<string, { start: number; count: number }>();
   const windowS = Math.ceil(windowMs / 1000);
 
@@ -43,7 +44,7 @@ export function createFixedWindowLimiter(options: {
 
   return {
     hit(key) {
-      const t = now();
+      const t = clock.now();
       let w = current(key, t);
       if (!w) {
         // Oldest window out first: a key that falls out merely starts afresh, which errs on the lenient side.
@@ -58,7 +59,7 @@ export function createFixedWindowLimiter(options: {
       return result;
     },
     peek(key) {
-      const t = now();
+      const t = clock.now();
       const w = current(key, t);
       return w ? state(w.count, w.start, t) : { limit, windowS, remaining: limit, resetS: windowS };
     },

@@ -1,24 +1,48 @@
-// Rate limits around the bearer guard: the per-address failure throttle's 429 gains the RateLimit fields,
-// and an authenticated request counts against its token (request.tokenId), whatever verified it.
+// The security hook of an operation: runs the bearer guard, and reads its result for the rate limits (the
+// per-address failure throttle's 429 gains its RateLimit fields; an authenticated request counts against its
+// token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { FailureThrottle } from '../auth/failure-throttle.js';
+import type { AuthFailureReason, BearerGuard } from '../auth/bearer-guard.js';
 import { AppError } from '../errors.js';
 import { rateLimitHeaders, type FixedWindowLimiter } from './fixed-window.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the bearer token is verified. */
+    tokenId?: string;
+  }
+}
+
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-export function withRateLimits(authenticate: Hook, throttle: FailureThrottle, perToken: FixedWindowLimiter | undefined): Hook {
+export interface RateLimits {
+  /** The counter behind the per-address failure throttle (policy "auth-failures"). */
+  failures: FixedWindowLimiter;
+  /** Requests per token and window; undefined when RATE_LIMIT=off. */
+  perToken?: FixedWindowLimiter;
+  /** Told the reason of every refusal (metrics). */
+  onFailure?: (reason: AuthFailureReason) => void;
+}
+
+export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
+  const { failures, perToken, onFailure } = limits;
   return async function rateLimited(request, reply) {
-    try {
-      await authenticate(request, reply);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'TOO_MANY_AUTH_FAILURES') {
-        throw new AppError(err.code, err.message, { headers: { ...throttle.headers(request.ip), ...err.headers } });
+    const result = await guard(request);
+    if (!result.ok) {
+      if (onFailure) {
+        try {
+          onFailure(result.reason);
+        } catch {
+          // An observer never changes the answer.
+        }
       }
-      throw err;
+      const headers = result.reason === 'throttled' ? { ...rateLimitHeaders('auth-failures', failures.peek(request.ip)), ...result.headers } : result.headers;
+      throw new AppError(result.code, result.message, { headers });
     }
-    if (!perToken || request.tokenId === undefined) return;
-    const state = perToken.hit(request.tokenId);
+    const tokenId = result.token.id;
+    request.tokenId = tokenId;
+    if (!perToken) return;
+    const state = perToken.hit(tokenId);
     const headers = rateLimitHeaders('token', state);
     if (!state.allowed) throw new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } });
     // On every answer to this request, success or error, so clients can pace themselves before a 429.

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 
 function postWith(s: TestApp, token: string, id: number): Promise<Response> {
   return fetch(`${s.url}/plants`, {
@@ -20,8 +21,6 @@ async function assertInvalidToken(res: Response, reason: RegExp): Promise<void> 
   await errorOf(res);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 test('a token whose expiry has passed gets 401 invalid_token', async (t) => {
   const s = await startApp(t);
   const { secret } = await s.tokens.create({ name: 'old', scopes: ['plants:read', 'plants:write'], expiresAt: new Date(Date.now() - 60_000) });
@@ -30,11 +29,14 @@ test('a token whose expiry has passed gets 401 invalid_token', async (t) => {
 });
 
 test('a token with a future expiry works until then, and stops at its expiry even while cached', async (t) => {
-  const s = await startApp(t, { config: { tokenCacheTtlMs: 5_000 } });
-  const expiresAt = new Date(Date.now() + 1_500);
+  const clock = testClock();
+  const s = await startApp(t, { config: { tokenCacheTtlMs: 5_000 }, clock });
+  const expiresAt = new Date(clock.now() + 1_500);
   const { secret } = await s.tokens.create({ name: 'short', scopes: ['plants:write'], expiresAt });
   assert.equal((await postWith(s, secret, 1)).status, 200);
-  await sleep(expiresAt.getTime() - Date.now() + 50);
+  clock.advance(1_000);
+  assert.equal((await postWith(s, secret, 3)).status, 200, 'still works just before its expiry');
+  clock.advance(expiresAt.getTime() - clock.now() + 50);
   // The verified token sits in the 5 s cache; its expiry still applies.
   await assertInvalidToken(await postWith(s, secret, 2), /expired/);
   assert.equal(await s.store.getPlant(2n), undefined);
@@ -54,12 +56,13 @@ test('a token revoked through the service is refused at once, and other tokens k
 });
 
 test('a revoked token stays refused, also after its cache entry would have expired', async (t) => {
-  const s = await startApp(t, { config: { tokenCacheTtlMs: 200 } });
+  const clock = testClock();
+  const s = await startApp(t, { config: { tokenCacheTtlMs: 200 }, clock });
   const { token, secret } = await s.tokens.create({ name: 'ci', scopes: ['plants:write'] });
   await s.tokens.revoke(token.id);
   for (let i = 0; i < 3; i++) {
     await assertInvalidToken(await postWith(s, secret, 10 + i), /revoked/);
-    await sleep(250);
+    clock.advance(250);
   }
   assert.equal(await s.store.countPlants(), 0);
 });

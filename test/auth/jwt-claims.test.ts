@@ -4,12 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint } from '../helpers/jwt-issuer.js';
 
 const SECRET = 'claims-test-secret-0123456789abcdef';
 const key = { secret: SECRET };
 const config: Partial<Config> = { jwtHs256Secret: SECRET, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE], jwtClockSkewMs: 30_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('exp and nbf are checked with the configured clock skew', async (t) => {
   const s = await startApp(t, { config });
@@ -21,6 +21,20 @@ test('exp and nbf are checked with the configured clock skew', async (t) => {
   const early = await mint(key, { notBefore: 120, claims: read });
   await assertInvalidToken(await listPlants(s.url, early), /not valid yet/, early);
   assert.equal((await listPlants(s.url, await mint(key, { notBefore: 10, claims: read }))).status, 200);
+});
+
+test('exp and nbf are read against the service clock, skew included', async (t) => {
+  const clock = testClock();
+  const s = await startApp(t, { config: { ...config, tokenCacheTtlMs: 0 }, clock });
+  const read = { scope: 'plants:read' };
+  const early = await mint(key, { notBefore: 120, expiresIn: 600, claims: read });
+  await assertInvalidToken(await listPlants(s.url, early), /not valid yet/, early);
+  clock.advance(100_000);
+  assert.equal((await listPlants(s.url, early)).status, 200, 'inside the 30 s skew before nbf');
+  clock.advance(520_000);
+  assert.equal((await listPlants(s.url, early)).status, 200, 'inside the 30 s skew after exp');
+  clock.advance(40_000);
+  await assertInvalidToken(await listPlants(s.url, early), /expired/, early);
 });
 
 test('a token for another audience or from another issuer, or without exp or sub, is refused', async (t) => {
@@ -67,11 +81,12 @@ test('scopes come from scope (space-separated) or scp (list or string); unknown 
 });
 
 test('a cached verified token stops working at its exp', async (t) => {
-  const s = await startApp(t, { config: { ...config, jwtClockSkewMs: 0, tokenCacheTtlMs: 4_000 } });
+  const clock = testClock();
+  const s = await startApp(t, { config: { ...config, jwtClockSkewMs: 0, tokenCacheTtlMs: 4_000 }, clock });
   const token = await mint(key, { expiresIn: 2, claims: { scope: 'plants:read' } });
   assert.equal((await listPlants(s.url, token)).status, 200);
   const exp = (Math.floor(Date.now() / 1000) + 2) * 1000;
-  await sleep(Math.max(0, exp - Date.now()) + 1_100);
+  clock.advance(Math.max(0, exp - clock.now()) + 1_100);
   await assertInvalidToken(await listPlants(s.url, token), /expired/, token);
 });
 

@@ -3,15 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
+import { testClock } from '../helpers/clock.js';
 import { mint, signingKey, startJwksServer } from '../helpers/jwt-issuer.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('an outdated key set is used while the JWKS server is down; its keys still verify, others do not', async (t) => {
   const key = await signingKey('ES256', 'k1');
   const jwks = await startJwksServer(t, [key.jwk]);
   const errors: string[] = [];
+  const clock = testClock();
   const verifier = createJwtVerifier({
+    clock,
     key: { kind: 'jwks', url: jwks.url, timeoutMs: 500, cooldownMs: 100, maxAgeMs: 200 },
     clockSkewMs: 0,
     cacheTtlMs: 0,
@@ -29,7 +30,7 @@ test('an outdated key set is used while the JWKS server is down; its keys still 
   assert.equal(jwks.fetches(), 1);
 
   await jwks.close();
-  await sleep(250);
+  clock.advance(250);
   // The set is older than maxAge: a refresh is tried, fails, and the last keys answer.
   const stale = await verifier.verify(await mint(key, { subject: 'user-2', claims: { scope: 'plants:read' } }));
   assert.ok(stale.ok, JSON.stringify(stale));

@@ -5,9 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken, type JwksServer } from '../helpers/jwt-issuer.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function jwksConfig(jwks: JwksServer, more: Partial<Config> = {}): Partial<Config> {
   return { jwtJwksUrl: jwks.url, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE], jwtJwksTimeoutMs: 1_000, jwtJwksCooldownMs: 30_000, ...more };
@@ -48,14 +47,15 @@ test('an unknown kid triggers one JWKS refetch: a rotated-in key works, a flood 
     Array.from({ length: 20 }, async (_, i) => mint(await signingKey('ES256', `stranger-${i}`), { claims: { scope: 'plants:read' } })),
   );
   const jwks = await startJwksServer(t, [old.jwk]);
-  const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksCooldownMs: 1_000 }) });
+  const clock = testClock();
+  const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksCooldownMs: 1_000 }), clock });
 
   assert.equal((await listPlants(s.url, await mint(old, { claims: { scope: 'plants:read' } }))).status, 200);
   assert.equal(jwks.fetches(), 1);
 
   // The IdP rotates: the new key is published, tokens start carrying its kid.
   jwks.setKeys([next.jwk]);
-  await sleep(1_100);
+  clock.advance(1_100);
   const rotated = await mint(next, { claims: { scope: 'plants:read' } });
   assert.equal((await listPlants(s.url, rotated)).status, 200);
   assert.equal(jwks.fetches(), 2, 'the unknown kid caused exactly one refetch');
@@ -65,8 +65,8 @@ test('an unknown kid triggers one JWKS refetch: a rotated-in key works, a flood 
   for (const [i, res] of answers.entries()) await assertInvalidToken(res, /no known key matches it/, strangers[i]!);
   assert.equal(jwks.fetches(), 2, 'a flood of unknown kids fetched the key set again');
 
-  // The retired key is gone from the set the service now holds.
-  const retired = await mint(old, { claims: { scope: 'plants:read' } });
+  // The retired key is gone from the set the service now holds (another subject: a token the cache never saw).
+  const retired = await mint(old, { subject: 'user-2', claims: { scope: 'plants:read' } });
   await assertInvalidToken(await listPlants(s.url, retired), /no known key/, retired);
   assert.equal((await listPlants(s.url, rotated)).status, 200);
   assert.ok(jwks.fetches() <= 3, `fetches: ${jwks.fetches()}`);
@@ -111,7 +111,8 @@ test('a JWKS server that is down, failing, hanging or too large gives a quick 40
   for (const mode of ['error', 'hang', 'huge'] as const) {
     const jwks = await startJwksServer(t, [key.jwk]);
     jwks.setMode(mode);
-    const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksTimeoutMs: 500 }) });
+    const clock = testClock();
+    const s = await startApp(t, { config: jwksConfig(jwks, { jwtJwksTimeoutMs: 500 }), clock });
     started = Date.now();
     await assertInvalidToken(await listPlants(s.url, token), /keys are unavailable/, token);
     assert.ok(Date.now() - started < 2_000, `${mode}: took ${Date.now() - started} ms`);
@@ -121,7 +122,10 @@ test('a JWKS server that is down, failing, hanging or too large gives a quick 40
     assert.equal(jwks.fetches(), 1, `${mode}: refetched at once after a failure`);
     // Once it recovers, tokens work again (after the short pause that follows a failure).
     jwks.setMode('ok');
-    await sleep(2_100);
+    clock.advance(1_000);
+    await assertInvalidToken(await listPlants(s.url, token), /keys are unavailable/, token);
+    assert.equal(jwks.fetches(), 1, `${mode}: refetched before the pause after a failure ended`);
+    clock.advance(1_100);
     assert.equal((await listPlants(s.url, token)).status, 200, mode);
   }
 });

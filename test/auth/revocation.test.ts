@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { runCli, spawnServer, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 
 const LIMIT_MS = 5_000;
 let nextId = 1;
@@ -18,15 +19,23 @@ function postWith(url: string, token: string): Promise<Response> {
   });
 }
 
-/** Polls until a POST with `token` answers `status`; returns how long that took after `since`. */
-async function untilStatus(url: string, token: string, status: number, since: number): Promise<number> {
+/** How time passes between polls: really for a server in another process, by moving the clock in this one. */
+interface Time {
+  now(): number;
+  pass(ms: number): Promise<void>;
+}
+const realTime: Time = { now: Date.now, pass: (ms) => new Promise((r) => setTimeout(r, ms)) };
+
+/** Polls until a POST with `token` answers `status`; returns how long that took. */
+async function untilStatus(url: string, token: string, status: number, time: Time = realTime): Promise<number> {
+  const since = time.now();
   let last = 0;
-  while (Date.now() - since < LIMIT_MS + 1_000) {
+  while (time.now() - since < LIMIT_MS + 1_000) {
     const res = await postWith(url, token);
     await res.arrayBuffer();
     last = res.status;
-    if (last === status) return Date.now() - since;
-    await new Promise((r) => setTimeout(r, 100));
+    if (last === status) return time.now() - since;
+    await time.pass(100);
   }
   assert.fail(`still ${last} instead of ${status} after ${LIMIT_MS + 1_000} ms`);
 }
@@ -40,14 +49,14 @@ test('the CLI creates and revokes tokens for a running `plant-store serve`, effe
   assert.equal(created.code, 0, created.stderr);
   const secret = created.stdout.trimEnd().split('\n').at(-1)!;
   const id = /tok_[A-Za-z0-9_-]+/.exec(created.stdout)![0];
-  const createdAfter = await untilStatus(server.url, secret, 200, Date.now());
+  const createdAfter = await untilStatus(server.url, secret, 200);
   assert.ok(createdAfter <= LIMIT_MS, `a new token took ${createdAfter} ms to work`);
 
   // The token is now verified and cached by the server; revoke it from another process.
   assert.equal((await postWith(server.url, secret)).status, 200);
   const revoked = await runCli(['token', 'revoke', id], env);
   assert.equal(revoked.code, 0, revoked.stderr);
-  const revokedAfter = await untilStatus(server.url, secret, 401, Date.now());
+  const revokedAfter = await untilStatus(server.url, secret, 401);
   assert.ok(revokedAfter <= LIMIT_MS, `a revoked token kept working for ${revokedAfter} ms`);
 
   // And it stays revoked; the server was never restarted.
@@ -58,19 +67,21 @@ test('the CLI creates and revokes tokens for a running `plant-store serve`, effe
 });
 
 test('a token revoked by another instance on the same database stops working within 5 s', async (t) => {
-  const s = await startApp(t, { config: { authFailuresPerMinute: 1000 } });
+  const clock = testClock();
+  const time: Time = { now: clock.now, pass: async (ms) => clock.advance(ms) };
+  const s = await startApp(t, { config: { authFailuresPerMinute: 1000 }, clock });
   const { store: other } = await openStore(s.databaseUrl);
   t.after(() => other.close());
   const otherTokens = createTokenService(other);
 
   // Created by the other instance: usable here without delay beyond the limit.
   const { token, secret } = await otherTokens.create({ name: 'elsewhere', scopes: ['plants:write'] });
-  assert.ok((await untilStatus(s.url, secret, 200, Date.now())) <= LIMIT_MS);
+  assert.ok((await untilStatus(s.url, secret, 200, time)) <= LIMIT_MS);
 
   // Cached here, then revoked there.
   assert.equal((await postWith(s.url, secret)).status, 200);
   assert.equal(await otherTokens.revoke(token.id), true);
-  const after = await untilStatus(s.url, secret, 401, Date.now());
+  const after = await untilStatus(s.url, secret, 401, time);
   assert.ok(after <= LIMIT_MS, `kept working for ${after} ms`);
   // The server's own test tokens are untouched.
   assert.equal((await postWith(s.url, s.token.write)).status, 200);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTokenService, type TokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
@@ -42,7 +43,7 @@ export interface TestApp {
 
 export async function startApp(
   t: TestContext,
-  options: { config?: Partial<Config>; store?: StoreOptions; databaseUrl?: string } = {},
+  options: { config?: Partial<Config>; store?: StoreOptions; databaseUrl?: string; clock?: Clock } = {},
 ): Promise<TestApp> {
   // Registered before the database is made, so that it runs before the database is removed.
   let close = async () => {};
@@ -53,8 +54,8 @@ export async function startApp(
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, shedEventLoopDelayMs: 0, ...options.config });
   const { store } = await openStore(databaseUrl, options.store);
   close = () => store.close();
-  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
-  const app = await buildApp(config, { store, tokens });
+  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs, clock: options.clock });
+  const app = await buildApp(config, { store, tokens, clock: options.clock });
   close = async () => {
     await app.close();
     await store.close();

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { testClock } from '../helpers/clock.js';
 import { loadConfig } from '../../src/config.js';
 
 const QUOTA = 5;
@@ -50,6 +51,42 @@ test('a token gets its quota per window, with RateLimit fields on every answer, 
   const other = await get(s, '/plants', s.token.read);
   assert.equal(other.status, 200);
   assert.equal(remaining(other), QUOTA - 1);
+});
+
+test('the quota of a token is whole again once its window ends, and not before', async (t) => {
+  const clock = testClock();
+  const s = await startApp(t, { config: { rateLimitPerToken: 2, rateLimitWindowS: 10 }, clock });
+  for (let i = 0; i < 2; i++) await (await get(s, '/plants', s.token.all)).arrayBuffer();
+  const limited = await get(s, '/plants', s.token.all);
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get('retry-after'), '10');
+  await errorOf(limited);
+  clock.advance(9_000);
+  const still = await get(s, '/plants', s.token.all);
+  assert.equal(still.status, 429);
+  assert.equal(still.headers.get('retry-after'), '1');
+  await errorOf(still);
+  clock.advance(1_000);
+  const again = await get(s, '/plants', s.token.all);
+  assert.equal(again.status, 200);
+  assert.equal(remaining(again), 1);
+  await again.arrayBuffer();
+});
+
+test('the failure throttle lifts when its minute ends', async (t) => {
+  const clock = testClock();
+  const s = await startApp(t, { config: { authFailuresPerMinute: 2 }, clock });
+  for (let i = 0; i < 2; i++) await errorOf(await get(s, '/plants', UNKNOWN));
+  clock.advance(59_000);
+  const blocked = await get(s, '/plants', s.token.all);
+  assert.equal(blocked.status, 429);
+  assert.equal(blocked.headers.get('retry-after'), '1');
+  assert.equal(blocked.headers.get('ratelimit'), '"auth-failures";r=0;t=1');
+  await errorOf(blocked);
+  clock.advance(1_000);
+  const open = await get(s, '/plants', s.token.all);
+  assert.equal(open.status, 200);
+  await open.arrayBuffer();
 });
 
 test('anonymous answers and health checks carry no token quota', async (t) => {

@@ -2,7 +2,7 @@
 // X-Request-Id is honoured and echoed), and never a token or a request body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnServer } from '../helpers/app.js';
+import { rawHttp, spawnServer } from '../helpers/app.js';
 import { databaseWithToken, sleep } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -65,4 +65,46 @@ test('request ids are echoed and logged; logs are JSON lines without tokens or b
   assert.ok(!out.includes(token.slice(4, 20)), 'part of a token reached the log');
   assert.ok(!out.includes(wrongToken), 'a rejected token reached the log');
   assert.ok(!out.includes(marker), 'a request body reached the log');
+});
+
+test('the access line of every error answer names its catalogue code; a success names none', async (t) => {
+  const { databaseUrl, token } = await databaseWithToken(t);
+  const server = await spawnServer(t, { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false' });
+  const auth = { authorization: `Bearer ${token}` };
+  const json = { ...auth, 'content-type': 'application/json' };
+  const cases: [id: string, path: string, init: RequestInit, status: number, code: string | undefined][] = [
+    ['ok', '/plants', { headers: auth }, 200, undefined],
+    ['no-token', '/plants', {}, 401, 'UNAUTHENTICATED'],
+    ['bad-token', '/plants', { headers: { authorization: `Bearer pst_${'B'.repeat(43)}` } }, 401, 'INVALID_TOKEN'],
+    ['scope', '/metrics', { headers: auth }, 403, 'INSUFFICIENT_SCOPE'],
+    ['no-plant', '/plants/424242', { headers: auth }, 404, 'PLANT_NOT_FOUND'],
+    ['no-route', '/nowhere', {}, 404, 'ROUTE_NOT_FOUND'],
+    ['method', '/plants', { method: 'PUT', headers: auth }, 405, 'METHOD_NOT_ALLOWED'],
+    ['schema', '/plants', { method: 'POST', headers: json, body: '{"id": "x", "name": "fern"}' }, 400, 'VALIDATION_FAILED'],
+    ['not-json', '/plants', { method: 'POST', headers: json, body: '{"id": 1,' }, 400, 'BODY_MALFORMED'],
+    ['media', '/plants', { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'fern' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['bad-url', '/plants/%zz', { headers: auth }, 400, 'BAD_URL'],
+  ];
+  for (const [id, path, init, status, code] of cases) {
+    const res = await fetch(`${server.url}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-request-id': id } });
+    assert.equal(res.status, status, `${id}: ${await res.text()}`);
+  }
+  // Answered on the bare connection, before Fastify sees a request: still one line with the code.
+  const port = Number(new URL(server.url).port);
+  assert.match(await rawHttp(port, 'POST /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', 200), /^HTTP\/1\.1 417 /);
+  assert.match(await rawHttp(port, 'GARBAGE\r\n\r\n', 200), /^HTTP\/1\.1 400 /);
+  await sleep(100);
+
+  const entries = server.stdout().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = entries.filter((e) => e.msg === 'request completed');
+  for (const [id, , , status, code] of cases) {
+    const entry = lines.find((e) => e.reqId === id);
+    assert.ok(entry, `no "request completed" line for ${id}`);
+    assert.equal(entry.statusCode, status, id);
+    assert.equal(entry.code, code, id);
+    if (code === undefined) assert.ok(!('code' in entry), `${id}: a success names a code`);
+  }
+  const raw = lines.filter((e) => e.reqId === undefined);
+  assert.deepEqual(raw.map((e) => [e.statusCode, e.code]), [[417, 'EXPECTATION_FAILED'], [400, 'BAD_HTTP']]);
+  assert.equal(raw[0]!.path, '/plants');
 });

@@ -1,0 +1,18 @@
+// A clock the test moves (src/clock.ts): real time plus an offset, so that expiry, caches, cooldowns and
+// rate-limit windows are tested by moving time instead of sleeping, while tokens minted "now" stay valid.
+import type { Clock } from '../../src/clock.js';
+
+export interface TestClock extends Clock {
+  /** Moves time forward by `ms`. */
+  advance(ms: number): void;
+}
+
+export function testClock(): TestClock {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      offset += ms;
+    },
+  };
+}
