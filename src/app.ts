@@ -76,6 +76,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       timeoutMs: config.webhookTimeoutMs,
       allowedHosts: config.webhookAllowedHosts,
       concurrency: config.webhookConcurrency,
+      clock,
       logger: logger.child({ component: 'webhooks' }),
       onOutcome: (outcome) => metrics.observeDelivery(outcome),
     });
@@ -170,7 +171,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,
-          now: () => new Date(),
+          clock,
           onDue: () => dispatcher.wake(),
         }),
       ),

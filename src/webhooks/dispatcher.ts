@@ -6,6 +6,7 @@
 // claim skips saturated subscriptions, so a slow or dead receiver holds at most its own few slots while the
 // others keep flowing. A lease lasts the send timeout plus a margin; a dispatcher that dies leaves leases
 // that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
+import { systemClock, type Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type Sender } from './sender.js';
@@ -18,8 +19,8 @@ export interface DispatcherLogger {
 
 export interface DispatcherOptions {
   store: WebhookStore;
-  /** The scheduling clock: due times, attempt times, retry times. Tests pass a controllable one. */
-  now?: () => Date;
+  /** The scheduling clock: due times, attempt times, retry times, leases. Tests pass one they move. */
+  clock?: Clock;
   /** Jitter source in [0, 1). */
   random?: () => number;
   /** Deadline of one attempt (WEBHOOK_TIMEOUT_MS). */
@@ -64,7 +65,8 @@ const LEASE_MARGIN_MS = 5_000;
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const store = options.store;
-  const now = options.now ?? (() => new Date());
+  const clock = options.clock ?? systemClock;
+  const now = () => new Date(clock.now());
   const random = options.random ?? Math.random;
   const log = options.logger;
   const concurrency = Math.max(1, options.concurrency ?? 32);

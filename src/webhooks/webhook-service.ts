@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import type { DeliveryRecord, WebhookStore, WebhookSubscription } from './delivery.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /** Limits of the OpenAPI document's NewWebhook, applied here too so the CLI gets the same rules. */
 export const MAX_URL_LENGTH = 2048;
@@ -33,7 +34,8 @@ export interface WebhookService {
 export interface WebhookServiceOptions {
   /** Hosts the SSRF guard lets through although they resolve to loopback or private addresses. */
   allowedHosts: readonly string[];
-  now?: () => Date;
+  /** The time subscriptions are created at and manual retries are due at. */
+  clock?: Clock;
   /** Called after a delivery was made due again, so a dispatcher in this process can start at once. */
   onDue?: () => void;
 }
@@ -83,7 +85,8 @@ function checkDescription(description: string | undefined): string | null {
 }
 
 export function createWebhookService(store: WebhookStore, options: WebhookServiceOptions): WebhookService {
-  const now = options.now ?? (() => new Date());
+  const clock = options.clock ?? systemClock;
+  const now = () => new Date(clock.now());
 
   async function subscription(id: string): Promise<WebhookSubscription> {
     const sub = await store.getSubscription(id);

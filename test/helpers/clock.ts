@@ -5,6 +5,8 @@ import type { Clock } from '../../src/clock.js';
 export interface TestClock extends Clock {
   /** Moves time forward by `ms`. */
   advance(ms: number): void;
+  /** Moves time forward to `at`, if it is ahead. */
+  advanceTo(at: Date): void;
 }
 
 export function testClock(): TestClock {
@@ -13,6 +15,10 @@ export function testClock(): TestClock {
     now: () => Date.now() + offset,
     advance(ms) {
       offset += ms;
+    },
+    advanceTo(at) {
+      const d = at.getTime() - Date.now() - offset;
+      if (d > 0) offset += d;
     },
   };
 }

@@ -15,6 +15,7 @@ import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from 'plant-store/client';
 import { startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
+import { testClock } from '../helpers/clock.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -208,11 +209,11 @@ async function startWithClock(t: TestContext) {
   const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], webhookTimeoutMs: 2_000 });
   const { store } = await openStore(databaseUrl);
   // Real time plus an offset the test moves forward: rows the server writes with the wall clock are due.
-  const clock = { offset: 0 };
+  const clock = testClock();
   const silent = { debug() {}, info() {}, warn() {} };
   const dispatcher: Dispatcher = createDispatcher({
     store: store.webhooks,
-    now: () => new Date(Date.now() + clock.offset),
+    clock,
     random: () => 0.5,
     timeoutMs: config.webhookTimeoutMs,
     allowedHosts: config.webhookAllowedHosts,
@@ -239,9 +240,9 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
   assert.equal(await s.dispatcher.runOnce(), 1);
   for (const delay of RETRY_SCHEDULE_MS) {
     // Not due yet: nothing is sent before its time.
-    s.clock.offset += delay - 1_000;
+    s.clock.advance(delay - 1_000);
     assert.equal(await s.dispatcher.runOnce(), 0);
-    s.clock.offset += 2_000;
+    s.clock.advance(2_000);
     assert.equal(await s.dispatcher.runOnce(), 1);
   }
   const [failed] = await deliveries(s.call, sub.id);
@@ -252,7 +253,7 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
   // Every attempt of the event carried the same webhook-id.
   assert.equal(r.received.length, RETRY_SCHEDULE_MS.length + 1);
   assert.deepEqual(new Set(r.received.map((x) => x.headers['webhook-id'])), new Set([failed!.eventId]));
-  s.clock.offset += 48 * 3_600_000;
+  s.clock.advance(48 * 3_600_000);
   assert.equal(await s.dispatcher.runOnce(), 0, 'a failed delivery is not tried again by itself');
 
   // Unknown delivery of a known subscription, and a delivery of another subscription, are 404.
@@ -289,7 +290,7 @@ test('deleting a subscription cancels its pending delivery; the deliveries of a 
   assert.equal(await s.dispatcher.runOnce(), 1);
   assert.equal((await deliveries(s.call, sub.id))[0]!.status, 'pending');
   assert.equal((await s.call.DELETE('/webhooks/{id}', { params: { path: { id: sub.id } } })).response.status, 204);
-  s.clock.offset += 60_000;
+  s.clock.advance(60_000);
   assert.equal(await s.dispatcher.runOnce(), 0, 'nothing is sent to a deleted subscription');
   clientError(await s.call.GET('/webhooks/{id}/deliveries', { params: { path: { id: sub.id } } }), 404);
   assert.equal(r.received.length, 1);

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import { USER_AGENT } from '../../src/webhooks/sender.js';
-import { addSubscription, fakeClock, onlyDelivery, startDeliveryApp, startReceiver, type Reply } from './delivery-support.js';
+import { testClock } from '../helpers/clock.js';
+import { addSubscription, onlyDelivery, startDeliveryApp, startReceiver, type Reply } from './delivery-support.js';
 
 const plantJson = (id: bigint | number, name = `plant-${id}`, tag?: string) =>
   `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;
@@ -14,8 +15,8 @@ const plantJson = (id: bigint | number, name = `plant-${id}`, tag?: string) =>
 test('a delivery is a signed POST of the exact NewPlant bytes with the Standard Webhooks headers', async (t) => {
   let secret = '';
   const rx = await startReceiver(t, () => secret);
-  const clock = fakeClock();
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now } });
+  const clock = testClock();
+  const s = await startDeliveryApp(t, { dispatcher: { clock } });
   secret = (await addSubscription(s.store, rx.url)).secret;
   assert.equal(await s.postPlant(plantJson(9223372036854775807n, 'Ficus 🌿 "x"', 'indoor')), 200);
   assert.equal(await s.dispatcher.runOnce(), 1);
@@ -46,11 +47,11 @@ test('a delivery is a signed POST of the exact NewPlant bytes with the Standard 
 test('failures follow the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) within jitter, every attempt with the same webhook-id, then failed', async (t) => {
   let secret = '';
   const rx = await startReceiver(t, () => secret, () => ({ status: 500 }));
-  const clock = fakeClock();
+  const clock = testClock();
   // Alternate the jitter extremes: every delay must stay within +-10% of the schedule.
   let flip = 0;
   const random = () => (flip++ % 2 === 0 ? 0 : 0.999999);
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now, random } });
+  const s = await startDeliveryApp(t, { dispatcher: { clock, random } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   assert.equal(await s.postPlant(plantJson(1)), 200);
@@ -91,7 +92,7 @@ test('failures follow the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) wi
   assert.deepEqual(rx.problems, []);
 
   // A manual retry gives it a new round, due now, same event id.
-  assert.equal(await s.store.webhooks.retryDelivery(sub.id, (await onlyDelivery(s.store, sub.id)).id, clock.now()), true);
+  assert.equal(await s.store.webhooks.retryDelivery(sub.id, (await onlyDelivery(s.store, sub.id)).id, new Date(clock.now())), true);
   rx.reply = () => ({ status: 204 });
   assert.equal(await s.dispatcher.runOnce(), 1);
   const d = await onlyDelivery(s.store, sub.id);
@@ -102,10 +103,10 @@ test('failures follow the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) wi
 
 test('429 and 503 with Retry-After wait at least that long; the delivery then succeeds', async (t) => {
   let secret = '';
-  const clock = fakeClock();
+  const clock = testClock();
   const replies: Reply[] = [];
   const rx = await startReceiver(t, () => secret, (_r, n) => replies[n] ?? { status: 200 });
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now, random: () => 0.5 } });
+  const s = await startDeliveryApp(t, { dispatcher: { clock, random: () => 0.5 } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   assert.equal(await s.postPlant(plantJson(7)), 200);
@@ -120,7 +121,7 @@ test('429 and 503 with Retry-After wait at least that long; the delivery then su
   clock.advanceTo(d.nextAttemptAt!);
 
   // An HTTP-date, two hours ahead of the (fake) now.
-  replies.push({ status: 503, headers: { 'retry-after': new Date(clock.now().getTime() + 2 * 3600_000).toUTCString() } });
+  replies.push({ status: 503, headers: { 'retry-after': new Date(clock.now() + 2 * 3600_000).toUTCString() } });
   assert.equal(await s.dispatcher.runOnce(), 1);
   d = await onlyDelivery(s.store, sub.id);
   gap = d.nextAttemptAt!.getTime() - d.attempts[1]!.at.getTime();
@@ -148,9 +149,9 @@ test('410 Gone disables the subscription, cancels its other deliveries, and new 
   let okSecret = '';
   const gone = await startReceiver(t, () => goneSecret, () => ({ status: 410 }));
   const fine = await startReceiver(t, () => okSecret);
-  const clock = fakeClock();
+  const clock = testClock();
   // One at a time per subscription, so the 410 lands before the next delivery to it is claimed.
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now, perSubscription: 1 } });
+  const s = await startDeliveryApp(t, { dispatcher: { clock, perSubscription: 1 } });
   const g = await addSubscription(s.store, gone.url, 'wh_gone');
   const f = await addSubscription(s.store, fine.url, 'wh_fine');
   goneSecret = g.secret;
@@ -179,8 +180,8 @@ test('410 Gone disables the subscription, cancels its other deliveries, and new 
 test('a receiver that does not answer in time is a failed attempt (timeout), retried later', async (t) => {
   let secret = '';
   const rx = await startReceiver(t, () => secret, () => 'hang');
-  const clock = fakeClock();
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now, timeoutMs: 300 } });
+  const clock = testClock();
+  const s = await startDeliveryApp(t, { dispatcher: { clock, timeoutMs: 300 } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   assert.equal(await s.postPlant(plantJson(5)), 200);
@@ -202,8 +203,8 @@ test('a redirect is not followed: 3xx is a failed attempt and the Location is ne
   const rx = await startReceiver(t, () => secret, (r) =>
     r.path === '/hooks' ? { status: 302, headers: { location: '/elsewhere' } } : { status: 200 },
   );
-  const clock = fakeClock();
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now } });
+  const clock = testClock();
+  const s = await startDeliveryApp(t, { dispatcher: { clock } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   assert.equal(await s.postPlant(plantJson(6)), 200);
@@ -218,10 +219,10 @@ test('a redirect is not followed: 3xx is a failed attempt and the Location is ne
 test('connection refused and internal addresses refused at connect time are failed attempts; nothing reaches them', async (t) => {
   let secret = '';
   const rx = await startReceiver(t, () => secret);
-  const clock = fakeClock();
+  const clock = testClock();
   // Not allowlisted here: 127.0.0.1 and localhost must be refused by the sender itself, even though the
   // subscription rows exist (written around the API's own check).
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now, allowedHosts: [] } });
+  const s = await startDeliveryApp(t, { dispatcher: { clock, allowedHosts: [] } });
   const closed = await startReceiver(t, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
   const closedUrl = closed.url;
   await closed.close();
@@ -238,7 +239,7 @@ test('connection refused and internal addresses refused at connect time are fail
   assert.match(name.error ?? '', /refusing to connect: localhost resolves to .*loopback/);
 
   // With the address allowlisted (as the tests' WEBHOOK_ALLOWED_HOSTS does), a closed port is a connection error.
-  const s2 = await startDeliveryApp(t, { dispatcher: { now: clock.now } });
+  const s2 = await startDeliveryApp(t, { dispatcher: { clock } });
   const dead = await addSubscription(s2.store, closedUrl);
   assert.equal(await s2.postPlant(plantJson(9)), 200);
   await s2.dispatcher.runOnce();
@@ -250,8 +251,8 @@ test('connection refused and internal addresses refused at connect time are fail
 test('an idempotent replay of POST /plants emits no second event; a conflict emits none either', async (t) => {
   let secret = '';
   const rx = await startReceiver(t, () => secret);
-  const clock = fakeClock();
-  const s = await startDeliveryApp(t, { dispatcher: { now: clock.now } });
+  const clock = testClock();
+  const s = await startDeliveryApp(t, { dispatcher: { clock } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   const body = plantJson(42, 'Monstera', 'big');

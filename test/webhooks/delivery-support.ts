@@ -135,22 +135,6 @@ export async function startReceiver(
   return r;
 }
 
-/** A clock the test moves: real time plus an offset. */
-export function fakeClock() {
-  let offset = 0;
-  return {
-    now: () => new Date(Date.now() + offset),
-    advance(ms: number) {
-      offset += ms;
-    },
-    /** Moves the clock to `at` (if it is ahead). */
-    advanceTo(at: Date) {
-      const d = at.getTime() - Date.now() - offset;
-      if (d > 0) offset += d;
-    },
-  };
-}
-
 export async function addSubscription(store: Store, url: string, id = 'wh_' + Math.random().toString(36).slice(2)): Promise<WebhookSubscription> {
   const sub: WebhookSubscription = {
     id,
