@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { parseIntegerParameter } from './json-body.js';
 import YAML from 'yaml';
+import { readDecimalInteger } from '../json/lossless-json.js';
 
 export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
 
@@ -121,7 +121,7 @@ const INT64_BOUND = 2 ** 63;
 /**
  * Ajv in the document's own dialect (JSON Schema 2020-12). No type coercion: a string id stays a string
  * and fails. OpenAPI's own annotation keywords are known to strict mode. int64 bounds see the views that
- * parseJsonBody gives long literals, so an integer one past either end is rejected.
+ * parseJson gives long literals, so an integer one past either end is rejected.
  */
 export function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: true, removeAdditional: false });
@@ -142,7 +142,7 @@ export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: str
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
   const wrapped = ((data: Record<string, unknown>) => {
-    for (const key of integers) parseIntegerParameter(data, key);
+    for (const key of integers) readDecimalInteger(data, key);
     const ok = validate(data);
     wrapped.errors = validate.errors;
     return ok;

@@ -1,7 +1,7 @@
 // HTTP handlers of the plant operations, keyed by the operationIds of the OpenAPI document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components, operations } from '../http/contract-types.js';
-import { exactInteger } from '../http/json-body.js';
+import { exactInteger } from '../json/lossless-json.js';
 import type { PlantRecord } from './plant.js';
 import type { PlantService } from './plant-service.js';
 
