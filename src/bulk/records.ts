@@ -1,6 +1,6 @@
 // Import formats: each input line (or CSV record) becomes a plant, validated by the API's rules, or the
-// reason it is invalid. JSON Lines use the API's int64-exact JSON parser; CSV follows RFC 4180.
-import { exactInteger, parseJsonBody } from '../http/json-body.js';
+// reason it is invalid. JSON Lines use the API's int64-exact JSON parser (src/json/); CSV follows RFC 4180.
+import { exactInteger, parseJson } from '../json/lossless-json.js';
 import type { PlantRecord } from '../plants/plant.js';
 import type { Line } from './lines.js';
 
@@ -31,7 +31,7 @@ export function parseJsonLine(line: Line): Parsed | undefined {
   if (line.text.trim() === '') return undefined;
   let value: unknown;
   try {
-    value = parseJsonBody(line.text);
+    value = parseJson(line.text);
   } catch (err) {
     return { line: line.n, error: `not valid JSON: ${(err as Error).message.slice(0, 120)}` };
   }

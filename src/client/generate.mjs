@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // Generates src/client/schema.ts from openapi/plant-store.yaml: the openapi-typescript types of the whole
 // API (every `format: int64` typed as bigint) and a table of where int64 values sit in response bodies,
-// which the client uses to parse those values exactly (see json.ts).
+// which the client uses to parse those values exactly (src/json/).
 //
 //   node src/client/generate.mjs            writes src/client/schema.ts   (npm run generate:client)
 //   node src/client/generate.mjs --stdout   prints it instead (the freshness test compares the two)
 //
-// Build-time only: the client itself (index.ts, json.ts, schema.ts) has no node: imports.
+// Build-time only: the client itself (index.ts, schema.ts, ../json/) has no node: imports.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { parse } from 'yaml';
+// The same int64 paths the server decodes requests by (TypeScript that Node runs as it is).
+import { int64Paths, isInt64 } from '../json/int64-paths.ts';
 
 const ROOT = new URL('../../', import.meta.url);
 export const DOCUMENT = fileURLToPath(new URL('openapi/plant-store.yaml', ROOT));
@@ -19,37 +21,10 @@ export const OUTPUT = fileURLToPath(new URL('src/client/schema.ts', ROOT));
 
 const BIGINT = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword);
 
-function isInt64(schema) {
-  if (!schema || typeof schema !== 'object' || schema.format !== 'int64') return false;
-  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-  return types.includes('integer');
-}
-
-/** Locations of int64 values in a schema: "" is the value itself, "/id" a property, "/*" every array item. */
-function int64Locations(doc, schema, prefix = '', seen = new Set()) {
-  if (!schema || typeof schema !== 'object') return [];
-  if (typeof schema.$ref === 'string') {
-    if (seen.has(schema.$ref)) return [];
-    const target = schema.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((node, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-    return int64Locations(doc, target, prefix, new Set([...seen, schema.$ref]));
-  }
-  const out = [];
-  if (isInt64(schema)) out.push(prefix);
-  for (const key of ['allOf', 'anyOf', 'oneOf']) for (const sub of schema[key] ?? []) out.push(...int64Locations(doc, sub, prefix, seen));
-  for (const [name, sub] of Object.entries(schema.properties ?? {})) {
-    out.push(...int64Locations(doc, sub, `${prefix}/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, seen));
-  }
-  if (schema.items) out.push(...int64Locations(doc, schema.items, `${prefix}/*`, seen));
-  return [...new Set(out)].sort();
-}
+const pointer = (doc, ref) => ref.replace(/^#\//, '').split('/').reduce((n, k) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
 
 function resolve(doc, node) {
-  while (node && typeof node.$ref === 'string') {
-    node = node.$ref.replace(/^#\//, '').split('/').reduce((n, k) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-  }
+  while (node && typeof node.$ref === 'string') node = pointer(doc, node.$ref);
   return node;
 }
 
@@ -64,7 +39,7 @@ function responseInt64Table(doc) {
         const response = resolve(doc, ref);
         for (const [type, media] of Object.entries(response?.content ?? {})) {
           if (!/json/i.test(type)) continue;
-          const locations = int64Locations(doc, media.schema);
+          const locations = int64Paths(media.schema, (ref) => pointer(doc, ref));
           if (locations.length === 0) continue;
           const key = `${method.toUpperCase()} ${path}`;
           (table[key] ??= {})[status] = locations;

@@ -3,11 +3,23 @@
 // through openapi-fetch, so every path, method, parameter and body is checked against the document.
 // Only fetch is used; no node: imports.
 import createClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
-import { parseJson, stringifyJson } from './json.js';
+import { int64Decoder } from '../json/int64-decoder.js';
+import { parseJsonRoot, stringifyJson } from '../json/lossless-json.js';
 import { responseInt64, type components, type operations, type paths } from './schema.js';
 
 export type { paths, components, operations };
-export { parseJson, stringifyJson };
+export { stringifyJson };
+
+/**
+ * Parses JSON text as JSON.parse does, except that the numbers at `int64At` paths ("" the value itself, "/id"
+ * a property, "/*" every array item, as in schema.ts's `responseInt64`) become bigints, digit for digit. An
+ * int64 path holding anything but an int64 integer (which the document forbids) keeps JSON.parse's value.
+ */
+export function parseJson(text: string, int64At: readonly string[] = []): unknown {
+  const root = parseJsonRoot(text, 'double');
+  int64Decoder(int64At)?.(root, 'value');
+  return root.value;
+}
 
 /** A plant as sent to POST /plants and read back from GET /plants and GET /plants/{id}. `id` is a bigint. */
 export type NewPlant = components['schemas']['NewPlant'];

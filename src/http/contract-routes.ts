@@ -1,12 +1,27 @@
 // The contract is the router: every operation of the OpenAPI document becomes a route whose handler is
 // found by operationId, whose validation and serialization come from the document's schemas, and whose
 // security hook comes from its security requirements. A missing handler stops start-up.
-import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
+import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract } from './contract.js';
 import type { ScopeRequirement } from '../auth/bearer-guard.js';
 
-export type Handlers = Record<string, RouteHandlerMethod>;
+// Each handler declares its own operation's request (OperationRequest), so the table takes any route generic.
+export type Handlers = Record<string, RouteHandlerMethod<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, any>>;
+
+type JsonBody<Op> = Op extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
+
+/**
+ * The request an operation's handler sees once validation has passed, typed by the document (src/client/schema.ts,
+ * the one generated type set): every `format: int64` value of body, path and query is a bigint.
+ */
+export type OperationRequest<Id extends keyof operations> = FastifyRequest<{
+  Body: JsonBody<operations[Id]>;
+  Params: NonNullable<operations[Id]['parameters']['path']>;
+  Querystring: NonNullable<operations[Id]['parameters']['query']>;
+}>;
+
 export type GuardFactory = (requirements: ScopeRequirement[]) => (req: any, reply: any) => Promise<void>;
 
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];

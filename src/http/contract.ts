@@ -2,8 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { parseIntegerParameter } from './json-body.js';
 import YAML from 'yaml';
+import { int64Decoder } from '../json/int64-decoder.js';
+import { int64Paths } from '../json/int64-paths.js';
+import { readDecimalInteger } from '../json/lossless-json.js';
 
 export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
 
@@ -121,7 +123,7 @@ const INT64_BOUND = 2 ** 63;
 /**
  * Ajv in the document's own dialect (JSON Schema 2020-12). No type coercion: a string id stays a string
  * and fails. OpenAPI's own annotation keywords are known to strict mode. int64 bounds see the views that
- * parseJsonBody gives long literals, so an integer one past either end is rejected.
+ * parseJson gives long literals, so an integer one past either end is rejected.
  */
 export function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: true, removeAdditional: false });
@@ -133,19 +135,33 @@ export function createAjv(): Ajv2020 {
 }
 
 /**
- * A validator for one part of a request. Path and query values arrive as text: integer parameters are
- * turned into exact numbers first (no general coercion, so "1.5" or "abc" stay text and fail `integer`).
+ * A validator for one part of a request that hands the handler the values the document means: every
+ * `format: int64` value of a valid body, path or query becomes its exact bigint. Path and query values arrive
+ * as text: integer parameters are turned into exact numbers first (no general coercion, so "1.5" or "abc"
+ * stay text and fail `integer`). Validation itself sees numbers, so its verdicts and messages are Ajv's.
  */
 export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: string | undefined): ValidateFunction {
   const validate = ajv.compile(schema);
-  if (httpPart !== 'querystring' && httpPart !== 'params') return validate;
+  const paths = httpPart === 'body' || httpPart === 'params' || httpPart === 'querystring' ? int64Paths(schema) : [];
+  if (paths.includes('')) throw new Error(`a ${httpPart} that is itself an int64 is not supported`);
+  const decode = int64Decoder(paths);
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
+  const integers = httpPart === 'querystring' || httpPart === 'params' ? Object.keys(properties).filter((k) => properties[k]?.type === 'integer') : [];
+  if (decode === undefined && integers.length === 0) return validate;
+  // Validation is synchronous: one holder serves every request.
+  const holder = { value: undefined as unknown };
   const wrapped = ((data: Record<string, unknown>) => {
-    for (const key of integers) parseIntegerParameter(data, key);
-    const ok = validate(data);
-    wrapped.errors = validate.errors;
-    return ok;
+    for (const key of integers) readDecimalInteger(data, key);
+    if (!validate(data)) {
+      wrapped.errors = validate.errors;
+      return false;
+    }
+    if (decode) {
+      holder.value = data;
+      decode(holder, 'value');
+      holder.value = undefined;
+    }
+    return true;
   }) as ValidateFunction;
   return wrapped;
 }

@@ -1,8 +1,8 @@
-// The only request body parser: application/json in UTF-8, int64-exact (json-body.ts). Anything else is 415.
+// The only request body parser: application/json in UTF-8, int64-exact (src/json/). Anything else is 415.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
-import { malformedJson, parseJsonBody } from './json-body.js';
+import { parseJson } from '../json/lossless-json.js';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
@@ -27,10 +27,16 @@ export function registerJsonParser(app: FastifyInstance): void {
     if (!isUtf8(buffer)) return done(new AppError('BODY_NOT_UTF8'), undefined);
     let value: unknown;
     try {
-      value = parseJsonBody(buffer.toString('utf8'));
+      value = parseJson(buffer.toString('utf8'));
     } catch (err) {
       return done(malformedJson(err), undefined);
     }
     done(null, value);
   });
+}
+
+/** Turns a parse failure into the client's 400. */
+export function malformedJson(err: unknown): AppError {
+  const detail = err instanceof SyntaxError ? `: ${err.message}` : '';
+  return new AppError('BODY_MALFORMED', `The request body is not valid JSON${detail.slice(0, 200)}`);
 }

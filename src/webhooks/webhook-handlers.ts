@@ -1,17 +1,14 @@
 // HTTP handlers of the webhook subscription operations, keyed by the operationIds of the OpenAPI document.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { components, operations } from '../http/contract-types.js';
+import type { FastifyReply } from 'fastify';
+import type { components } from '../client/schema.js';
+import type { OperationRequest } from '../http/contract-routes.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
 import { EVENT_TYPES } from './events.js';
 import type { WebhookService } from './webhook-service.js';
 
-type NewWebhook = components['schemas']['NewWebhook'];
 type Webhook = components['schemas']['Webhook'];
 type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 type WebhookDelivery = components['schemas']['WebhookDelivery'];
-type DeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
-type IdParams = { id: string };
-type DeliveryParams = { id: string; deliveryId: string };
 
 /** A subscription as the API shows it: never the secret; `disabledReason` only when disabled. */
 export function webhookBody(sub: WebhookSubscription): Webhook {
@@ -45,8 +42,8 @@ export function deliveryBody(d: DeliveryRecord): WebhookDelivery {
 
 export function webhookHandlers(service: WebhookService) {
   return {
-    async createWebhook(request: FastifyRequest, reply: FastifyReply): Promise<WebhookWithSecret> {
-      const body = request.body as NewWebhook;
+    async createWebhook(request: OperationRequest<'createWebhook'>, reply: FastifyReply): Promise<WebhookWithSecret> {
+      const body = request.body;
       const { subscription, secret } = await service.create(
         body.description === undefined ? { url: body.url } : { url: body.url, description: body.description },
       );
@@ -59,22 +56,22 @@ export function webhookHandlers(service: WebhookService) {
       return (await service.list()).map(webhookBody);
     },
 
-    async getWebhook(request: FastifyRequest): Promise<Webhook> {
-      return webhookBody(await service.get((request.params as IdParams).id));
+    async getWebhook(request: OperationRequest<'getWebhook'>): Promise<Webhook> {
+      return webhookBody(await service.get(request.params.id));
     },
 
-    async deleteWebhook(request: FastifyRequest, reply: FastifyReply) {
-      await service.remove((request.params as IdParams).id);
+    async deleteWebhook(request: OperationRequest<'deleteWebhook'>, reply: FastifyReply) {
+      await service.remove(request.params.id);
       return reply.code(204).send();
     },
 
-    async listWebhookDeliveries(request: FastifyRequest): Promise<WebhookDelivery[]> {
-      const limit = (request.query as DeliveriesQuery).limit as number; // defaulted by the schema
-      return (await service.deliveries((request.params as IdParams).id, limit)).map(deliveryBody);
+    async listWebhookDeliveries(request: OperationRequest<'listWebhookDeliveries'>): Promise<WebhookDelivery[]> {
+      const limit = request.query.limit as number; // defaulted by the schema
+      return (await service.deliveries(request.params.id, limit)).map(deliveryBody);
     },
 
-    async retryWebhookDelivery(request: FastifyRequest, reply: FastifyReply): Promise<WebhookDelivery> {
-      const { id, deliveryId } = request.params as DeliveryParams;
+    async retryWebhookDelivery(request: OperationRequest<'retryWebhookDelivery'>, reply: FastifyReply): Promise<WebhookDelivery> {
+      const { id, deliveryId } = request.params;
       const delivery = await service.retry(id, deliveryId);
       reply.code(202);
       return deliveryBody(delivery);

@@ -1,7 +1,8 @@
-// The client's lossless JSON: int64 locations become exact bigints, everything else is JSON.parse's answer.
+// The client's lossless JSON (src/json/ through the client's exports): int64 paths become exact bigints,
+// everything else is JSON.parse's answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseJson, stringifyJson } from '../../src/client/json.js';
+import { parseJson, stringifyJson } from '../../src/client/index.js';
 
 test('parseJson keeps int64 locations exact and agrees with JSON.parse elsewhere', () => {
   const text = '[{"name":"a\\"b\\u00e9","id":9223372036854775807,"n":9007199254740993},{"id":-9223372036854775808},{"id":1e3,"x":[1,2.5,true,null,{}]}]';
@@ -25,4 +26,16 @@ test('stringifyJson writes bigints as exact JSON numbers and otherwise matches J
   assert.equal(stringifyJson([-9007199254740993n, undefined, NaN]), '[-9007199254740993,null,null]');
   const sample = { a: [1, 'two', { b: null, c: false }], d: new Date(0), e: 'é"\n' };
   assert.equal(stringifyJson(sample), JSON.stringify(sample));
+});
+
+test('parseJson reads numbers a double misjudges as JSON.parse does, outside int64 paths and inside them', () => {
+  const text = '{"f": 1.0000000000000000001, "big": 18446744073709551617, "neg": -1e400, "id": 9223372036854775808, "ok": 9007199254740993}';
+  const plain = JSON.parse(text) as Record<string, unknown>;
+  assert.deepEqual(parseJson(text), plain);
+  // An int64 path holding what is not an int64 integer keeps JSON.parse's value; the others are exact.
+  for (const [literal, expected] of [['1.0000000000000000001', 1], ['9223372036854775808', 9223372036854775808], ['1.5', 1.5], ['"7"', '7']] as const) {
+    assert.deepEqual(parseJson(`{"id": ${literal}}`, ['/id']), { id: expected }, literal);
+  }
+  assert.deepEqual(parseJson(text, ['/ok']), { ...plain, ok: 9007199254740993n });
+  assert.deepEqual(parseJson('[[1e18], [9.007199254740993e15]]', ['/*/*']), [[1000000000000000000n], [9007199254740993n]]);
 });

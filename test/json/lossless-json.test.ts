@@ -1,18 +1,20 @@
-// Unit tests of the int64-exact body parser (src/http/json-body.ts): parseJsonBody and exactInteger.
+// Unit tests of the int64-exact JSON parser (src/json/lossless-json.ts): parseJson and exactInteger, with the
+// views JSON Schema validation sees ('schema', the default).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exactInteger, malformedJson, parseJsonBody } from '../../src/http/json-body.js';
+import { malformedJson } from '../../src/http/json-parser.js';
+import { exactInteger, parseJson } from '../../src/json/lossless-json.js';
 
-const parseObject = (text: string) => parseJsonBody(text) as Record<string, unknown>;
+const parseObject = (text: string) => parseJson(text) as Record<string, unknown>;
 const exactId = (text: string) => exactInteger(parseObject(text), 'id');
 
-test('parseJsonBody agrees with JSON.parse on bodies without long numbers', () => {
+test('parseJson agrees with JSON.parse on bodies without long numbers', () => {
   for (const text of ['{"id": 1, "name": "a"}', '[1, 2.5, -3, 1e2, "x", null, true, {}]', '"s"', '0', '-0.25', '{"a": {"b": [{"c": "123456789012345678"}]}}']) {
-    assert.deepEqual(parseJsonBody(text), JSON.parse(text), text);
+    assert.deepEqual(parseJson(text), JSON.parse(text), text);
   }
 });
 
-test('parseJsonBody keeps non-number values identical on the lossless path', () => {
+test('parseJson keeps non-number values identical on the lossless path', () => {
   const text = '{"s": "12345678901234567890", "e": "1e5", "n": null, "b": [true, false], "o": {"k": "v\\"q"}, "big": 12345678901234567890}';
   const value = parseObject(text);
   assert.deepEqual({ ...value, big: undefined }, { ...JSON.parse(text), big: undefined });
@@ -67,18 +69,18 @@ test('exactIntegers are per object and per key', () => {
 });
 
 test('a top-level long number parses to a number', () => {
-  assert.equal(parseJsonBody('1234567890123456789'), Number(1234567890123456789n));
+  assert.equal(parseJson('1234567890123456789'), Number(1234567890123456789n));
   // Beyond int64 the view is pushed past 2^63, never rounded back into range.
-  assert.ok((parseJsonBody('9223372036854775808') as number) > 2 ** 63);
-  assert.equal(parseJsonBody('-1e400'), -Infinity);
+  assert.ok((parseJson('9223372036854775808') as number) > 2 ** 63);
+  assert.equal(parseJson('-1e400'), -Infinity);
 });
 
-test('parseJsonBody rejects what JSON.parse rejects, on both paths', () => {
+test('parseJson rejects what JSON.parse rejects, on both paths', () => {
   for (const text of ['{"id": 01}', '{"id": 01234567890123456}', '{"id": -01234567890123456}', '{"id": 00e5}', '[+12345678901234567]',
     '[12345678901234567.]', '[.12345678901234567]', '{12345678901234567: 1}', '{"a": 12345678901234567 1}', '[1e5 12345678901234567]',
     '', ' ', '{', '[1,]', 'NaN', '{"a": Infinity}', '{"a": 1e}', '[0x12345678901234567]']) {
     assert.throws(() => JSON.parse(text), SyntaxError, `JSON.parse accepts ${text}`);
-    assert.throws(() => parseJsonBody(text), SyntaxError, text);
+    assert.throws(() => parseJson(text), SyntaxError, text);
   }
 });
 
@@ -90,12 +92,12 @@ test('a parse error on the lossless path reports the original text, never the in
     } catch (err) {
       expected = (err as Error).message;
     }
-    assert.throws(() => parseJsonBody(text), (err: Error) => {
+    assert.throws(() => parseJson(text), (err: Error) => {
       assert.equal(err.message, expected, text);
       return true;
     });
     try {
-      parseJsonBody(text);
+      parseJson(text);
     } catch (err) {
       const message = malformedJson(err).message;
       assert.doesNotMatch(message, /\u0000|\\u0000/);
@@ -114,9 +116,9 @@ test('strings starting with NUL are never read as numbers', () => {
 
 test('deep nesting parses without overflowing the stack, on both paths', () => {
   const depth = 200_000;
-  const plain = parseJsonBody('['.repeat(depth) + ']'.repeat(depth));
+  const plain = parseJson('['.repeat(depth) + ']'.repeat(depth));
   assert.ok(Array.isArray(plain));
-  let holder = parseJsonBody('['.repeat(depth) + '1234567890123456789' + ']'.repeat(depth)) as unknown[];
+  let holder = parseJson('['.repeat(depth) + '1234567890123456789' + ']'.repeat(depth)) as unknown[];
   for (let i = 1; i < depth; i++) holder = holder[0] as unknown[];
   assert.equal(exactInteger(holder, '0'), 1234567890123456789n);
 });
@@ -135,7 +137,7 @@ test('long literals parse in linear time', () => {
   const zeros = '0'.repeat(400_000);
   for (const literal of [`1${zeros}1${zeros}1`, `1.${zeros}${zeros}1`, `1${zeros}${zeros}e-800000`, `-${'9'.repeat(800_000)}`]) {
     const started = performance.now();
-    parseJsonBody(`{"x": ${literal}}`);
+    parseJson(`{"x": ${literal}}`);
     const ms = performance.now() - started;
     assert.ok(ms < 1_000, `${literal.slice(0, 20)}... took ${Math.round(ms)} ms`);
   }
