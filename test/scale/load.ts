@@ -91,14 +91,17 @@ export async function writeLoad(options: {
   timeoutMs: number;
   result?: WriteLoad;
   pauseMs?: number;
+  /** A bound on the whole load, so a test that fails before it says stop does not leave it running. */
+  maxMs?: number;
 }): Promise<WriteLoad> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
   const result = options.result ?? emptyLoad();
   const t0 = Date.now();
   const pause = options.pauseMs ?? 20;
+  const maxMs = options.maxMs ?? 120_000;
   let next = options.firstId;
   const client = async () => {
-    while (!options.until()) {
+    while (!options.until() && Date.now() - t0 < maxMs) {
       const id = next++;
       result.sent++;
       const started = Date.now();
