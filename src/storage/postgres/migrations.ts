@@ -1,12 +1,10 @@
-// PostgreSQL schema history, in the same versions as SQLite's (src/storage/sqlite/migrations.ts). Append
-// only: a released migration is never edited, a change is a new version in both engines.
+// PostgreSQL's SQL for each version of the schema history (storage/schema-history.ts). Append only: a
+// released migration is never edited, a change is a new version.
 import type { Migration } from '../migrator.js';
+import { migrationsOf } from '../schema-history.js';
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    name: 'plants and api tokens',
-    sql: `
+export const MIGRATIONS: readonly Migration[] = migrationsOf({
+  1: `
       CREATE TABLE plants (
         id         BIGINT      PRIMARY KEY,   -- the client's int64 id, exact
         name       TEXT        NOT NULL,
@@ -26,11 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
         seq          BIGSERIAL   NOT NULL           -- insertion order, for listing ties
       );
     `,
-  },
-  {
-    version: 2,
-    name: 'webhook subscriptions, outbox and deliveries',
-    sql: `
+  2: `
       CREATE INDEX plants_tag_id ON plants (tag, id) WHERE tag IS NOT NULL;
 
       CREATE TABLE webhook_subscriptions (
@@ -79,5 +73,4 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (delivery_id, attempt)
       );
     `,
-  },
-];
+});

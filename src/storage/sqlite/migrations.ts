@@ -1,11 +1,10 @@
-// SQLite schema history. Append only: a released migration is never edited, a change is a new version.
+// SQLite's SQL for each version of the schema history (storage/schema-history.ts). Append only: a released
+// migration is never edited, a change is a new version.
 import type { Migration } from '../migrator.js';
+import { migrationsOf } from '../schema-history.js';
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    name: 'plants and api tokens',
-    sql: `
+export const MIGRATIONS: readonly Migration[] = migrationsOf({
+  1: `
       CREATE TABLE plants (
         id         INTEGER PRIMARY KEY,   -- the client's int64 id, exact (SQLite integers are 64-bit)
         name       TEXT    NOT NULL,
@@ -24,11 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
         revoked_at   INTEGER
       ) STRICT;
     `,
-  },
-  {
-    version: 2,
-    name: 'webhook subscriptions, outbox and deliveries',
-    sql: `
+  2: `
       CREATE INDEX plants_tag_id ON plants (tag, id) WHERE tag IS NOT NULL;
 
       CREATE TABLE webhook_subscriptions (
@@ -76,5 +71,4 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (delivery_id, attempt)
       ) STRICT;
     `,
-  },
-];
+});
