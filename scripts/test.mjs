@@ -53,6 +53,9 @@ function runSuite(store, env) {
         '--test',
         '--test-concurrency=2',
         `--test-timeout=${TEST_TIMEOUT_MS}`,
+        // node's spec reporter with [sqlite] or [postgres] before every test's name.
+        '--test-reporter=./scripts/engine-reporter.mjs',
+        '--test-reporter-destination=stdout',
         '--import',
         './dist/test/setup/engine-only.js',
         '--import',
