@@ -2,7 +2,8 @@
 // comma list, default sqlite,postgres) narrows it; for postgres one throwaway cluster serves the whole run.
 // The suite runs on the service's own Node.js (24, the "node" dependency), whichever Node started this script;
 // PLANT_STORE_TEST_NODE=22 runs it on another line (scripts/runtimes.mjs installs it on first use).
-// Extra arguments are test files (dist/test/...) to run instead of all of them.
+// Extra arguments are test files to run instead of all of them, on every store like the whole suite:
+// dist/test/plants/list-plants.test.js, or its source test/plants/list-plants.test.ts.
 import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ function testFiles(dir) {
     e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : [],
   );
 }
-const chosen = process.argv.slice(2);
+const chosen = process.argv.slice(2).map((f) => f.replace(/^\.\//, '').replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js'));
 const files = (chosen.length > 0 ? chosen : testFiles('dist/test')).sort();
 
 function runSuite(store, env) {
