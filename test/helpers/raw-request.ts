@@ -14,6 +14,8 @@ export interface RawPostOptions {
   agent?: http.Agent | false;
   /** Past this the request is destroyed and the outcome is the error `TIMEOUT` (default: no deadline). */
   timeoutMs?: number;
+  /** The loopback source address (127.0.0.2, ...), so that the server sees another client. */
+  localAddress?: string;
 }
 
 /** POST `json` (a JSON text, sent byte for byte) with a bearer token to 127.0.0.1:`port`. Never rejects. */
@@ -32,6 +34,7 @@ export function postRaw(port: number, token: string, json: string, options: RawP
       {
         host: '127.0.0.1',
         port,
+        localAddress: options.localAddress,
         method: 'POST',
         path: options.path ?? '/plants',
         agent: options.agent ?? false,
