@@ -38,6 +38,10 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const t0 = Date.now();
   const since = () => Date.now() - t0;
   let stop = false;
+  // A failed assertion must not leave the writers running (the file would never exit).
+  t.after(() => {
+    stop = true;
+  });
   const live = emptyLoad();
   const load = writeLoad({ port: server.port, token, clients: CLIENTS, firstId: 2n ** 60n, until: () => stop, timeoutMs: DEADLINE_MS, result: live, pauseMs: 50 });
   await sleep(1_000);
