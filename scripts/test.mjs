@@ -2,29 +2,17 @@
 // comma list, default sqlite,postgres) narrows it; for postgres one throwaway cluster serves the whole run.
 // The suite runs on the service's own Node.js (24, the "node" dependency), whichever Node started this script;
 // PLANT_STORE_TEST_NODE=22 runs it on another line (scripts/runtimes.mjs installs it on first use).
-// Extra arguments are test files (dist/test/...) to run instead of all of them.
+// Extra arguments are test files to run instead of all of them, on every store like the whole suite:
+// dist/test/plants/list-plants.test.js, or its source test/plants/list-plants.test.ts.
 import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ONLY_ON } from './engine-only.mjs';
 import { allExecutables, nodeExecutable, RUNTIME_LINE } from './runtimes.mjs';
 
 const ALL_STORES = ['sqlite', 'postgres'];
 // A test that hangs fails after this long instead of holding CI until its deadline.
 const TEST_TIMEOUT_MS = 300_000;
-// Files about one engine's internals; everything else runs on every store.
-const ONLY_ON = {
-  'dist/test/storage/commit-failure.test.js': ['sqlite', 'breaks the SQLite file and its locks'],
-  'dist/test/storage/group-commit.test.js': ['sqlite', 'reads the SQLite file directly'],
-  'dist/test/storage/migrations.test.js': ['sqlite', 'SQLite files and migration lists; test/storage/pg-*.test.ts cover PostgreSQL'],
-  'dist/test/storage/write-worker.test.js': ['sqlite', 'holds a lock on the SQLite file from another process'],
-  'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
-  'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
-  'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
-  'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
-  'dist/test/storage/pg-store.test.js': ['postgres', 'PostgreSQL-specific behaviour'],
-  'dist/test/storage/pg-outage.test.js': ['postgres', 'PostgreSQL outages'],
-  'dist/test/storage/pg-commit-unknown.test.js': ['postgres', 'cuts a PostgreSQL connection at COMMIT'],
-};
 
 const stores = (process.env.PLANT_STORE_TEST_STORES || ALL_STORES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
 for (const s of stores) {
@@ -51,16 +39,30 @@ function testFiles(dir) {
     e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : [],
   );
 }
-const chosen = process.argv.slice(2);
+const chosen = process.argv.slice(2).map((f) => f.replace(/^\.\//, '').replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js'));
 const files = (chosen.length > 0 ? chosen : testFiles('dist/test')).sort();
 
 function runSuite(store, env) {
   const mine = files.filter((f) => !ONLY_ON[f] || ONLY_ON[f][0] === store);
   for (const f of files) if (!mine.includes(f)) console.log(`# ${store}: skipping ${f} (${ONLY_ON[f][0]} only: ${ONLY_ON[f][1]})`);
+  // node --test with no files would run its default pattern, not nothing.
+  if (mine.length === 0) return Promise.resolve(0);
   return new Promise((resolve) => {
     const child = spawn(
       testNode,
-      ['--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--import', './dist/test/setup/validate-responses.js', ...mine],
+      [
+        '--test',
+        '--test-concurrency=2',
+        `--test-timeout=${TEST_TIMEOUT_MS}`,
+        // node's spec reporter with [sqlite] or [postgres] before every test's name.
+        '--test-reporter=./scripts/engine-reporter.mjs',
+        '--test-reporter-destination=stdout',
+        '--import',
+        './dist/test/setup/engine-only.js',
+        '--import',
+        './dist/test/setup/validate-responses.js',
+        ...mine,
+      ],
       { stdio: 'inherit', env: { ...process.env, ...env, PLANT_STORE_TEST_STORE: store } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));

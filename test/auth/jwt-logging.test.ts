@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { spawnServer, tempDir } from '../helpers/app.js';
 import { addPlant, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken } from '../helpers/jwt-issuer.js';
+import { sleep } from '../helpers/sleep.js';
 
 test('no JWT, nor any segment of one, appears in the logs of a server that verified JWTs', async (t) => {
   const key = await signingKey('RS256', 'k1');
@@ -40,7 +41,7 @@ test('no JWT, nor any segment of one, appears in the logs of a server that verif
 
   // The IdP goes away; a token with a new kid cannot be checked, and the failure is logged.
   await jwks.close();
-  await new Promise((r) => setTimeout(r, 1_100));
+  await sleep(1_100);
   const stranded = await mint(await signingKey('RS256', 'k3'), { claims: { scope: 'plants:read' } });
   const res = await listPlants(server.url, stranded);
   assert.equal(res.status, 401);

@@ -7,6 +7,7 @@ import { createTokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { runCli, spawnServer, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
+import { sleep } from '../helpers/sleep.js';
 
 const LIMIT_MS = 5_000;
 let nextId = 1;
@@ -24,7 +25,7 @@ interface Time {
   now(): number;
   pass(ms: number): Promise<void>;
 }
-const realTime: Time = { now: Date.now, pass: (ms) => new Promise((r) => setTimeout(r, ms)) };
+const realTime: Time = { now: Date.now, pass: sleep };
 
 /** Polls until a POST with `token` answers `status`; returns how long that took. */
 async function untilStatus(url: string, token: string, status: number, time: Time = realTime): Promise<number> {

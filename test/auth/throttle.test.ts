@@ -6,8 +6,8 @@
 // - other addresses are not affected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { answered, postRaw } from '../helpers/raw-request.js';
 
 const LIMIT = 5;
 const UNKNOWN = 'pst_' + 'Z'.repeat(43);
@@ -20,21 +20,8 @@ function postWith(s: TestApp, authorization: string | undefined): Promise<Respon
 }
 
 /** POST /plants from another loopback source address, so the server sees a different client. */
-function postFrom(s: TestApp, localAddress: string, token: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ id: nextId++, name: 'fern' });
-    const req = request(
-      { host: '127.0.0.1', port: s.port, localAddress, method: 'POST', path: '/plants',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function postFrom(s: TestApp, localAddress: string, token: string): Promise<{ status: number; body: string }> {
+  return answered(await postRaw(s.port, token, JSON.stringify({ id: nextId++, name: 'fern' }), { localAddress }));
 }
 
 async function exhaust(s: TestApp, token = UNKNOWN): Promise<void> {

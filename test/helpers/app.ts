@@ -1,6 +1,8 @@
 // Test harness: a real service on 127.0.0.1 port 0 over a fresh database of the store under test
 // (PLANT_STORE_TEST_STORE: sqlite, the default, or postgres), in this process (startApp) or as a child
-// process running the real command (spawnServer).
+// process running the real command (spawnServer). startApp takes what the webhook tests need too: a
+// dispatcher with test settings that runs only when the test calls runOnce(), and a clock the test moves
+// (test/helpers/clock.ts).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -16,7 +18,9 @@ import { createTokenService, type TokenService } from '../../src/auth/token-serv
 import { openStore } from '../../src/storage/open-store.js';
 import type { StoreOptions } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { freshDatabaseUrl } from './test-store.js';
+import { sleep } from './sleep.js';
 
 export { TEST_STORE, freshDatabaseUrl } from './test-store.js';
 
@@ -34,6 +38,8 @@ export interface TestApp {
   app: FastifyInstance;
   store: Store;
   tokens: TokenService;
+  /** The app's webhook dispatcher (`app.dispatcher`). */
+  dispatcher: Dispatcher;
   databaseUrl: string;
   /** Secrets of tokens made for the test: both scopes, read only, write only. */
   token: { all: string; read: string; write: string };
@@ -41,10 +47,23 @@ export interface TestApp {
   postPlant(body: unknown, headers?: Record<string, string>): Promise<Response>;
 }
 
-export async function startApp(
-  t: TestContext,
-  options: { config?: Partial<Config>; store?: StoreOptions; databaseUrl?: string; clock?: Clock } = {},
-): Promise<TestApp> {
+export interface StartOptions {
+  config?: Partial<Config>;
+  store?: StoreOptions;
+  /** A database to use instead of a fresh one. */
+  databaseUrl?: string;
+  /** The app's clock: token expiry and caches, JWT claims, rate-limit windows, and the dispatcher's schedule. */
+  clock?: Clock;
+  /**
+   * Makes the dispatcher here, with these settings over test defaults (the config's webhook timeout and
+   * allowed hosts, a silent logger, `clock`). Without it the app makes its own, as in production.
+   */
+  dispatcher?: Partial<Omit<DispatcherOptions, 'store'>>;
+  /** false: the dispatcher runs only when the test calls `dispatcher.runOnce()`. Default true (in the background). */
+  backgroundDispatcher?: boolean;
+}
+
+export async function startApp(t: TestContext, options: StartOptions = {}): Promise<TestApp> {
   // Registered before the database is made, so that it runs before the database is removed.
   let close = async () => {};
   t.after(() => close());
@@ -55,7 +74,18 @@ export async function startApp(
   const { store } = await openStore(databaseUrl, options.store);
   close = () => store.close();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs, clock: options.clock });
-  const app = await buildApp(config, { store, tokens, clock: options.clock });
+  const silent = { debug() {}, info() {}, warn() {} };
+  const dispatcher =
+    options.dispatcher &&
+    createDispatcher({
+      store: store.webhooks,
+      timeoutMs: config.webhookTimeoutMs,
+      allowedHosts: config.webhookAllowedHosts,
+      logger: silent,
+      clock: options.clock,
+      ...options.dispatcher,
+    });
+  const app = await buildApp(config, { store, tokens, clock: options.clock, dispatcher, startDispatcher: options.backgroundDispatcher ?? true });
   close = async () => {
     await app.close();
     await store.close();
@@ -71,6 +101,7 @@ export async function startApp(
     app,
     store,
     tokens,
+    dispatcher: app.dispatcher,
     databaseUrl,
     token,
     postPlant(body, headers = {}) {
@@ -120,7 +151,7 @@ export async function spawnServer(
     const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
     if (m) return { url: `http://127.0.0.1:${m[1]}`, proc, stdout: () => out, stderr: () => err, exited };
     if (proc.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   proc.kill('SIGKILL');
   throw new Error(`server did not start:\n${out}\n${err}`);

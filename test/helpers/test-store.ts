@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
 import { startPgCluster } from './pg-cluster.js';
+// A file declared for the other store fails here even when run without scripts/test.mjs's --import.
+import '../setup/engine-only.js';
 
 export type TestStore = 'sqlite' | 'postgres';
 

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Server, type Socket } from 'node:net';
 import { errorOf, parseRawResponse, startApp } from '../helpers/app.js';
+import { sleep } from '../helpers/sleep.js';
 
 function connected(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -20,7 +21,7 @@ async function accepted(server: Server, count: number): Promise<void> {
   while (Date.now() < deadline) {
     const n = await new Promise<number>((resolve, reject) => server.getConnections((err, c) => (err ? reject(err) : resolve(c))));
     if (n >= count) return;
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
   throw new Error(`the server accepted fewer than ${count} connections`);
 }
@@ -103,7 +104,7 @@ test('requests that arrive while the event loop keeps lagging beyond SHED_EVENT_
   // Two stalls in a row, each seen by one sample (a single pause is not overload); the requests arrive
   // during the second.
   await stall(400);
-  await new Promise((r) => setTimeout(r, 0));
+  await sleep(0);
   await stall(400, () => {
     for (const socket of api) {
       socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`);
@@ -119,7 +120,7 @@ test('requests that arrive while the event loop keeps lagging beyond SHED_EVENT_
   assert.equal((await healthAnswer).status, 200);
 
   // Once the loop keeps up again (the next samples), the same request succeeds.
-  await new Promise((r) => setTimeout(r, 350));
+  await sleep(350);
   const res = await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token.all}` } });
   assert.equal(res.status, 200);
   await res.arrayBuffer();
@@ -131,7 +132,7 @@ test('one pause of the event loop alone sheds nothing', async (t) => {
   const s = await startApp(t, { config: { shedEventLoopDelayMs: 200 } });
   const socket = await connected(s.port);
   await accepted(s.app.server, 1);
-  await new Promise((r) => setTimeout(r, 250));
+  await sleep(250);
   const reply = answer(socket);
   await stall(800, () => socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`));
   assert.equal((await reply).status, 200);

@@ -2,12 +2,7 @@
 // (requests, group commits, authentication failures, the webhook outbox and its delivery outcomes).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { buildApp } from '../../src/app.js';
-import { createTokenService } from '../../src/auth/token-service.js';
-import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/storage/open-store.js';
-import { errorOf, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
 
 type Samples = Map<string, number>;
@@ -47,20 +42,11 @@ function parsePrometheus(text: string): { samples: Samples; types: Map<string, s
 }
 
 async function startMetricsApp(t: TestContext) {
-  const databaseUrl = (await freshDatabaseUrl(t));
-  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'] });
-  const { store } = await openStore(databaseUrl);
-  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
-  const app = await buildApp(config, { store, tokens, startDispatcher: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(async () => {
-    await app.close();
-    await store.close();
-  });
-  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] }, backgroundDispatcher: false });
+  const { app, store, url } = s;
   const token = {
-    metrics: (await tokens.create({ name: 'prometheus', scopes: ['metrics:read'] })).secret,
-    write: (await tokens.create({ name: 'writer', scopes: ['plants:write', 'plants:read'] })).secret,
+    metrics: (await s.tokens.create({ name: 'prometheus', scopes: ['metrics:read'] })).secret,
+    write: s.token.all,
   };
   async function scrape(): Promise<Samples> {
     const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token.metrics}` } });

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, spawnServer, tempDir, type ChildServer } from '../helpers/app.js';
 import { TEST_STORE } from '../helpers/test-store.js';
-import { databaseWithToken, portOf, postPlantRaw } from './support.js';
+import { postRaw } from '../helpers/raw-request.js';
+import { databaseWithToken, portOf } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Installs the lines that are missing (into .runtimes/, once); `npm test` has done it before the suite starts.
@@ -37,7 +38,7 @@ for (const line of ['22', '24']) {
     const first = await spawnServer(t, env, { node });
     const listening = first.stdout().split('\n').find((l) => l.includes('plant-store is listening'));
     assert.equal(JSON.parse(listening!).node, execFileSync(node, ['--version'], { encoding: 'utf8' }).trim());
-    const created = await postPlantRaw(portOf(first.url), token, `{"id":${id},"name":"Node ${line}"}`);
+    const created = await postRaw(portOf(first.url), token, `{"id":${id},"name":"Node ${line}"}`);
     assert.equal(created.kind === 'response' && created.status, 200, JSON.stringify(created));
     assert.equal(await stop(first), 0, first.stderr());
     assert.doesNotMatch(first.stdout() + first.stderr(), NATIVE_FAILURE);

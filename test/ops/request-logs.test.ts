@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawHttp, spawnServer } from '../helpers/app.js';
-import { databaseWithToken, sleep } from './support.js';
+import { sleep } from '../helpers/sleep.js';
+import { databaseWithToken } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

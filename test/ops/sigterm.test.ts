@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, portOf, postPlantRaw, runLoad, sleep, summarize, type LoadResult } from './support.js';
+import { postRaw } from '../helpers/raw-request.js';
+import { sleep } from '../helpers/sleep.js';
+import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
 
 async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {
   const { databaseUrl, token } = await databaseWithToken(t);
@@ -127,7 +129,7 @@ test('a request whose body is still arriving at SIGTERM is finished: 200 with Co
   await sleep(400);
   assert.equal(server.proc.exitCode, null, 'the server exited with a request in flight');
   // New connections are refused now.
-  const refused = await postPlantRaw(port, token, '{"id":1,"name":"new"}');
+  const refused = await postRaw(port, token, '{"id":1,"name":"new"}');
   assert.deepEqual(refused, { kind: 'error', code: 'ECONNREFUSED' });
 
   conn.socket.write(body.slice(10));
@@ -228,7 +230,7 @@ test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT 
 
 test('SIGINT stops the server the same way: exit 0, plants kept', async (t) => {
   const { databaseUrl, token, server, port } = await setup(t);
-  const res = await postPlantRaw(port, token, '{"id":7,"name":"sigint"}');
+  const res = await postRaw(port, token, '{"id":7,"name":"sigint"}');
   assert.equal(res.kind === 'response' && res.status, 200);
   server.proc.kill('SIGINT');
   assert.equal((await exitWithin(server, 5_000)).code, 0);

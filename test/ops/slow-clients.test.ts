@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { parseRawResponse, startApp } from '../helpers/app.js';
-import { sleep } from './support.js';
+import { sleep } from '../helpers/sleep.js';
 
 const TIMEOUT_MS = 1_000;
 

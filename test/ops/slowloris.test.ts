@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer } from '../helpers/app.js';
-import { databaseWithToken, portOf, sleep } from './support.js';
+import { sleep } from '../helpers/sleep.js';
+import { databaseWithToken, portOf } from './support.js';
 
 const SLOW = 400;
 const HEADERS_TIMEOUT_MS = 2_000;

@@ -1,6 +1,6 @@
 // Shared helpers for the storage, operations and docs tests: the real command with a chosen working
-// directory, token creation through the CLI, and a small HTTP load generator built on node:http so that
-// every outcome (status, or the socket error code) is visible.
+// directory, token creation through the CLI, and a small HTTP load generator over test/helpers/raw-request.ts
+// so that every outcome (status, or the socket error code) is visible.
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { BIN, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/app.js';
+import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { freshPostgresUrl, templateDatabase, TEST_STORE } from '../helpers/test-store.js';
+import { sleep } from '../helpers/sleep.js';
 
 export interface Env {
   [name: string]: string | undefined;
@@ -94,40 +96,6 @@ export function portOf(url: string): number {
   return Number(new URL(url).port);
 }
 
-/** What one HTTP exchange ended with: a response, or the socket error that ended it. */
-export type Outcome =
-  | { kind: 'response'; status: number; headers: http.IncomingHttpHeaders; body: string }
-  | { kind: 'error'; code: string };
-
-/** POST /plants with a raw JSON text (so ids beyond 2^53 stay exact). */
-export function postPlantRaw(port: number, token: string, json: string, agent: http.Agent | false = false): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/plants',
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body }));
-        res.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
-      },
-    );
-    req.on('error', (e: NodeJS.ErrnoException) => resolve({ kind: 'error', code: e.code ?? e.message }));
-    req.end(json);
-  });
-}
-
-export function plantJson(id: bigint, name: string): string {
-  return `{"id":${id},"name":${JSON.stringify(name)}}`;
-}
-
 export interface LoadResult {
   /** Ids answered 200, with the time (ms since load start) the answer arrived. */
   ok: Map<bigint, number>;
@@ -162,7 +130,7 @@ export async function runLoad(options: {
     while (!options.until()) {
       const id = next++;
       result.sent++;
-      const out = await postPlantRaw(options.port, options.token, plantJson(id, `plant-${id}`), agent);
+      const out = await postRaw(options.port, options.token, plantJson(id, `plant-${id}`), { agent });
       const at = Date.now() - t0;
       if (out.kind === 'response' && out.status === 200) {
         result.ok.set(id, at);
@@ -177,7 +145,7 @@ export async function runLoad(options: {
         e.at.push(at);
         result.errors.set(out.code, e);
         if (options.stopOnError?.()) return;
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
       }
     }
   };
@@ -191,5 +159,3 @@ export function summarize(r: LoadResult): string {
   const errors = [...r.errors].map(([c, v]) => `${c}x${v.ids.length}`).join(' ');
   return `sent=${r.sent} ok=${r.ok.size} other=[${statuses}] errors=[${errors}]`;
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

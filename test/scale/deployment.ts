@@ -7,6 +7,7 @@ import type { ChildServer } from '../helpers/app.js';
 import { runIn, serveIn } from '../ops/support.js';
 import { startReceiver, type Receiver } from '../webhooks/delivery-support.js';
 import { startHaproxy, type Haproxy, type Scope } from './haproxy.js';
+import { sleep } from '../helpers/sleep.js';
 
 export interface Instance extends ChildServer {
   name: string;
@@ -112,6 +113,6 @@ export async function waitForDeliveries(receiver: Receiver, ids: Iterable<bigint
     const got = deliveriesByPlant(receiver);
     const missing = wanted.filter((id) => !got.has(id));
     if (missing.length === 0 || Date.now() >= deadline) return missing;
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports.js';
+import { sleep } from '../helpers/sleep.js';
 
 /** Anything with node:test's `after` (a TestContext, or the standalone script's own list). */
 export interface Scope {
@@ -102,7 +103,7 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
   const stop = async () => {
     if (running.exitCode === null && running.signalCode === null) {
       running.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 3_000))]);
+      await Promise.race([exited, sleep(3_000)]);
       if (running.exitCode === null && running.signalCode === null) running.kill('SIGKILL');
     }
     rmSync(dir, { recursive: true, force: true });
@@ -133,7 +134,7 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
       while (Date.now() < deadline) {
         now = await states();
         if (Object.entries(wanted).every(([name, s]) => now.get(name) === s)) return;
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
       }
       throw new Error(`haproxy backends not ${JSON.stringify(wanted)} within ${timeoutMs} ms: ${JSON.stringify([...now])}`);
     },
@@ -153,7 +154,7 @@ async function waitForSocket(path: string, proc: ChildProcess, timeoutMs: number
       await adminCommand(path, 'show info');
       return true;
     } catch {
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   }
   return false;

@@ -1,8 +1,10 @@
 // A bounded write load for the scale-out and outage tests: concurrent clients POST fresh plants back to back
 // over keep-alive connections, every request has a deadline (a hang is an outcome, not a stuck test), and
-// every outcome is kept: 200s by id, other answers by status with their Retry-After and a sample body,
+// every outcome is kept (test/helpers/raw-request.ts): 200s by id, other answers by status with their Retry-After and a sample body,
 // requests that ended without an answer by error code with their ids (their fate is unknown).
 import http from 'node:http';
+import { plantJson, postRaw } from '../helpers/raw-request.js';
+import { sleep } from '../helpers/sleep.js';
 
 export interface Answer {
   id: bigint;
@@ -35,49 +37,6 @@ export function plantName(id: bigint): string {
   return `plant-${id}`;
 }
 
-/** One POST /plants with a deadline; resolves with the answer or the error code (`TIMEOUT` past the deadline). */
-export function postPlant(
-  port: number,
-  token: string,
-  id: bigint,
-  agent: http.Agent | false,
-  timeoutMs: number,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string } | { code: string }> {
-  const json = `{"id":${id},"name":${JSON.stringify(plantName(id))}}`;
-  return new Promise((resolve) => {
-    let settled = false;
-    const done = (v: { status: number; headers: http.IncomingHttpHeaders; body: string } | { code: string }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(v);
-    };
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/plants',
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        res.on('error', (e: NodeJS.ErrnoException) => done({ code: e.code ?? e.message }));
-      },
-    );
-    const timer = setTimeout(() => {
-      done({ code: 'TIMEOUT' });
-      req.destroy();
-    }, timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => done({ code: e.code ?? e.message }));
-    req.end(json);
-  });
-}
-
 /**
  * `clients` concurrent writers until `until()` is true. Ids start at `firstId` and are never reused; a client
  * pauses `pauseMs` after a failure so an outage does not turn into a busy loop.
@@ -105,19 +64,19 @@ export async function writeLoad(options: {
       const id = next++;
       result.sent++;
       const started = Date.now();
-      const out = await postPlant(options.port, options.token, id, agent, options.timeoutMs);
+      const out = await postRaw(options.port, options.token, plantJson(id, plantName(id)), { agent, timeoutMs: options.timeoutMs });
       const at = Date.now() - t0;
       const ms = Date.now() - started;
       result.maxMs = Math.max(result.maxMs, ms);
-      if ('code' in out) {
+      if (out.kind === 'error') {
         result.failed.push({ id, code: out.code, at, ms });
-        await new Promise((r) => setTimeout(r, pause));
+        await sleep(pause);
       } else if (out.status === 200) {
         result.ok.set(id, at);
       } else {
         const retryAfter = out.headers['retry-after'];
         result.others.push({ id, status: out.status, at, ms, retryAfter, contentType: out.headers['content-type'], body: out.body.slice(0, 300) });
-        await new Promise((r) => setTimeout(r, pause));
+        await sleep(pause);
       }
     }
   };

@@ -2,7 +2,7 @@
 // write is answered promptly with a 503 Error carrying Retry-After (never a 500, never a hang), /readyz says
 // 503, so do reads; after the restart the same process serves again within seconds, every acknowledged plant
 // is there and its webhook event is delivered. HAProxy in front takes the instance out of rotation and back.
-// Runs when the suite runs on PostgreSQL (PLANT_STORE_TEST_STORE=postgres).
+// PostgreSQL only (scripts/engine-only.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
@@ -12,17 +12,15 @@ import { startReceiver } from '../webhooks/delivery-support.js';
 import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
 import { haproxyAvailable, startHaproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';
+import { sleep } from '../helpers/sleep.js';
 
-const onPostgres = process.env.PLANT_STORE_TEST_STORE === 'postgres';
-const skip = onPostgres ? false : 'runs only on PostgreSQL (PLANT_STORE_TEST_STORE=postgres)';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CLIENTS = 10;
 /** A request taking longer than this counts as a hang (the store's connect and statement timeouts are 5 s and 10 s). */
 const DEADLINE_MS = 15_000;
 const DOWN_MS = 3_000;
 const RECOVERY_MS = 10_000;
 
-test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarted: the service recovers by itself, no acknowledged plant lost', { skip, timeout: 180_000 }, async (t) => {
+test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarted: the service recovers by itself, no acknowledged plant lost', { timeout: 180_000 }, async (t) => {
   const cluster = await pgCluster(t);
   const env = instanceEnv(cluster.url);
   await cli(env, ['migrate']);
@@ -40,6 +38,10 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const t0 = Date.now();
   const since = () => Date.now() - t0;
   let stop = false;
+  // A failed assertion must not leave the writers running (the file would never exit).
+  t.after(() => {
+    stop = true;
+  });
   const live = emptyLoad();
   const load = writeLoad({ port: server.port, token, clients: CLIENTS, firstId: 2n ** 60n, until: () => stop, timeoutMs: DEADLINE_MS, result: live, pauseMs: 50 });
   await sleep(1_000);

@@ -2,7 +2,7 @@
 // one mid-load loses no acknowledged plant and no event; with all of them up, each event is delivered exactly
 // once; a revoked token and a deleted subscription take effect on every instance within 5 s; an instance
 // drained at the load balancer, then sent SIGTERM, stops without a single failed request.
-// Runs when the suite runs on PostgreSQL (PLANT_STORE_TEST_STORE=postgres); needs haproxy (.ci/run installs it).
+// PostgreSQL only (scripts/engine-only.mjs); needs haproxy (.ci/run installs it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pgCluster } from '../helpers/pg-cluster.js';
@@ -10,12 +10,10 @@ import { deploy } from './deployment.js';
 import { haproxyAvailable } from './haproxy.js';
 import { deletionReachesEveryInstance, drainThenStop, exactlyOnce, killUnderLoad, revocationReachesEveryInstance } from './scenarios.js';
 
-const onPostgres = process.env.PLANT_STORE_TEST_STORE === 'postgres';
-const skip = onPostgres ? false : 'runs only on PostgreSQL (PLANT_STORE_TEST_STORE=postgres)';
 // Ids above 2^53, so that exactness is part of what must survive.
 const FIRST_ID = 2n ** 60n;
 
-test('SIGKILL of one of three instances behind HAProxy under 20 writers loses no acknowledged plant or event; a drained one stops without a failed request', { skip, timeout: 180_000 }, async (t) => {
+test('SIGKILL of one of three instances behind HAProxy under 20 writers loses no acknowledged plant or event; a drained one stops without a failed request', { timeout: 180_000 }, async (t) => {
   assert.ok(haproxyAvailable(), 'haproxy is not installed (apt-get install -y haproxy)');
   const cluster = await pgCluster(t);
   const d = await deploy(t, cluster.url, { instances: 3 });
@@ -29,7 +27,7 @@ test('SIGKILL of one of three instances behind HAProxy under 20 writers loses no
   t.diagnostic(JSON.stringify(drained));
 });
 
-test('three instances: each event exactly once; revocation and subscription deletion reach every instance within 5 s', { skip, timeout: 180_000 }, async (t) => {
+test('three instances: each event exactly once; revocation and subscription deletion reach every instance within 5 s', { timeout: 180_000 }, async (t) => {
   assert.ok(haproxyAvailable(), 'haproxy is not installed (apt-get install -y haproxy)');
   const cluster = await pgCluster(t);
   const d = await deploy(t, cluster.url, { instances: 3 });

@@ -7,8 +7,7 @@ import { describeLoad, eachLimited, emptyLoad, plantName, writeLoad, type WriteL
 import { startReceiver } from '../webhooks/delivery-support.js';
 import type { TestContext } from 'node:test';
 import type { Scope } from './haproxy.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../helpers/sleep.js';
 
 /** Every acknowledged plant can be read back through the load balancer, as it was sent. */
 async function assertReadable(d: Deployment, ids: bigint[]): Promise<void> {

@@ -8,7 +8,8 @@ import { createServer } from 'node:http';
 import { spawnServer } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
-import { createToken, sleep } from '../ops/support.js';
+import { sleep } from '../helpers/sleep.js';
+import { createToken } from '../ops/support.js';
 
 const BODY_MARK = 'BODYMARK7f3a';
 const RECEIVER_MARK = 'RECEIVERMARK91c2';

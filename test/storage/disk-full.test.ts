@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { spawnServer } from '../helpers/app.js';
-import { createToken, plantJson, portOf, postPlantRaw, sleep } from '../ops/support.js';
+import { plantJson, postRaw } from '../helpers/raw-request.js';
+import { sleep } from '../helpers/sleep.js';
+import { createToken, portOf } from '../ops/support.js';
 
 /** Mounts a small tmpfs, or says why it cannot. */
 function smallFilesystem(): { dir: string; unmount: () => void } | string {
@@ -59,7 +61,7 @@ test('disk full: 503s, no crash, nothing acknowledged lost, integrity ok, recove
   const client = async () => {
     while (refused < 40 && Date.now() < deadline) {
       const id = next++;
-      const out = await postPlantRaw(port, token, plantJson(id, NAME), agent);
+      const out = await postRaw(port, token, plantJson(id, NAME), { agent });
       assert.equal(out.kind, 'response', `request ${id} got no answer: ${JSON.stringify(out)}`);
       if (out.kind !== 'response') return;
       statuses.set(out.status, (statuses.get(out.status) ?? 0) + 1);
@@ -86,7 +88,7 @@ test('disk full: 503s, no crash, nothing acknowledged lost, integrity ok, recove
   let recovered: bigint | undefined;
   for (let i = 0; i < 100 && recovered === undefined; i++) {
     const id = 1_000_000n + BigInt(i);
-    const out = await postPlantRaw(port, token, plantJson(id, NAME), agent);
+    const out = await postRaw(port, token, plantJson(id, NAME), { agent });
     assert.ok(out.kind === 'response' && (out.status === 200 || out.status === 503), JSON.stringify(out));
     if (out.kind === 'response' && out.status === 200) recovered = id;
     else await sleep(100);

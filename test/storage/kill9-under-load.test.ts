@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, plantJson, portOf, postPlantRaw, runLoad, sleep, summarize, type LoadResult } from '../ops/support.js';
+import { plantJson, postRaw } from '../helpers/raw-request.js';
+import { sleep } from '../helpers/sleep.js';
+import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;
@@ -66,7 +68,7 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
   const again = await spawnServer(t, env);
   const port = portOf(again.url);
   const someId = [...result.ok.keys()].at(-1)!;
-  const replay = await postPlantRaw(port, token, plantJson(someId, `plant-${someId}`));
+  const replay = await postRaw(port, token, plantJson(someId, `plant-${someId}`));
   assert.equal(replay.kind === 'response' && replay.status, 200);
   const conflict = await fetch(`${again.url}/plants`, {
     method: 'POST',

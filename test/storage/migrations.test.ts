@@ -11,6 +11,7 @@ import { MigrationError } from '../../src/storage/migrator.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { runIn } from '../ops/support.js';
+import { sleep } from '../helpers/sleep.js';
 
 const LATEST = MIGRATIONS.at(-1)!;
 const pad = (v: number) => String(v).padStart(4, '0');
@@ -168,7 +169,7 @@ test('processes that start on the same fresh file at the same moment all succeed
     const deadline = Date.now() + 15_000;
     while (!outputs.every((o) => o().includes('ready'))) {
       assert.ok(Date.now() < deadline, 'processes did not start');
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
     for (const p of procs) p.stdin.write('go\n');
     await Promise.all(exits);

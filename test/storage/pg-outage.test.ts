@@ -8,6 +8,7 @@ import { errorOf, runCli, spawnServer } from '../helpers/app.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
 import { freePort } from '../helpers/ports.js';
 import { createToken } from '../ops/support.js';
+import { sleep } from '../helpers/sleep.js';
 
 test('postgres unreachable at start: migrate and serve exit 1 within the connect timeout, naming host:port, never the password', async (t) => {
   const port = await freePort();
@@ -62,7 +63,7 @@ test('postgres stopped while serving: 503 and /readyz 503, no 500; back by itsel
       else {
         assert.equal(res.status, 503, `id ${id}`);
         await errorOf(res);
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
     }
   });
@@ -71,7 +72,7 @@ test('postgres stopped while serving: 503 and /readyz 503, no 500; back by itsel
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
       if (await what()) return;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     assert.fail(`${label} within ${ms} ms`);
   };
@@ -84,7 +85,7 @@ test('postgres stopped while serving: 503 and /readyz 503, no 500; back by itsel
     const ackedBefore = acknowledged.length;
     await until(async () => (statuses.get(503) ?? 0) > 0, 10_000, 'a 503 for a create while down');
     // Still down: every create fails, none is acknowledged.
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     const ackedWhileDown = acknowledged.length;
     assert.ok(ackedWhileDown - ackedBefore <= 4, 'acknowledged while the database was down');
     await cluster.start();

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
+import { sleep } from '../helpers/sleep.js';
 
 test('while a create waits for a lock another process holds, reads are answered; then the create succeeds', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 10_000 } });
@@ -17,7 +18,7 @@ test('while a create waits for a lock another process holds, reads are answered;
     createdAt = performance.now();
     return res;
   });
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   const read = await fetch(`${s.url}/plants/1`, { headers: { authorization: `Bearer ${s.token.read}` } });
   const readAt = performance.now();
   assert.equal(read.status, 200);

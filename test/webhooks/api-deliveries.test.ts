@@ -5,17 +5,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { join } from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { openStore } from '../../src/storage/open-store.js';
-import { createDispatcher, type Dispatcher } from '../../src/webhooks/dispatcher.js';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from 'plant-store/client';
-import { startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { testClock } from '../helpers/clock.js';
+import { sleep } from '../helpers/sleep.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -47,7 +43,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 
@@ -113,7 +109,7 @@ test('a created plant shows up as a succeeded delivery with its attempt; the rec
   assert.match(clientError(await retry(call, sub.id, delivery!.id), 409).message, /succeeded/);
   // An idempotent replay of the plant makes no second delivery.
   assert.equal((await plants.POST('/plants', { body: { id: 9223372036854775807n, name: 'fern', tag: 'green' } })).response.status, 200);
-  await new Promise((res) => setTimeout(res, 200));
+  await sleep(200);
   assert.equal((await deliveries(call, sub.id)).length, 1);
 });
 
@@ -125,7 +121,7 @@ test('deliveries are listed newest first and limit bounds the page', async (t) =
   const sub = await subscribe(call, r.url);
   for (let id = 1; id <= 3; id++) {
     assert.equal((await plants.POST('/plants', { body: { id: BigInt(id), name: `plant ${id}` } })).response.status, 200);
-    await new Promise((res) => setTimeout(res, 3));
+    await sleep(3);
   }
   await until('three deliveries', async () => r.received.length === 3);
   const all = await until('three succeeded deliveries', async () => {
@@ -199,36 +195,22 @@ test('410 Gone disables the subscription (active false, disabledReason); its del
   assert.match(clientError(await retry(call, sub.id, d!.id), 409).message, /disabled/);
   // A disabled subscription gets no new events.
   assert.equal((await plants.POST('/plants', { body: { id: 2n, name: 'moss' } })).response.status, 200);
-  await new Promise((res) => setTimeout(res, 200));
+  await sleep(200);
   assert.equal(r.received.length, 1);
 });
 
 /** A real server whose dispatcher runs only when told, on a clock the test moves. */
 async function startWithClock(t: TestContext) {
-  const databaseUrl = (await freshDatabaseUrl(t));
-  const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], webhookTimeoutMs: 2_000 });
-  const { store } = await openStore(databaseUrl);
   // Real time plus an offset the test moves forward: rows the server writes with the wall clock are due.
   const clock = testClock();
-  const silent = { debug() {}, info() {}, warn() {} };
-  const dispatcher: Dispatcher = createDispatcher({
-    store: store.webhooks,
-    clock,
-    random: () => 0.5,
-    timeoutMs: config.webhookTimeoutMs,
-    allowedHosts: config.webhookAllowedHosts,
-    logger: silent,
+  const s = await startApp(t, {
+    config: { webhookAllowedHosts: ['127.0.0.1'], webhookTimeoutMs: 2_000 },
+    // Only the dispatcher's schedule moves; the API (manual retry: due now) stays on the wall clock.
+    dispatcher: { clock, random: () => 0.5 },
+    backgroundDispatcher: false,
   });
-  const app = await buildApp(config, { store, dispatcher, startDispatcher: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(async () => {
-    await app.close();
-    await store.close();
-  });
-  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const manage = await app.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
-  const writer = await app.tokens.create({ name: 'writer', scopes: ['plants:write'] });
-  return { url, clock, dispatcher, call: clientFor(url, manage.secret), write: clientFor(url, writer.secret) };
+  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
+  return { url: s.url, clock, dispatcher: s.dispatcher, call: clientFor(s.url, manage.secret), write: clientFor(s.url, s.token.write) };
 }
 
 test('after the whole retry schedule a delivery is failed; a manual retry (202) makes it pending and it is delivered', async (t) => {

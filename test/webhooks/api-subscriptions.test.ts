@@ -6,6 +6,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { NewWebhook, PlantStoreClient } from 'plant-store/client';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
+import { sleep } from '../helpers/sleep.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=_-]{20,}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -91,7 +92,7 @@ test('GET /webhooks lists subscriptions oldest first', async (t) => {
     assert.equal(res.response.status, 201);
     ids.push(res.data!.id);
     // Creation times are kept to the millisecond; apart by more than that, the order is the creation order.
-    await new Promise((r) => setTimeout(r, 3));
+    await sleep(3);
   }
   const listed = await a.hooks.GET('/webhooks');
   assert.equal(listed.response.status, 200);

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { databaseWithToken, portOf } from '../ops/support.js';
-import { addSubscription, postJson, startReceiver, type Reply } from './delivery-support.js';
+import { answered, postRaw } from '../helpers/raw-request.js';
+import { addSubscription, startReceiver, type Reply } from './delivery-support.js';
 
 test('kill -9 after the commit, before the delivery completed: the restarted server delivers the event', async (t) => {
   const { databaseUrl, token } = await databaseWithToken(t);
@@ -23,7 +24,7 @@ test('kill -9 after the commit, before the delivery completed: the restarted ser
   const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
   const first = await spawnServer(t, env);
   const body = '{"id":9007199254740993,"name":"survivor","tag":"crash"}';
-  const res = await postJson(portOf(first.url), '/plants', token, body);
+  const res = answered(await postRaw(portOf(first.url), token, body));
   assert.equal(res.status, 200, res.body);
   await rx.until((r) => r.requests.length >= 1, 10_000);
   const firstAttempt = rx.requests[0]!;
@@ -76,7 +77,7 @@ test('events committed while the receiver is down are delivered after a kill -9 
   const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
   const first = await spawnServer(t, env);
   const ids = [1, 2, 3, 4, 5];
-  for (const id of ids) assert.equal((await postJson(portOf(first.url), '/plants', token, `{"id":${id},"name":"p${id}"}`)).status, 200);
+  for (const id of ids) assert.equal(answered(await postRaw(portOf(first.url), token, `{"id":${id},"name":"p${id}"}`)).status, 200);
   first.proc.kill('SIGKILL');
   await first.exited;
 

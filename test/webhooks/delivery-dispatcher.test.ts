@@ -9,7 +9,8 @@ import type { WebhookStore } from '../../src/webhooks/delivery.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newPlantEvent } from '../../src/webhooks/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
-import { addSubscription, sleep, startReceiver } from './delivery-support.js';
+import { sleep } from '../helpers/sleep.js';
+import { addSubscription, startReceiver } from './delivery-support.js';
 
 const quiet = { debug() {}, info() {}, warn() {} };
 

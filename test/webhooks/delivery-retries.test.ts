@@ -18,7 +18,7 @@ test('a delivery is a signed POST of the exact NewPlant bytes with the Standard 
   const clock = testClock();
   const s = await startDeliveryApp(t, { dispatcher: { clock } });
   secret = (await addSubscription(s.store, rx.url)).secret;
-  assert.equal(await s.postPlant(plantJson(9223372036854775807n, 'Ficus 🌿 "x"', 'indoor')), 200);
+  assert.equal(await s.postJson(plantJson(9223372036854775807n, 'Ficus 🌿 "x"', 'indoor')), 200);
   assert.equal(await s.dispatcher.runOnce(), 1);
   assert.deepEqual(rx.problems, []);
   assert.equal(rx.requests.length, 1);
@@ -54,7 +54,7 @@ test('failures follow the schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h) wi
   const s = await startDeliveryApp(t, { dispatcher: { clock, random } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
-  assert.equal(await s.postPlant(plantJson(1)), 200);
+  assert.equal(await s.postJson(plantJson(1)), 200);
 
   const gaps: number[] = [];
   for (let attempt = 1; attempt <= 8; attempt++) {
@@ -109,7 +109,7 @@ test('429 and 503 with Retry-After wait at least that long; the delivery then su
   const s = await startDeliveryApp(t, { dispatcher: { clock, random: () => 0.5 } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
-  assert.equal(await s.postPlant(plantJson(7)), 200);
+  assert.equal(await s.postJson(plantJson(7)), 200);
 
   replies.push({ status: 429, headers: { 'retry-after': '600' } });
   await s.dispatcher.runOnce();
@@ -156,7 +156,7 @@ test('410 Gone disables the subscription, cancels its other deliveries, and new 
   const f = await addSubscription(s.store, fine.url, 'wh_fine');
   goneSecret = g.secret;
   okSecret = f.secret;
-  for (const id of [1, 2, 3]) assert.equal(await s.postPlant(plantJson(id)), 200);
+  for (const id of [1, 2, 3]) assert.equal(await s.postJson(plantJson(id)), 200);
 
   await s.dispatcher.runOnce();
   assert.equal(gone.requests.length, 1, 'nothing more is sent after the 410');
@@ -168,7 +168,7 @@ test('410 Gone disables the subscription, cancels its other deliveries, and new 
   assert.deepEqual(list.map((d) => d.status).sort(), ['cancelled', 'cancelled', 'failed']);
   assert.equal(list.find((d) => d.status === 'failed')!.attempts[0]!.statusCode, 410);
 
-  assert.equal(await s.postPlant(plantJson(4)), 200);
+  assert.equal(await s.postJson(plantJson(4)), 200);
   clock.advance(48 * 3600_000);
   await s.dispatcher.runOnce();
   assert.equal(gone.requests.length, 1);
@@ -184,7 +184,7 @@ test('a receiver that does not answer in time is a failed attempt (timeout), ret
   const s = await startDeliveryApp(t, { dispatcher: { clock, timeoutMs: 300 } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
-  assert.equal(await s.postPlant(plantJson(5)), 200);
+  assert.equal(await s.postJson(plantJson(5)), 200);
   const t0 = Date.now();
   assert.equal(await s.dispatcher.runOnce(), 1);
   const elapsed = Date.now() - t0;
@@ -207,7 +207,7 @@ test('a redirect is not followed: 3xx is a failed attempt and the Location is ne
   const s = await startDeliveryApp(t, { dispatcher: { clock } });
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
-  assert.equal(await s.postPlant(plantJson(6)), 200);
+  assert.equal(await s.postJson(plantJson(6)), 200);
   await s.dispatcher.runOnce();
   assert.deepEqual(rx.requests.map((r) => r.path), ['/hooks']);
   const d = await onlyDelivery(s.store, sub.id);
@@ -229,7 +229,7 @@ test('connection refused and internal addresses refused at connect time are fail
   const byLiteral = await addSubscription(s.store, rx.url, 'wh_literal');
   const byName = await addSubscription(s.store, `http://localhost:${rx.port}/hooks`, 'wh_name');
   secret = byLiteral.secret;
-  assert.equal(await s.postPlant(plantJson(8)), 200);
+  assert.equal(await s.postJson(plantJson(8)), 200);
   await s.dispatcher.runOnce();
   assert.equal(rx.requests.length, 0);
   const literal = (await onlyDelivery(s.store, byLiteral.id)).attempts[0]!;
@@ -241,7 +241,7 @@ test('connection refused and internal addresses refused at connect time are fail
   // With the address allowlisted (as the tests' WEBHOOK_ALLOWED_HOSTS does), a closed port is a connection error.
   const s2 = await startDeliveryApp(t, { dispatcher: { clock } });
   const dead = await addSubscription(s2.store, closedUrl);
-  assert.equal(await s2.postPlant(plantJson(9)), 200);
+  assert.equal(await s2.postJson(plantJson(9)), 200);
   await s2.dispatcher.runOnce();
   const d = await onlyDelivery(s2.store, dead.id);
   assert.equal(d.status, 'pending');
@@ -256,10 +256,10 @@ test('an idempotent replay of POST /plants emits no second event; a conflict emi
   const sub = await addSubscription(s.store, rx.url);
   secret = sub.secret;
   const body = plantJson(42, 'Monstera', 'big');
-  const statuses = await Promise.all([s.postPlant(body), s.postPlant(body), s.postPlant(body)]);
+  const statuses = await Promise.all([s.postJson(body), s.postJson(body), s.postJson(body)]);
   assert.deepEqual(statuses, [200, 200, 200]);
-  assert.equal(await s.postPlant(body), 200);
-  assert.equal(await s.postPlant(plantJson(42, 'Other')), 409);
+  assert.equal(await s.postJson(body), 200);
+  assert.equal(await s.postJson(plantJson(42, 'Other')), 409);
   assert.equal((await s.store.webhooks.listDeliveries(sub.id, 10)).length, 1);
   await s.dispatcher.runOnce();
   clock.advance(48 * 3600_000);

@@ -1,5 +1,6 @@
-// The SQLite webhook store: atomic leases, per-subscription caps and skips, lease expiry, attempts and
-// outcomes in one transaction, 410 disabling, delete and manual retry rules, and nextDueAt.
+// The webhook half of the Store port's contract (test/storage/store-contract.test.ts is the rest), on the store
+// under test: subscriptions, the outbox backlog, atomic leases, per-subscription caps and skips, lease expiry,
+// attempts and outcomes in one transaction, 410 disabling, delete and manual retry rules, and nextDueAt.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -29,6 +30,28 @@ async function plants(store: Store, from: number, count: number): Promise<string
 }
 
 const at = (ms: number) => new Date(Date.now() + ms);
+
+test('subscriptions: inserted ones are listed in creation order and read back as stored; the backlog counts pending deliveries', async (t) => {
+  const { store } = await freshStore(t);
+  assert.deepEqual(await store.webhooks.listSubscriptions(), []);
+  assert.equal(await store.webhooks.countPendingDeliveries(), 0);
+  const second = { id: 'wh_2', url: 'http://127.0.0.1:1/b', description: 'the second', secret: 'whsec_' + 'B'.repeat(32), createdAt: at(-1_000), disabledAt: null, disabledReason: null };
+  const first = { ...second, id: 'wh_1', url: 'http://127.0.0.1:1/a', description: null, secret: 'whsec_' + 'A'.repeat(32), createdAt: at(-2_000) };
+  await store.webhooks.insertSubscription(second);
+  await store.webhooks.insertSubscription(first);
+  assert.deepEqual(await store.webhooks.listSubscriptions(), [first, second]);
+  assert.deepEqual(await store.webhooks.getSubscription('wh_2'), second);
+  assert.equal(await store.webhooks.getSubscription('wh_none'), undefined);
+  await plants(store, 1, 3);
+  assert.equal(await store.webhooks.countPendingDeliveries(), 6);
+  const [c] = await store.webhooks.claimDueDeliveries({ now: at(0), leaseUntil: at(60_000), limit: 1, perSubscription: 1, skipSubscriptions: [] });
+  // A leased delivery is still pending; a settled one is not.
+  assert.equal(await store.webhooks.countPendingDeliveries(), 6);
+  await store.webhooks.recordAttempt(c!.deliveryId, { at: new Date(), statusCode: 204, error: null, durationMs: 2 }, { status: 'succeeded' });
+  assert.equal(await store.webhooks.countPendingDeliveries(), 5);
+  assert.equal(await store.webhooks.deleteSubscription('wh_1'), true);
+  assert.equal(await store.webhooks.countPendingDeliveries(), c!.subscriptionId === 'wh_1' ? 3 : 2);
+});
 
 test('a commit fans out one pending delivery per active subscription; none without subscriptions, none for replays', async (t) => {
   const { store } = await freshStore(t);

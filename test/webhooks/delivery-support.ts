@@ -1,22 +1,16 @@
 // Shared pieces of the delivery tests: a real receiver on 127.0.0.1 that verifies every signature with the
-// off-the-shelf `standardwebhooks` library and de-duplicates by webhook-id, a controllable clock, and an
-// in-process app whose dispatcher the test drives (or lets run in the background).
+// off-the-shelf `standardwebhooks` library and de-duplicates by webhook-id, and startApp with the delivery
+// tests' defaults (a dispatcher the test drives, or lets run in the background).
 import http from 'node:http';
-import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { createTokenService } from '../../src/auth/token-service.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { openStore } from '../../src/storage/open-store.js';
+import type { Config } from '../../src/config.js';
 import type { DeliveryRecord, WebhookSubscription } from '../../src/webhooks/delivery.js';
 import type { Store } from '../../src/storage/store.js';
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
+import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
-import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { startApp, type TestApp } from '../helpers/app.js';
+import { answered, postRaw } from '../helpers/raw-request.js';
 
 /** What the receiver does with one request: answer (optionally late, with headers), or never answer. */
 export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
@@ -149,88 +143,28 @@ export async function addSubscription(store: Store, url: string, id = 'wh_' + Ma
   return sub;
 }
 
-export interface DeliveryApp {
-  url: string;
-  port: number;
-  app: FastifyInstance;
-  store: Store;
-  dispatcher: Dispatcher;
-  databaseUrl: string;
-  /** A token with plants:write. */
-  token: string;
-  /** POST /plants with a JSON text; resolves with the status. */
-  postPlant(json: string): Promise<number>;
+export interface DeliveryApp extends TestApp {
+  /** POST /plants with a JSON text (ids beyond 2^53 stay exact) and a plants:write token; resolves with the status. */
+  postJson(json: string): Promise<number>;
 }
 
 /**
- * The real app on 127.0.0.1 port 0 over a fresh database. By default the test drives the dispatcher
- * (`background: false`, fake-clock friendly); `dispatcher` options are merged over sane test defaults.
+ * startApp with the delivery tests' defaults: receivers on 127.0.0.1 allowed, the dispatcher polling every
+ * 200 ms and, unless `background`, run only when the test calls `s.dispatcher.runOnce()` (fake-clock friendly);
+ * `dispatcher` options are merged over those.
  */
 export async function startDeliveryApp(
   t: TestContext,
   options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions> } = {},
 ): Promise<DeliveryApp> {
-  const databaseUrl = (await freshDatabaseUrl(t));
-  const config = loadConfig(
-    {},
-    { port: 0, logLevel: 'silent', databaseUrl, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], ...options.config },
-  );
-  const { store } = await openStore(databaseUrl);
-  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
-  const quiet = { debug() {}, info() {}, warn() {} };
-  const dispatcher = createDispatcher({
-    store: store.webhooks,
-    timeoutMs: config.webhookTimeoutMs,
-    allowedHosts: config.webhookAllowedHosts,
-    logger: quiet,
-    pollMs: 200,
-    ...options.dispatcher,
+  const s = await startApp(t, {
+    config: { webhookAllowedHosts: ['127.0.0.1'], ...options.config },
+    dispatcher: { pollMs: 200, ...options.dispatcher },
+    backgroundDispatcher: options.background ?? false,
   });
-  const app = await buildApp(config, { store, tokens, dispatcher, startDispatcher: options.background ?? false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  t.after(async () => {
-    await app.close();
-    await store.close();
-  });
-  const port = (app.server.address() as { port: number }).port;
-  const url = `http://127.0.0.1:${port}`;
-  const token = (await tokens.create({ name: 'writer', scopes: ['plants:write', 'plants:read'] })).secret;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   t.after(() => agent.destroy());
-  return {
-    url,
-    port,
-    app,
-    store,
-    dispatcher,
-    databaseUrl,
-    token,
-    postPlant: (json) => postJson(port, '/plants', token, json, agent).then((r) => r.status),
-  };
-}
-
-/** POST a raw JSON text (ids beyond 2^53 stay exact). */
-export function postJson(port: number, path: string, token: string, json: string, agent: http.Agent | false = false): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path,
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(json);
-  });
+  return { ...s, postJson: async (json) => answered(await postRaw(s.port, s.token.write, json, { agent })).status };
 }
 
 export async function deliveriesOf(store: Store, subscriptionId: string): Promise<DeliveryRecord[]> {

@@ -1,0 +1,25 @@
+// The one declaration of engine-specific test files: file -> [the only store it runs on, why]. Everything else
+// runs on every store. scripts/test.mjs leaves these files out of the other store's run (saying why), and
+// test/setup/engine-only.ts makes such a file run directly on the wrong store fail at once with the reason.
+export const ONLY_ON = {
+  'dist/test/storage/commit-failure.test.js': ['sqlite', 'breaks the SQLite file and its locks'],
+  'dist/test/storage/group-commit.test.js': ['sqlite', 'reads the SQLite file directly'],
+  'dist/test/storage/migrations.test.js': ['sqlite', 'SQLite files and migration lists; test/storage/pg-*.test.ts cover PostgreSQL'],
+  'dist/test/storage/write-worker.test.js': ['sqlite', 'holds a lock on the SQLite file from another process'],
+  'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
+  'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
+  'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
+  'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
+  'dist/test/storage/pg-store.test.js': ['postgres', 'PostgreSQL-specific behaviour'],
+  'dist/test/storage/pg-outage.test.js': ['postgres', 'PostgreSQL outages'],
+  'dist/test/storage/pg-commit-unknown.test.js': ['postgres', 'cuts a PostgreSQL connection at COMMIT'],
+  'dist/test/scale/scale-out.test.js': ['postgres', 'several instances behind HAProxy share one database, which needs PostgreSQL'],
+  'dist/test/scale/outage-under-load.test.js': ['postgres', 'stops and restarts the PostgreSQL server under load'],
+};
+
+/** Why `file` (relative to the repository root) cannot run on `store`, or undefined when it can. */
+export function wrongStore(file, store) {
+  const only = ONLY_ON[file];
+  if (!only || only[0] === store) return undefined;
+  return `${file} runs only on ${only[0]} (${only[1]}), not on ${store}`;
+}

@@ -1,0 +1,196 @@
+// The Store port's promises, checked directly against the store under test (PLANT_STORE_TEST_STORE), so that
+// every engine keeps the same ones: plants (create and import rules, reads, the list page, delete, count),
+// tokens, and commit observers. The webhook half of the port (subscriptions, claims, attempts and their
+// outcomes, nextDueAt, the backlog) is test/webhooks/delivery-store.test.ts, which runs on every engine too.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TokenRecord } from '../../src/auth/token.js';
+import type { PlantRecord } from '../../src/plants/plant.js';
+import { openStore } from '../../src/storage/open-store.js';
+import type { Store } from '../../src/storage/store.js';
+import { newPlantEvent } from '../../src/webhooks/events.js';
+import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
+import { addSubscription } from '../webhooks/delivery-support.js';
+
+async function freshStore(t: TestContext): Promise<Store> {
+  const { store } = await openStore(await freshDatabaseUrl(t));
+  t.after(() => store.close());
+  return store;
+}
+
+const MAX = 2n ** 63n - 1n;
+const MIN = -(2n ** 63n);
+const ABOVE_2_53 = 2n ** 53n + 1n;
+
+test('the store under test is the engine the suite runs on', async (t) => {
+  assert.equal((await freshStore(t)).engine, TEST_STORE);
+});
+
+test('createPlant: a free id is created; the same name and tag again is replayed; anything else is a conflict with the stored plant', async (t) => {
+  const store = await freshStore(t);
+  const fern: PlantRecord = { id: ABOVE_2_53, name: 'fern', tag: 'green' };
+  assert.deepEqual(await store.createPlant(fern), { kind: 'created' });
+  assert.deepEqual(await store.createPlant({ ...fern }), { kind: 'replayed' });
+  for (const other of [{ id: ABOVE_2_53, name: 'moss', tag: 'green' }, { id: ABOVE_2_53, name: 'fern' }, { id: ABOVE_2_53, name: 'fern', tag: 'blue' }]) {
+    assert.deepEqual(await store.createPlant(other), { kind: 'conflict', existing: fern }, JSON.stringify(other, (_, v) => (typeof v === 'bigint' ? String(v) : v)));
+  }
+  // No tag is not the empty tag.
+  assert.deepEqual(await store.createPlant({ id: 2n, name: 'ivy' }), { kind: 'created' });
+  assert.deepEqual(await store.createPlant({ id: 2n, name: 'ivy', tag: '' }), { kind: 'conflict', existing: { id: 2n, name: 'ivy' } });
+  // Concurrent creates of one id (one group commit): one is created, the same plant replays, another conflicts.
+  const same = await Promise.all([store.createPlant({ id: 3n, name: 'a' }), store.createPlant({ id: 3n, name: 'a' }), store.createPlant({ id: 3n, name: 'b' })]);
+  assert.deepEqual(same, [{ kind: 'created' }, { kind: 'replayed' }, { kind: 'conflict', existing: { id: 3n, name: 'a' } }]);
+  assert.deepEqual(await store.getPlant(ABOVE_2_53), fern);
+  assert.equal(await store.countPlants(), 3);
+});
+
+test('importPlants: the create rules in order, a repeated id within the batch included; events only for new plants while subscribed', async (t) => {
+  const store = await freshStore(t);
+  await store.createPlant({ id: 1n, name: 'old' });
+  const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
+  const asked: bigint[] = [];
+  const outcomes = await store.importPlants(
+    [
+      { id: 1n, name: 'old' },
+      { id: 1n, name: 'new' },
+      { id: MAX, name: 'max', tag: 't' },
+      { id: MAX, name: 'max', tag: 't' },
+      { id: MAX, name: 'other' },
+      { id: MIN, name: 'min' },
+    ],
+    (plant) => {
+      asked.push(plant.id);
+      return newPlantEvent(plant);
+    },
+  );
+  assert.deepEqual(outcomes, [
+    { kind: 'replayed' },
+    { kind: 'conflict', existing: { id: 1n, name: 'old' } },
+    { kind: 'created' },
+    { kind: 'replayed' },
+    { kind: 'conflict', existing: { id: MAX, name: 'max', tag: 't' } },
+    { kind: 'created' },
+  ]);
+  assert.deepEqual(asked.sort(), [MAX, MIN].sort());
+  assert.equal(await store.webhooks.countPendingDeliveries(), 2);
+  assert.equal((await store.webhooks.listDeliveries(sub.id, 10)).length, 2);
+  assert.deepEqual(await store.getPlant(MAX), { id: MAX, name: 'max', tag: 't' });
+  assert.equal(await store.countPlants(), 3);
+  assert.deepEqual(await store.importPlants([], () => assert.fail('no event for an empty batch')), []);
+});
+
+test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag filter, the page JSON with lastId and more', async (t) => {
+  const store = await freshStore(t);
+  const all: PlantRecord[] = [
+    { id: MIN, name: 'min', tag: 'x' },
+    { id: -1n, name: 'minus one' },
+    { id: 0n, name: 'zero', tag: 'y' },
+    { id: ABOVE_2_53, name: 'big "quoted" 🌿', tag: 'x' },
+    { id: MAX, name: 'max', tag: 'x' },
+  ];
+  // Created out of order: lists are in id order, not insertion order.
+  for (const p of [...all].reverse()) assert.deepEqual(await store.createPlant(p), { kind: 'created' });
+  assert.equal(await store.getPlant(1n), undefined);
+  for (const p of all) assert.deepEqual(await store.getPlant(p.id), p);
+
+  assert.deepEqual(await store.listPlants({ limit: 10 }), all);
+  assert.deepEqual(await store.listPlants({ limit: 2, after: -1n }), all.slice(2, 4));
+  assert.deepEqual(await store.listPlants({ limit: 10, tag: 'x' }), all.filter((p) => p.tag === 'x'));
+  assert.deepEqual(await store.listPlants({ limit: 10, tag: 'x', after: MIN }), all.filter((p) => p.tag === 'x').slice(1));
+  assert.deepEqual(await store.listPlants({ limit: 10, tag: 'none' }), []);
+  assert.deepEqual(await store.listPlants({ limit: 10, after: MAX }), []);
+
+  // The page is the API's JSON: ids digit for digit, tag absent when not set; lastId and more describe it.
+  const exact = (text: string) => {
+    assert.doesNotMatch(text, /"id":"/, 'ids are JSON numbers');
+    return JSON.parse(text.replace(/"id":(-?\d+)/g, '"id":"$1"')) as { id: string; name: string; tag?: string }[];
+  };
+  const asText = (ps: PlantRecord[]) => ps.map((p) => ({ id: String(p.id), name: p.name, ...(p.tag === undefined ? {} : { tag: p.tag }) }));
+  const first = await store.listPlantsJson({ limit: 2 });
+  assert.deepEqual(exact(first.json), asText(all.slice(0, 2)));
+  assert.deepEqual({ lastId: first.lastId, more: first.more }, { lastId: -1n, more: true });
+  const rest = await store.listPlantsJson({ limit: 3, after: first.lastId });
+  assert.deepEqual(exact(rest.json), asText(all.slice(2)));
+  assert.deepEqual({ lastId: rest.lastId, more: rest.more }, { lastId: MAX, more: false });
+  assert.match(rest.json, /"id":9223372036854775807\b/);
+  const tagged = await store.listPlantsJson({ limit: 2, tag: 'x' });
+  assert.deepEqual(exact(tagged.json), asText([all[0]!, all[3]!]));
+  assert.deepEqual({ lastId: tagged.lastId, more: tagged.more }, { lastId: ABOVE_2_53, more: true });
+  const lastTagged = await store.listPlantsJson({ limit: 2, tag: 'x', after: ABOVE_2_53 });
+  assert.deepEqual({ items: exact(lastTagged.json), lastId: lastTagged.lastId, more: lastTagged.more }, { items: asText([all[4]!]), lastId: MAX, more: false });
+  // One plant has tag 'y' and plants follow it, none with the tag: more is about plants with the tag.
+  const onlyY = await store.listPlantsJson({ limit: 1, tag: 'y' });
+  assert.deepEqual({ lastId: onlyY.lastId, more: onlyY.more }, { lastId: 0n, more: false });
+  const empty = await store.listPlantsJson({ limit: 5, after: MAX });
+  assert.deepEqual(JSON.parse(empty.json), []);
+  assert.equal(empty.lastId, undefined);
+  assert.equal(empty.more, false);
+});
+
+test('deletePlant removes a plant durably (true), then answers false; countPlants follows; the id is free again', async (t) => {
+  const store = await freshStore(t);
+  for (const id of [1n, 2n, MAX]) await store.createPlant({ id, name: `p${id}` });
+  assert.equal(await store.countPlants(), 3);
+  assert.equal(await store.deletePlant(MAX), true);
+  assert.equal(await store.deletePlant(MAX), false);
+  assert.equal(await store.deletePlant(42n), false);
+  assert.equal(await store.getPlant(MAX), undefined);
+  assert.deepEqual((await store.listPlants({ limit: 10 })).map((p) => p.id), [1n, 2n]);
+  assert.equal(await store.countPlants(), 2);
+  assert.deepEqual(await store.createPlant({ id: MAX, name: 'again' }), { kind: 'created' });
+  assert.equal(await store.countPlants(), 3);
+});
+
+test('tokens: insert, findTokenByHash, list in creation order, revoke once (twice is false), touchTokens keeps the latest use', async (t) => {
+  const store = await freshStore(t);
+  const base = Date.UTC(2026, 0, 1);
+  const token = (n: number, extra: Partial<TokenRecord> = {}): TokenRecord => ({
+    id: `tok_${n}`,
+    name: `token ${n}`,
+    hash: String(n).repeat(64).slice(0, 64),
+    scopes: ['plants:read', 'plants:write'],
+    createdAt: new Date(base + n * 1_000),
+    lastUsedAt: null,
+    expiresAt: null,
+    revokedAt: null,
+    ...extra,
+  });
+  const later = token(3, { scopes: ['metrics:read'], expiresAt: new Date(base + 86_400_000) });
+  // Inserted out of creation order.
+  for (const tk of [later, token(1), token(2)]) await store.insertToken(tk);
+  assert.equal(await store.countTokens(), 3);
+  assert.deepEqual(await store.findTokenByHash(later.hash), later);
+  assert.equal(await store.findTokenByHash('f'.repeat(64)), undefined);
+  assert.deepEqual((await store.listTokens()).map((tk) => tk.id), ['tok_1', 'tok_2', 'tok_3']);
+
+  const revokedAt = new Date(base + 5_000);
+  assert.equal(await store.revokeToken('tok_2', revokedAt), true);
+  assert.equal(await store.revokeToken('tok_2', new Date(base + 9_000)), false, 'revoked twice');
+  assert.equal(await store.revokeToken('tok_none', revokedAt), false);
+  assert.deepEqual((await store.findTokenByHash(token(2).hash))!.revokedAt, revokedAt);
+
+  await store.touchTokens(new Map());
+  await store.touchTokens(new Map([['tok_1', new Date(base + 7_000)], ['tok_3', new Date(base + 8_000)], ['tok_none', new Date(base)]]));
+  // An older use reported late does not move last use back.
+  await store.touchTokens(new Map([['tok_1', new Date(base + 6_000)]]));
+  const listed = new Map((await store.listTokens()).map((tk) => [tk.id, tk]));
+  assert.deepEqual(listed.get('tok_1')!.lastUsedAt, new Date(base + 7_000));
+  assert.deepEqual(listed.get('tok_3')!.lastUsedAt, new Date(base + 8_000));
+  assert.equal(listed.get('tok_2')!.lastUsedAt, null);
+  assert.deepEqual(listed.get('tok_3'), { ...later, lastUsedAt: new Date(base + 8_000) });
+  assert.equal(await store.countTokens(), 3);
+});
+
+test('addCommitObserver hears each group commit of createPlant with its size until removed', async (t) => {
+  const store = await freshStore(t);
+  const heard: { size: number; seconds: number; ok: boolean }[] = [];
+  const remove = store.addCommitObserver((c) => heard.push(c));
+  // Creates submitted in one turn of the event loop share commits; every one is counted once.
+  await Promise.all(Array.from({ length: 10 }, (_, i) => store.createPlant({ id: BigInt(i), name: `p${i}` })));
+  assert.ok(heard.length >= 1);
+  assert.equal(heard.reduce((n, c) => n + c.size, 0), 10);
+  assert.ok(heard.every((c) => c.ok && c.seconds >= 0 && Number.isFinite(c.seconds)));
+  remove();
+  await store.createPlant({ id: 100n, name: 'unheard' });
+  assert.equal(heard.reduce((n, c) => n + c.size, 0), 10);
+});
