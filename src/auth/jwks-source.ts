@@ -108,7 +108,9 @@ function getAtMost(url: URL, signal: AbortSignal, maxBytes: number): Promise<Buf
       req.destroy();
       reject(err);
     };
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: REQUEST_HEADERS }, (res) => {
+    // agent: false, a connection per fetch: fetches are minutes apart, and a pooled keep-alive socket the IdP
+    // has since closed would fail the fetch with ECONNRESET instead of reaching the IdP.
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers: REQUEST_HEADERS, agent: false }, (res) => {
       if (res.statusCode !== 200) return fail(new JwksUnavailableError(`the key set URL answered HTTP ${res.statusCode}`));
       if (Number(res.headers['content-length'] ?? 0) > maxBytes) return fail(new JwksUnavailableError(`the key set is larger than ${maxBytes} bytes`));
       const chunks: Buffer[] = [];
