@@ -141,7 +141,7 @@ test('deletePlant removes a plant durably (true), then answers false; countPlant
   assert.equal(await store.countPlants(), 3);
 });
 
-test('tokens: insert, findTokenByHash, list in creation order, revoke once (twice is false), touchTokens keeps the latest use', async (t) => {
+test('tokens: insert, findTokenByHash, list in creation order (ties in insertion order), revoke once (twice is false), touchTokens keeps the latest use', async (t) => {
   const store = await freshStore(t);
   const base = Date.UTC(2026, 0, 1);
   const token = (n: number, extra: Partial<TokenRecord> = {}): TokenRecord => ({
@@ -179,6 +179,10 @@ test('tokens: insert, findTokenByHash, list in creation order, revoke once (twic
   assert.equal(listed.get('tok_2')!.lastUsedAt, null);
   assert.deepEqual(listed.get('tok_3'), { ...later, lastUsedAt: new Date(base + 8_000) });
   assert.equal(await store.countTokens(), 3);
+
+  // Tokens made in the same millisecond list in the order they were made, on every engine.
+  for (const n of [9, 8]) await store.insertToken({ ...token(n), createdAt: new Date(base + 60_000) });
+  assert.deepEqual((await store.listTokens()).map((tk) => tk.id), ['tok_1', 'tok_2', 'tok_3', 'tok_9', 'tok_8']);
 });
 
 test('addCommitObserver hears each group commit of createPlant with its size until removed', async (t) => {

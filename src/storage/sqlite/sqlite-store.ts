@@ -79,7 +79,8 @@ export class SqliteStore implements Store {
         'INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       tokenByHash: db.prepare('SELECT * FROM api_tokens WHERE token_hash = ?'),
-      listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, id'),
+      // Ties in insertion order, as on PostgreSQL (its seq column).
+      listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, rowid'),
       revokeToken: db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
       countTokens: db.prepare('SELECT count(*) AS n FROM api_tokens').pluck(),
       touchToken: db.prepare('UPDATE api_tokens SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
