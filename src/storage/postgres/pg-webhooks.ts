@@ -182,14 +182,12 @@ export class PgWebhookStore implements WebhookStore {
 
   async listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]> {
     if (!possibleId(subscriptionId)) return [];
-    const { rows } = await this.query<DeliveryRow>('listDeliveries', [subscriptionId, Math.max(0, Math.floor(limit))]);
-    return this.withAttempts(rows);
+    return this.deliveriesWithAttempts('listDeliveries', [subscriptionId, Math.max(0, Math.floor(limit))]);
   }
 
   async getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return undefined;
-    const { rows } = await this.query<DeliveryRow>('getDelivery', [deliveryId, subscriptionId]);
-    return rows.length === 0 ? undefined : (await this.withAttempts(rows))[0];
+    return (await this.deliveriesWithAttempts('getDelivery', [deliveryId, subscriptionId]))[0];
   }
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
@@ -207,9 +205,22 @@ export class PgWebhookStore implements WebhookStore {
     return times.length === 0 ? null : new Date(Math.min(...times));
   }
 
-  private async withAttempts(rows: DeliveryRow[]): Promise<DeliveryRecord[]> {
-    if (rows.length === 0) return [];
-    return deliveriesOf(rows, (await this.query<AttemptRow>('attemptsOf', [rows.map((r) => r.id)])).rows, pgText);
+  /**
+   * Deliveries and their attempts from one snapshot: read apart, an attempt recorded between the two reads
+   * showed beside the delivery's state from before it (its old next attempt time).
+   */
+  private deliveriesWithAttempts(name: 'listDeliveries' | 'getDelivery', values: unknown[]): Promise<DeliveryRecord[]> {
+    return guarded(this.closed, () =>
+      transaction(
+        this.pool,
+        async (c) => {
+          const rows = (await c.query<DeliveryRow>(named(name, values))).rows;
+          if (rows.length === 0) return [];
+          return deliveriesOf(rows, (await c.query<AttemptRow>(named('attemptsOf', [rows.map((r) => r.id)]))).rows, pgText);
+        },
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+      ),
+    );
   }
 
 }
