@@ -3,7 +3,7 @@
 // The suite runs on the service's own Node.js (24, the "node" dependency), whichever Node started this script;
 // PLANT_STORE_TEST_NODE=22 runs it on another line (scripts/runtimes.mjs installs it on first use).
 // Extra arguments are test files to run instead of all of them, on every store like the whole suite:
-// dist/test/plants/list-plants.test.js, or its source test/plants/list-plants.test.ts.
+// dist/test/plants/list-plants.test.js, or its source test/plants/list-plants.test.ts, or a folder (test/plants/).
 import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +39,12 @@ function testFiles(dir) {
     e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : [],
   );
 }
-const chosen = process.argv.slice(2).map((f) => f.replace(/^\.\//, '').replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js'));
+// A folder (test/storage/) stands for every test file below it.
+const chosen = process.argv.slice(2).flatMap((f) => {
+  const arg = f.replace(/^\.\//, '').replace(/\/$/, '');
+  if (/^test(\/|$)/.test(arg) && !arg.endsWith('.ts')) return testFiles(join('dist', arg));
+  return [arg.replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js')];
+});
 const files = (chosen.length > 0 ? chosen : testFiles('dist/test')).sort();
 
 function runSuite(store, env) {

@@ -6,7 +6,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AuthFailureReason } from '../auth/bearer-guard.js';
 import type { Contract } from '../http/contract.js';
 import type { CommitObserver, Store } from '../storage/store.js';
-import type { DeliveryOutcome } from '../webhooks/dispatcher.js';
+import type { AttemptOutcome } from '../webhooks/delivery.js';
 
 /** Prometheus text exposition format 0.0.4. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -14,6 +14,14 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const PREFIX = 'plant_store_';
 
 let processRegistry: Registry | undefined;
+
+/** The published label of each attempt outcome (webhook_delivery_attempts_total). */
+const DELIVERY_LABELS: Record<AttemptOutcome['status'], string> = {
+  succeeded: 'succeeded',
+  pending: 'retrying',
+  failed: 'failed',
+  'disable-subscription': 'subscription_disabled',
+};
 
 /** The process-wide registry of default metrics, made on first use (its collectors live as long as the process). */
 function processMetrics(): Registry {
@@ -33,7 +41,7 @@ export interface Metrics {
   /** For the onResponse hook: counts and times one request under its operationId. */
   observeRequest(request: FastifyRequest, reply: FastifyReply): void;
   observeCommit: CommitObserver;
-  observeDelivery(outcome: DeliveryOutcome): void;
+  observeDelivery(outcome: AttemptOutcome): void;
   observeAuthFailure(reason: AuthFailureReason): void;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;
@@ -138,7 +146,7 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
       commitLatency.observe(seconds);
     },
     observeDelivery(outcome) {
-      deliveries.inc({ outcome });
+      deliveries.inc({ outcome: DELIVERY_LABELS[outcome.status] });
     },
     observeAuthFailure(reason) {
       authFailures.inc({ reason });

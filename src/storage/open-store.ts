@@ -2,11 +2,11 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import type { MigrationResult, Store } from './store.js';
-import { MigrationError } from './migrator.js';
+import { MigrationError, type Migration } from './migrator.js';
 import { SqliteStore, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { PgStore, type PgStoreOptions } from './postgres/pg-store.js';
 
-/** Options of every engine; each reads its own (migrations is shared: tests supply their own list). */
+/** Options of every engine; each reads its own. */
 export type StoreOptions = SqliteOptions & PgStoreOptions;
 
 /** The engine options the configuration sets (the PostgreSQL pool and its timeouts). */
@@ -30,12 +30,15 @@ export function createStore(databaseUrl: string, options: StoreOptions = {}): St
   throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
 }
 
-/** Opens the store and brings its schema up to date; throws MigrationError (and closes) if that fails. */
-export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<{ store: Store; migrations: MigrationResult[] }> {
+/** Opens the store and brings its schema up to date (a test may give its own migrations); throws MigrationError (and closes) if that fails. */
+export async function openStore(
+  databaseUrl: string,
+  options: StoreOptions & { migrations?: readonly Migration[] } = {},
+): Promise<{ store: Store; migrations: MigrationResult[] }> {
   const store = createStore(databaseUrl, options);
   let migrations: MigrationResult[];
   try {
-    migrations = await store.migrate();
+    migrations = await store.migrate(options.migrations);
   } catch (err) {
     await store.close().catch(() => {});
     throw err;

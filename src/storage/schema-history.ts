@@ -1,20 +1,104 @@
-// The schema's history: the same numbered versions, with the same names, in every engine. Each engine's
-// migrations.ts gives the SQL of every version; a version it lacks (or one the history does not have) fails
-// at start-up, so no engine can fall behind the others.
+// The schema's history, written once for every engine: numbered versions whose DDL is rendered with the
+// engine's few type terms (SchemaDialect). Append only: a released version is never edited and a released
+// dialect term never changes (either would make two databases of one version differ); a change is a new version.
 import type { Migration } from './migrator.js';
 
-export const SCHEMA_HISTORY: readonly { version: number; name: string }[] = [
-  { version: 1, name: 'plants and api tokens' },
-  { version: 2, name: 'webhook subscriptions, outbox and deliveries' },
+/** What differs between engines in the DDL, and nothing else. */
+export interface SchemaDialect {
+  /** The column type of a client's int64 id used as the primary key. */
+  int64Key: string;
+  /** The column type of a point in time. */
+  time: string;
+  /** What follows the closing parenthesis of CREATE TABLE. */
+  tableOptions: string;
+  /**
+   * An insertion-order column for tables listed oldest first, where the engine has no implicit one, with the
+   * separator before it (empty where the engine's row order serves).
+   */
+  orderColumn: string;
+  /** That column as the last key of an index (`, seq`), or empty. */
+  orderKey: string;
+}
+
+const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
+  {
+    version: 1,
+    name: 'plants and api tokens',
+    ddl: (d) => `
+      CREATE TABLE plants (
+        id         ${d.int64Key} PRIMARY KEY,   -- the client's int64 id, exact
+        name       TEXT NOT NULL,
+        tag        TEXT,
+        created_at ${d.time} NOT NULL
+      )${d.tableOptions};
+
+      CREATE TABLE api_tokens (
+        id           TEXT PRIMARY KEY,
+        name         TEXT NOT NULL,
+        token_hash   TEXT NOT NULL UNIQUE,   -- sha-256 hex of the secret; the secret is never stored
+        scopes       TEXT NOT NULL,          -- space-separated
+        created_at   ${d.time} NOT NULL,
+        last_used_at ${d.time},
+        expires_at   ${d.time},
+        revoked_at   ${d.time}${d.orderColumn}
+      )${d.tableOptions};
+    `,
+  },
+  {
+    version: 2,
+    name: 'webhook subscriptions, outbox and deliveries',
+    ddl: (d) => `
+      CREATE INDEX plants_tag_id ON plants (tag, id) WHERE tag IS NOT NULL;
+
+      CREATE TABLE webhook_subscriptions (
+        id              TEXT PRIMARY KEY,
+        url             TEXT NOT NULL,
+        description     TEXT,
+        secret          TEXT NOT NULL,
+        created_at      ${d.time} NOT NULL,
+        disabled_at     ${d.time},
+        disabled_reason TEXT${d.orderColumn}
+      )${d.tableOptions};
+
+      -- The outbox: written in the transaction that creates the plant.
+      CREATE TABLE webhook_events (
+        id         TEXT PRIMARY KEY,   -- the webhook-id header of every attempt
+        type       TEXT NOT NULL,
+        payload    TEXT NOT NULL,      -- the exact body sent
+        created_at ${d.time} NOT NULL
+      )${d.tableOptions};
+
+      CREATE TABLE webhook_deliveries (
+        id              TEXT PRIMARY KEY,
+        event_id        TEXT NOT NULL REFERENCES webhook_events (id),
+        subscription_id TEXT NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'cancelled')),
+        attempt_count   INTEGER NOT NULL DEFAULT 0,  -- attempts in the current round (a manual retry starts a new one)
+        next_attempt_at ${d.time},           -- due time while pending
+        lease_until     ${d.time},           -- a dispatcher holds it until then
+        created_at      ${d.time} NOT NULL,
+        updated_at      ${d.time} NOT NULL${d.orderColumn}
+      )${d.tableOptions};
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      -- A claim reads each subscription's oldest due deliveries, and the leases held, without a scan.
+      CREATE INDEX webhook_deliveries_pending_by_subscription ON webhook_deliveries (subscription_id, next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (lease_until) WHERE status = 'pending' AND lease_until IS NOT NULL;
+      CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_id, created_at${d.orderKey});
+
+      CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        attempt     INTEGER NOT NULL,
+        at          ${d.time} NOT NULL,
+        status_code INTEGER,
+        error       TEXT,
+        duration_ms INTEGER NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+      )${d.tableOptions};
+    `,
+  },
 ];
 
-/** The engine's migrations, in history order, from its SQL by version. */
-export function migrationsOf(sqlByVersion: Record<number, string>): Migration[] {
-  const extra = Object.keys(sqlByVersion).map(Number).filter((v) => !SCHEMA_HISTORY.some((h) => h.version === v));
-  if (extra.length > 0) throw new Error(`migration ${extra.join(', ')} is not in the schema history (storage/schema-history.ts)`);
-  return SCHEMA_HISTORY.map(({ version, name }) => {
-    const sql = sqlByVersion[version];
-    if (sql === undefined) throw new Error(`migration ${version} (${name}) has no SQL for this engine`);
-    return { version, name, sql };
-  });
+/** Every version of the history, in order, as the engine's SQL. */
+export function migrationsFor(dialect: SchemaDialect): Migration[] {
+  return HISTORY.map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }));
 }

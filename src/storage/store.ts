@@ -3,6 +3,7 @@
 import type { TokenStore } from '../auth/token.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
+import type { Migration } from './migrator.js';
 
 /** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
 export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
@@ -17,8 +18,11 @@ export interface MigrationResult {
 
 export interface Store extends PlantStore, TokenStore {
   readonly engine: string;
-  /** Applies pending migrations in order; stops at the first failure, which it reports. */
-  migrate(): Promise<MigrationResult[]>;
+  /**
+   * Applies pending migrations in order; stops at the first failure, which it reports. The engine's schema
+   * history unless a caller (a test) gives its own list.
+   */
+  migrate(migrations?: readonly Migration[]): Promise<MigrationResult[]>;
   readonly webhooks: WebhookStore;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;

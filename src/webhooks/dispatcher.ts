@@ -7,7 +7,7 @@
 // others keep flowing. A lease lasts the send timeout plus a margin; a dispatcher that dies leaves leases
 // that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
 import { systemClock, type Clock } from '../clock.js';
-import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type Sender } from './sender.js';
 
@@ -39,12 +39,8 @@ export interface DispatcherOptions {
   /** Replaces the HTTP sender (tests). */
   sender?: Sender;
   /** Told the outcome of every recorded attempt (metrics). */
-  onOutcome?: (outcome: DeliveryOutcome) => void;
+  onOutcome?: (outcome: AttemptOutcome) => void;
 }
-
-/** What became of one recorded attempt. */
-export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'subscription_disabled';
-
 
 export interface Dispatcher {
   /** Starts the background loop: a first look at the outbox now, then on wake() and every pollMs. */
@@ -167,9 +163,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const detail = { ...ids, statusCode: result.statusCode, durationMs: result.durationMs };
     try {
-      options.onOutcome?.(
-        outcome.status === 'pending' ? 'retrying' : outcome.status === 'disable-subscription' ? 'subscription_disabled' : outcome.status,
-      );
+      options.onOutcome?.(outcome);
     } catch {
       // An observer never disturbs delivery.
     }

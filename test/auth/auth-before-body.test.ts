@@ -3,7 +3,8 @@
 // too, to show the body would otherwise have been refused with 400, 413 or 415.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, parseRawResponse, rawHttp, startApp, type TestApp } from '../helpers/app.js';
+import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 
 const BODY_LIMIT = 1024;
 

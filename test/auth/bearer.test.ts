@@ -1,7 +1,8 @@
 // RFC 6750 header handling: which Authorization headers are accepted, and the exact challenge for the rest.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, parseRawResponse, rawHttp, startApp, type TestApp } from '../helpers/app.js';
+import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 
 const PLAIN_CHALLENGE = 'Bearer realm="plant-store"';
 

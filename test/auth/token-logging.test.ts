@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { parseRawResponse, rawHttp, runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 
 const TOKEN_SHAPE = /pst_[A-Za-z0-9_-]{43}/;
 

@@ -7,10 +7,10 @@
 // replays a run: every property logs its seed as a test diagnostic and fast-check prints the seed and the
 // counterexample path when a property fails.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import type { TestContext } from 'node:test';
 import fc from 'fast-check';
-import { parseRawResponse, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
+import { parseRawResponse } from '../helpers/raw-request.js';
 
 const MULTIPLIER = Math.max(1, Number(process.env.FUZZ_RUNS ?? '1') || 1);
 const FIXED_SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -69,33 +69,10 @@ export async function fetchChecked(url: string, init: RequestInit, what: string)
   return res.status;
 }
 
-/**
- * Sends raw bytes, half-closes, and reads until the server closes (or `timeoutMs`, which fails: the
- * server must not hang on any input). Returns the raw answer, possibly several pipelined responses.
- */
-export function rawExchange(port: number, data: Buffer, timeoutMs = 5_000): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no close within ${timeoutMs} ms for ${JSON.stringify(data.toString('latin1').slice(0, 200))}`));
-    }, timeoutMs);
-    socket.on('data', (d: Buffer) => chunks.push(d));
-    const done = () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    };
-    socket.on('close', done);
-    socket.on('error', () => {}); // ECONNRESET after the answer is fine; 'close' follows
-    socket.end(data);
-  });
-}
-
 /** Checks every response in a raw answer (pipelined responses with Content-Length are split). */
-export function assertRawAnswer(raw: Buffer, what: string): number[] {
+export function assertRawAnswer(raw: string, what: string): number[] {
   const statuses: number[] = [];
-  let rest = raw.toString('latin1');
+  let rest = raw;
   while (rest.length > 0) {
     const headEnd = rest.indexOf('\r\n\r\n');
     assert.ok(headEnd > 0 && rest.startsWith('HTTP/1.1 '), `${what}: malformed answer ${JSON.stringify(rest.slice(0, 200))}`);

@@ -5,7 +5,6 @@
 // (test/helpers/clock.ts).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -167,41 +166,6 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     proc.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
-}
-
-/** Sends raw bytes over TCP and returns everything the server wrote until it closed or went quiet. */
-export function rawHttp(port: number, data: string | Buffer, quietMs = 500): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let received = '';
-    let timer: NodeJS.Timeout | undefined;
-    const done = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(received);
-    };
-    socket.on('data', (d) => {
-      received += d.toString('latin1');
-      clearTimeout(timer);
-      timer = setTimeout(done, quietMs);
-    });
-    socket.on('end', done);
-    socket.on('error', (e) => (received ? done() : reject(e)));
-    socket.write(data);
-    timer = setTimeout(done, quietMs * 4);
-  });
-}
-
-/** Splits a raw HTTP/1.1 response into status, lower-cased headers and body. */
-export function parseRawResponse(raw: string): { status: number; headers: Record<string, string>; body: string } {
-  const [head = '', ...rest] = raw.split('\r\n\r\n');
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const l of lines) {
-    const i = l.indexOf(':');
-    headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
-  }
-  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
 }
 
 /** Asserts the contract's Error shape and returns it. */

@@ -1,6 +1,8 @@
-// One POST over node:http with a JSON text sent as is, so ids beyond 2^53 stay exact (no JSON.stringify of
-// numbers), and every outcome is visible: the answer, or the socket error (or TIMEOUT) that ended the exchange.
+// Exchanges below fetch: raw bytes over a socket (framing, pipelining, hostile input) and one POST over
+// node:http with a JSON text sent as is, so ids beyond 2^53 stay exact (no JSON.stringify of numbers), with
+// every outcome visible: the answer, or the socket error (or TIMEOUT) that ended the exchange.
 import http from 'node:http';
+import { connect } from 'node:net';
 
 /** What one HTTP exchange ended with: a response, or the socket error code that ended it. */
 export type Outcome =
@@ -68,4 +70,61 @@ export function answered(o: Outcome): { status: number; headers: http.IncomingHt
 /** A plant as a JSON text with its id written exactly. */
 export function plantJson(id: bigint, name: string): string {
   return `{"id":${id},"name":${JSON.stringify(name)}}`;
+}
+
+/**
+ * Sends raw bytes to 127.0.0.1:`port` and returns everything the server wrote (latin1), possibly several
+ * pipelined responses. By default it reads until the server closes or stays quiet for `quietMs`. With
+ * `halfClose` the client ends its side after sending and reads until the server closes: a server that has not
+ * closed within `timeoutMs` fails the call (no input may hang it).
+ */
+export function rawHttp(
+  port: number,
+  data: string | Buffer,
+  options: number | { quietMs?: number; halfClose?: boolean; timeoutMs?: number } = {},
+): Promise<string> {
+  const { quietMs = 500, halfClose = false, timeoutMs = 5_000 } = typeof options === 'number' ? { quietMs: options } : options;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(received);
+    };
+    socket.on('data', (d: Buffer) => {
+      received += d.toString('latin1');
+      if (halfClose) return;
+      clearTimeout(timer);
+      timer = setTimeout(done, quietMs);
+    });
+    if (halfClose) {
+      // ECONNRESET after the answer is fine; 'close' follows.
+      socket.on('error', () => {});
+      socket.on('close', done);
+      socket.end(data);
+      timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no close within ${timeoutMs} ms for ${JSON.stringify(data.toString('latin1').slice(0, 200))}`));
+      }, timeoutMs);
+      return;
+    }
+    socket.on('end', done);
+    socket.on('error', (e) => (received ? done() : reject(e)));
+    socket.write(data);
+    timer = setTimeout(done, quietMs * 4);
+  });
+}
+
+/** Splits a raw HTTP/1.1 response into status, lower-cased headers and body. */
+export function parseRawResponse(raw: string): { status: number; headers: Record<string, string>; body: string } {
+  const [head = '', ...rest] = raw.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) {
+    const i = l.indexOf(':');
+    headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
 }

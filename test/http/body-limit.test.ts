@@ -1,7 +1,8 @@
 // A body over the configured limit (default 1 MiB) is 413, whether its length is announced or streamed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, parseRawResponse, rawHttp, startApp } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { rawError } from './support.js';
 
 /** A valid NewPlant of exactly `size` bytes. */

@@ -2,7 +2,8 @@
 // application/json: never a framework default body, never an empty body, never a stack trace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, parseRawResponse, rawHttp, startApp } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { assertErrorText, rawError } from './support.js';
 
 test('unknown paths are 404 Error', async (t) => {

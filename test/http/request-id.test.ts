@@ -1,7 +1,8 @@
 // X-Request-Id: a sane incoming value is echoed on every answer, success or error; otherwise one is made.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRawResponse, rawHttp, startApp } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 
 test('X-Request-Id', async (t) => {
   const s = await startApp(t);

@@ -1,6 +1,7 @@
 // Shared assertions for the POST /plants and error-surface tests (test/plants, test/http).
 import assert from 'node:assert/strict';
-import { parseRawResponse, rawHttp, type TestApp } from '../helpers/app.js';
+import { type TestApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 
 /** POST /plants with exactly these bytes (a string is sent as UTF-8 text, never re-serialized). */
 export function postBytes(s: TestApp, body: string | Uint8Array | undefined, headers: Record<string, string> = {}): Promise<Response> {

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Server, type Socket } from 'node:net';
-import { errorOf, parseRawResponse, startApp } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
+import { parseRawResponse } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 
 function connected(port: number): Promise<Socket> {

@@ -2,7 +2,8 @@
 // X-Request-Id is honoured and echoed), and never a token or a request body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rawHttp, spawnServer } from '../helpers/app.js';
+import { spawnServer } from '../helpers/app.js';
+import { rawHttp } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 import { databaseWithToken } from './support.js';
 

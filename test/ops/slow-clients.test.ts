@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { parseRawResponse, startApp } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
+import { parseRawResponse } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 
 const TIMEOUT_MS = 1_000;

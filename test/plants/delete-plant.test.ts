@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NewPlant, PlantStoreClient } from 'plant-store/client';
-import { parseRawResponse, rawHttp, startApp, type TestApp } from '../helpers/app.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import {
   ABOVE_2_53, BAD_IDS, INT64_MAX, INT64_MIN, call, createPlant, expectError, label, plantOf, sortIds, type PlantText,

@@ -1,7 +1,8 @@
 // Security headers on every kind of answer, and CORS: off by default, exact origins when configured.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseRawResponse, rawHttp, startApp } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
+import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { API_CSP } from '../../src/http/security-headers.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 

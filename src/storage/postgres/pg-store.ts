@@ -15,10 +15,7 @@ import { jsonFromDbText, pgText, toDbText } from './text.js';
 import { plantOf, tokenOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 
-export interface PgStoreOptions extends PostgresOptions {
-  /** Migrations to apply; the built-in list unless a test supplies its own. */
-  migrations?: readonly Migration[];
-}
+export type PgStoreOptions = PostgresOptions;
 
 /** A plant to write, with its event made only if the plant is new and a subscription is active. */
 interface PlantWrite {
@@ -88,13 +85,11 @@ function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
 export class PgStore implements Store {
   readonly engine = 'postgres';
   private readonly pool: pg.Pool;
-  private readonly migrations: readonly Migration[];
   private readonly groupCommit: Batcher<PlantWrite, CreateOutcome>;
   private closed = false;
   readonly webhooks: PgWebhookStore;
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
-    this.migrations = options.migrations ?? MIGRATIONS;
     this.pool = createPool(url, options);
     this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher({
@@ -110,8 +105,8 @@ export class PgStore implements Store {
     return this.guard(() => this.pool.query<R>(named(name, values)));
   }
 
-  migrate(): Promise<MigrationResult[]> {
-    return runMigrations(migrationAdapter(this.pool, this.url), this.migrations);
+  migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
+    return runMigrations(migrationAdapter(this.pool, this.url), migrations);
   }
 
   createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {

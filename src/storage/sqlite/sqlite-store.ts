@@ -21,14 +21,11 @@ import { configureConnection } from './connection-setup.js';
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
   busyTimeoutMs?: number;
-  /** Migrations to apply; the built-in list unless a test supplies its own. */
-  migrations?: readonly Migration[];
 }
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
-  private readonly migrations: readonly Migration[];
   private readonly groupCommit: Batcher<CreateItem, ItemResult>;
   private closed = false;
 
@@ -37,7 +34,6 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhookStore;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
-    this.migrations = options.migrations ?? MIGRATIONS;
     try {
       if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
       this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
@@ -87,8 +83,8 @@ export class SqliteStore implements Store {
     };
   }
 
-  async migrate(): Promise<MigrationResult[]> {
-    const results = await runMigrations(migrationAdapter(this.db), this.migrations);
+  async migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
+    const results = await runMigrations(migrationAdapter(this.db), migrations);
     // The schema is in place: the write worker can start and prepare its statements before the first create.
     if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
     return results;
