@@ -1,10 +1,9 @@
-// Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and one case here.
-import { resolve } from 'node:path';
+// Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and its entry in ENGINES.
 import type { Config } from '../config.js';
-import type { MigrationResult, Store } from './store.js';
+import type { Engine, MigrationResult, Store } from './store.js';
 import { MigrationError, type Migration } from './migrator.js';
-import { SqliteStore, type SqliteOptions } from './sqlite/sqlite-store.js';
-import { PgStore, type PgStoreOptions } from './postgres/pg-store.js';
+import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
+import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
 
 /** Options of every engine; each reads its own. */
 export type StoreOptions = SqliteOptions & PgStoreOptions;
@@ -18,16 +17,12 @@ export function storeOptions(config: Config): StoreOptions {
   };
 }
 
+const ENGINES: readonly Engine<StoreOptions>[] = [sqliteEngine, postgresEngine];
+
 export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {
-  if (databaseUrl.startsWith('sqlite:')) {
-    const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
-  }
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    // Pool size and timeouts default to the settings' defaults when a caller (a test) gives none.
-    return new PgStore(databaseUrl, options);
-  }
-  throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
+  const engine = ENGINES.find((e) => e.accepts(databaseUrl));
+  if (!engine) throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
+  return engine.create(databaseUrl, options);
 }
 
 /** Opens the store and brings its schema up to date (a test may give its own migrations); throws MigrationError (and closes) if that fails. */

@@ -31,3 +31,9 @@ export interface Store extends PlantStore, TokenStore {
   /** Adds a commit observer (metrics); returns its removal. */
   addCommitObserver(observer: CommitObserver): () => void;
 }
+
+/** An engine: which DATABASE_URLs it serves and how it opens one (its folder exports it; open-store lists it). */
+export interface Engine<Options> {
+  accepts(databaseUrl: string): boolean;
+  create(databaseUrl: string, options: Options): Store;
+}

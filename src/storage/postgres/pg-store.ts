@@ -3,7 +3,7 @@
 // serialised across instances by an advisory lock. Several instances may share one database.
 import type pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, MigrationResult, Store } from '../store.js';
+import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -81,6 +81,12 @@ const SQL = {
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
   return { name, text: SQL[name], values };
 }
+
+/** `postgres://` or `postgresql://`; pool size and timeouts default to the settings' defaults. */
+export const postgresEngine: Engine<PgStoreOptions> = {
+  accepts: (url) => /^postgres(ql)?:\/\//.test(url),
+  create: (url, options) => new PgStore(url, options),
+};
 
 export class PgStore implements Store {
   readonly engine = 'postgres';

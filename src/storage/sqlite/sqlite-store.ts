@@ -2,10 +2,10 @@
 // (one fsync per commit) does not cap throughput at one request per fsync. Creates commit on a write worker
 // (its own connection) so their fsync never blocks the event loop; everything else uses this connection.
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, MigrationResult, Store } from '../store.js';
+import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -22,6 +22,15 @@ export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
   busyTimeoutMs?: number;
 }
+
+/** `sqlite:path` (relative to the working folder) or `sqlite::memory:`. */
+export const sqliteEngine: Engine<SqliteOptions> = {
+  accepts: (url) => url.startsWith('sqlite:'),
+  create(url, options) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
+  },
+};
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
