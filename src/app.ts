@@ -167,7 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     contract,
     {
       // A commit that wrote events wakes the dispatcher; delivery itself never runs on the request path.
-      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), maxPendingCreates: config.shedPendingCreates })),
+      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,

@@ -59,8 +59,10 @@ export interface Config {
   readonly trustProxy: readonly string[];
   /** Event-loop delay above which API requests are shed with 503; 0 turns the check off. */
   readonly shedEventLoopDelayMs: number;
-  /** Creates waiting for their commit above which new creates are shed with 503; 0 turns the check off. */
+  /** Plant writes waiting for their commit above which new ones are shed with 503; 0 turns the check off. */
   readonly shedPendingCreates: number;
+  /** Updates and deletes of plants without If-Match are refused with 428. */
+  readonly requireIfMatch: boolean;
 }
 
 export class ConfigError extends Error {
@@ -242,7 +244,8 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'rateLimitWindowS', env: 'RATE_LIMIT_WINDOW_S', description: 'Length of the rate-limit window in seconds', default: 60, parse: integer(1, 86_400) },
   { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none', default: [], parse: proxyList },
   { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
-  { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Creates waiting for their commit above which new creates get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
+  { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
+  { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

@@ -28,7 +28,9 @@ export interface paths {
          *
          *     Idempotent by `id`: sending a plant whose id already exists with the same name and tag answers 200
          *     with the same body, so a client may retry after a timeout; the same id with a different name or tag
-         *     answers 409.
+         *     answers 409. A replay is compared with the plant as it is now: once the plant has been changed
+         *     (`PUT`, `PATCH`), replaying its original create answers 409. The `ETag` is the plant's current version,
+         *     on a replay too.
          */
         post: operations["addPlant"];
         delete?: never;
@@ -47,15 +49,47 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Reads one plant. */
+        /**
+         * Reads one plant.
+         * @description Answers the plant with its `ETag`, the plant's version: a strong entity tag that changes with every
+         *     change of the plant and is never reused for its id, even after a delete and a new create. With
+         *     `If-None-Match` naming that tag (or `*`), the answer is 304 with no body.
+         */
         get: operations["getPlant"];
-        put?: never;
+        /**
+         * Replaces a plant's name and tag.
+         * @description The body is the plant as it should be: `name`, and `tag` (absent: the plant has no tag). An `id` in
+         *     the body, when sent, must be the path's (400 otherwise). Fields the schema does not name are ignored,
+         *     as for a create. An absent plant is 404 (create it with `POST /plants`).
+         *
+         *     Durable before the answer, and group-committed with creates. With `If-Match`, the plant is replaced
+         *     only while it has a version the header names (`*`: any); otherwise 412 and nothing changes, so of
+         *     concurrent writers sending the same tag exactly one succeeds. Without it, writes apply in commit
+         *     order and each answer shows what it stored. A body equal to the stored plant changes nothing and
+         *     keeps its version. When the service requires `If-Match` (`REQUIRE_IF_MATCH=true`), a request without
+         *     it is 428.
+         */
+        put: operations["updatePlant"];
         post?: never;
-        /** Deletes one plant; its id may be created again afterwards. */
+        /**
+         * Deletes one plant; its id may be created again afterwards.
+         * @description Durable before the answer, like a create. With `If-Match`, the plant is deleted only while it has a
+         *     version the header names (`*`: any); otherwise 412 and nothing changes.
+         */
         delete: operations["deletePlant"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Changes some of a plant's fields (JSON Merge Patch).
+         * @description An RFC 7396 merge patch, sent as `Content-Type: application/merge-patch+json` (any other type is
+         *     415): `{"name": "x"}` renames the plant, `{"tag": "y"}` sets its tag, `{"tag": null}` removes it.
+         *     `name` cannot be removed (`{"name": null}` is 400); an `id` member must be the path's. Members the
+         *     schema does not name are 400, so a misspelt field is never silently ignored. An absent plant is 404.
+         *
+         *     Conditional like `PUT` (`If-Match`, 412, 428). Without `If-Match`, the patch is applied to the plant
+         *     as it is when the write commits.
+         */
+        patch: operations["patchPlant"];
         trace?: never;
     };
     "/webhooks": {
@@ -283,6 +317,26 @@ export interface components {
              */
             id: bigint;
         };
+        /** @description A plant's new name and tag; `id`, when sent, must be the path's. */
+        PlantReplacement: components["schemas"]["Plant"] & {
+            /**
+             * Format: int64
+             * @description Identification number of the plant
+             */
+            id?: bigint;
+        };
+        /** @description An RFC 7396 merge patch of a plant. */
+        PlantPatch: {
+            /**
+             * Format: int64
+             * @description Must be the path's id when sent.
+             */
+            id?: bigint;
+            /** @description The new name (cannot be null). */
+            name?: string;
+            /** @description The new tag, or null to remove it. */
+            tag?: string | null;
+        };
         Error: {
             /**
              * Format: int32
@@ -393,8 +447,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request body is not `application/json` (UTF-8, not compressed). */
+        /** @description The request body is not of the operation's media type (`application/json`, or `application/merge-patch+json` for `PATCH`), UTF-8 and not compressed. */
         UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The plant's version is not one `If-Match` names (it changed since it was read); nothing changed. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The service requires `If-Match` on updates and deletes (`REQUIRE_IF_MATCH=true`). */
+        PreconditionRequired: {
             headers: {
                 [name: string]: unknown;
             };
@@ -473,11 +545,28 @@ export interface components {
     parameters: {
         /** @description The plant's int64 id, in decimal. */
         PlantId: bigint;
+        /**
+         * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
+         *     version is one of them (strong comparison: weak tags never match); otherwise 412.
+         * @example "42"
+         */
+        IfMatch: string;
+        /**
+         * @description Entity tags from `ETag` (a list, comma-separated), or `*`; when the plant's matches, 304.
+         * @example "42"
+         */
+        IfNoneMatch: string;
         /** @description The subscription id (`wh_...`). */
         WebhookId: string;
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The plant's version as a strong entity tag (RFC 9110), e.g. `"42"`: it changes with every change of
+         *     the plant and is never reused for its id. Send it back in `If-Match` or `If-None-Match`.
+         * @example "42"
+         */
+        ETag: string;
         /** @description Seconds to wait before retrying (RFC 9110). */
         RetryAfter: number;
         /**
@@ -555,6 +644,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     /** @description Where the plant lives, `/plants/{id}`. */
                     Location?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -602,7 +692,13 @@ export interface operations {
     getPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`; when the plant's matches, 304.
+                 * @example "42"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The plant's int64 id, in decimal. */
                 id: components["parameters"]["PlantId"];
@@ -614,6 +710,7 @@ export interface operations {
             /** @description The plant. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -621,6 +718,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["NewPlant"];
                 };
+            };
+            /** @description The plant still has the version `If-None-Match` names. No body. */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -632,10 +737,81 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    updatePlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
+                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 * @example "42"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The plant's int64 id, in decimal. */
+                id: components["parameters"]["PlantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Monstera deliciosa",
+                 *       "tag": "tropical"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlantReplacement"];
+            };
+        };
+        responses: {
+            /** @description The plant as stored now. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 9223372036854776000,
+                     *       "name": "Monstera deliciosa",
+                     *       "tag": "tropical"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     deletePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
+                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 * @example "42"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The plant's int64 id, in decimal. */
                 id: components["parameters"]["PlantId"];
@@ -657,6 +833,71 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    patchPlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
+                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 * @example "42"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The plant's int64 id, in decimal. */
+                id: components["parameters"]["PlantId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tag": null
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PlantPatch"];
+            };
+        };
+        responses: {
+            /** @description The plant as stored now. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 9223372036854776000,
+                     *       "name": "Monstera deliciosa",
+                     *       "tag": "tropical"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1029,6 +1270,16 @@ export const responseInt64: Readonly<Record<string, Readonly<Record<string, read
     ]
   },
   "GET /plants/{id}": {
+    "200": [
+      "/id"
+    ]
+  },
+  "PUT /plants/{id}": {
+    "200": [
+      "/id"
+    ]
+  },
+  "PATCH /plants/{id}": {
     "200": [
       "/id"
     ]

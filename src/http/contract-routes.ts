@@ -1,16 +1,16 @@
 // The contract is the router: every operation of the OpenAPI document becomes a route whose handler is
 // found by operationId, whose validation and serialization come from the document's schemas, and whose
 // security hook comes from its security requirements. A missing handler stops start-up.
-import type { FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
 import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
-import type { Contract } from './contract.js';
+import type { Contract, OperationSpec } from './contract.js';
 import type { ScopeRequirement } from '../auth/bearer-guard.js';
 
 // Each handler declares its own operation's request (OperationRequest), so the table takes any route generic.
 export type Handlers = Record<string, RouteHandlerMethod<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, any>>;
 
-type JsonBody<Op> = Op extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
+type JsonBody<Op> = Op extends { requestBody: { content: infer Content } } ? Content[keyof Content] : undefined;
 
 /**
  * The request an operation's handler sees once validation has passed, typed by the document (src/client/schema.ts,
@@ -48,11 +48,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
         response: op.responses,
       },
       ...(op.security.length > 0 && { onRequest: guard(op.security.map((s) => ({ scopes: s.scopes }))) }),
-      // A body that is required but absent is a clear 400 rather than a schema message about undefined.
-      ...(op.body?.required && {
-        // Callback form: an async hook costs every create a promise.
-        preValidation: (request, _reply, done) => done(request.body === undefined ? new AppError('BODY_REQUIRED') : undefined),
-      }),
+      ...(op.body && { preValidation: bodyCheck(op.body) }),
     });
     const methods = methodsByUrl.get(op.url) ?? new Set();
     methods.add(op.method);
@@ -76,4 +72,22 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
       handler: async () => undefined,
     });
   }
+}
+
+/**
+ * Before validation: a body of a JSON type other than the operation's is 415 (the parser takes every JSON type
+ * the service knows), and a body that is required but absent is a clear 400 rather than a schema message
+ * about undefined. Callback form: an async hook costs every create a promise.
+ */
+function bodyCheck(body: NonNullable<OperationSpec['body']>): preValidationHookHandler {
+  const [mediaType] = body.mediaTypes;
+  return (request, _reply, done) => {
+    if (request.body === undefined) return done(body.required ? new AppError('BODY_REQUIRED') : undefined);
+    const type = request.headers['content-type'] ?? '';
+    const semi = type.indexOf(';');
+    if ((semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase() !== mediaType) {
+      return done(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be sent as Content-Type: ${mediaType}.`));
+    }
+    done();
+  };
 }

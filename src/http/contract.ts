@@ -32,6 +32,8 @@ export interface Contract {
 }
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+/** The request bodies the service parses (http/json-parser.ts): JSON, and JSON Merge Patch (RFC 7396). */
+export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
 /** Reads and checks the document; throws (stopping start-up) on anything routing cannot honour. */
 export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
@@ -65,9 +67,10 @@ function toOperation(doc: Record<string, any>, path: string, method: string, op:
   if (requestBody) {
     const content = requestBody.content ?? {};
     const mediaTypes = Object.keys(content);
-    const json = content['application/json'];
-    if (!json?.schema) throw new Error(`${op.operationId}: only application/json request bodies are supported`);
-    spec.body = { schema: inline(doc, json.schema), required: requestBody.required === true, mediaTypes };
+    if (mediaTypes.length !== 1 || !JSON_MEDIA_TYPES.includes(mediaTypes[0]!) || !content[mediaTypes[0]!].schema) {
+      throw new Error(`${op.operationId}: a request body must have one media type, one of ${JSON_MEDIA_TYPES.join(', ')}, with a schema`);
+    }
+    spec.body = { schema: inline(doc, content[mediaTypes[0]!].schema), required: requestBody.required === true, mediaTypes };
   }
   // Path-level parameters apply to every operation of the path unless the operation redefines them.
   const own = ((op.parameters ?? []) as unknown[]).map((p) => resolve(doc, p));

@@ -1,14 +1,16 @@
-// The only request body parser: application/json in UTF-8, int64-exact (src/json/). Anything else is 415.
+// The only request body parser: JSON in UTF-8 (application/json, application/merge-patch+json), int64-exact
+// (src/json/). Anything else is 415; so is a JSON type an operation does not declare (contract-routes.ts).
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { parseJson } from '../json/lossless-json.js';
+import { JSON_MEDIA_TYPES } from './contract.js';
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
     const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(new AppError('UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON; charset ${charset.slice(0, 40)} is not supported.`), undefined);

@@ -1,62 +1,116 @@
-// Plant rules: what a valid new plant is beyond its schema, what an existing id means for a create, and
-// the keyset pages of the list.
+// Plant rules above the store: what a valid plant is beyond its schema, what an existing id means for a
+// create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
-import type { PlantPage, PlantQuery, PlantRecord, PlantStore } from './plant.js';
+import type { ChangeOutcome, PlantPage, PlantQuery, PlantRecord, PlantStore, VersionedPlant } from './plant.js';
 import { newPlantEvent } from '../webhooks/events.js';
+
+/**
+ * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
+ * one of these versions (from If-Match).
+ */
+export type Precondition = undefined | '*' | { versions: bigint[] };
+
+/** An RFC 7396 merge patch of a plant, as validated: a member absent is left alone, a null tag removes it. */
+export interface PlantPatch {
+  name?: string;
+  tag?: string | null;
+}
 
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
-  add(plant: PlantRecord): Promise<PlantRecord>;
-  get(id: bigint): Promise<PlantRecord>;
+  add(plant: PlantRecord): Promise<VersionedPlant>;
+  get(id: bigint): Promise<VersionedPlant>;
   list(query: PlantQuery): Promise<PlantPage>;
-  remove(id: bigint): Promise<void>;
+  /** Replaces name and tag; 404 when absent, 412 when the precondition fails. */
+  replace(plant: PlantRecord, precondition: Precondition): Promise<VersionedPlant>;
+  /** Applies a merge patch to the plant as it is when the write commits (or as the precondition names it). */
+  patch(id: bigint, patch: PlantPatch, precondition: Precondition): Promise<VersionedPlant>;
+  remove(id: bigint, precondition: Precondition): Promise<void>;
 }
 
 export interface PlantServiceOptions {
   /** Called after a commit that wrote events, so delivery starts without waiting for a poll. */
   onEvents?: () => void;
   /**
-   * Creates waiting for their commit above which a new create is refused with 503 and Retry-After rather
-   * than queued (load shedding); 0 or absent means no bound.
+   * Writes waiting for their commit above which a new one is refused with 503 and Retry-After rather than
+   * queued (load shedding); 0 or absent means no bound.
    */
-  maxPendingCreates?: number;
+  maxPendingWrites?: number;
+  /** Updates and deletes without If-Match are refused with 428. */
+  requireIfMatch?: boolean;
 }
 
+/** A patch without If-Match is applied to the plant read just before; when another write commits in between, it is read again. */
+const PATCH_ATTEMPTS = 8;
+
 export function createPlantService(store: PlantStore, options: PlantServiceOptions = {}): PlantService {
-  const maxPending = options.maxPendingCreates ?? 0;
+  const maxPending = options.maxPendingWrites ?? 0;
   let pending = 0;
+
+  /** Bounds the writes waiting for a commit; the store call runs only when admitted. */
+  async function admitted<T>(write: () => Promise<T>): Promise<T> {
+    if (maxPending > 0 && pending >= maxPending) {
+      throw new AppError('OVERLOADED', `${pending} writes are already waiting for their commit; nothing was stored. Retry after Retry-After seconds.`, {
+        headers: { 'retry-after': '1' },
+      });
+    }
+    pending++;
+    try {
+      return await write();
+    } finally {
+      pending--;
+    }
+  }
+
+  function required(precondition: Precondition): void {
+    if (options.requireIfMatch && precondition === undefined) throw new AppError('IF_MATCH_REQUIRED');
+  }
+
+  function notFound(id: bigint): AppError {
+    return new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
+  }
+
+  function changed(id: bigint): AppError {
+    return new AppError('PLANT_CHANGED', `Plant ${id} does not have a version that If-Match names; nothing was changed. Read it again for its current ETag.`);
+  }
+
+  /** The version to require of the store, reading the plant first only when If-Match names several. */
+  async function versionFor(id: bigint, precondition: Precondition): Promise<bigint | undefined> {
+    if (precondition === undefined || precondition === '*') return undefined;
+    if (precondition.versions.length === 1) return precondition.versions[0];
+    const current = await store.getPlant(id);
+    if (!current) throw notFound(id);
+    if (!precondition.versions.includes(current.version)) throw changed(id);
+    return current.version;
+  }
+
+  /** A changed or unchanged plant; the other outcomes as errors. */
+  function settled(id: bigint, outcome: ChangeOutcome): VersionedPlant {
+    switch (outcome.kind) {
+      case 'changed':
+      case 'unchanged':
+        return outcome.plant;
+      case 'not-found':
+        throw notFound(id);
+      case 'version-mismatch':
+        throw changed(id);
+    }
+  }
+
   return {
     async add(plant) {
-      // A lone surrogate cannot be stored as UTF-8 without changing it, and a changed name would make the
-      // client's own retry look like a conflict.
-      for (const field of ['name', 'tag'] as const) {
-        const value = plant[field];
-        if (value !== undefined && !value.isWellFormed()) {
-          throw new AppError('BODY_INVALID', `body/${field} must be well-formed Unicode (it holds an unpaired surrogate).`);
-        }
-      }
-      if (maxPending > 0 && pending >= maxPending) {
-        throw new AppError('OVERLOADED', `${pending} creates are already waiting for their commit; nothing was stored. Retry after Retry-After seconds.`, {
-          headers: { 'retry-after': '1' },
-        });
-      }
-      pending++;
-      let outcome;
-      try {
-        outcome = await store.createPlant(plant, newPlantEvent(plant));
-      } finally {
-        pending--;
-      }
+      wellFormed(plant);
+      const outcome = await admitted(() => store.createPlant(plant, newPlantEvent(plant)));
       if (outcome.kind === 'conflict') {
         throw new AppError('PLANT_CONFLICT', `A plant with id ${plant.id} already exists with a different name or tag.`);
       }
       if (outcome.kind === 'created') options.onEvents?.();
-      return plant;
+      return { ...plant, version: outcome.version };
     },
 
     async get(id) {
       const plant = await store.getPlant(id);
-      if (!plant) throw new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
+      if (!plant) throw notFound(id);
       return plant;
     },
 
@@ -64,8 +118,56 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       return store.listPlantsJson(query);
     },
 
-    async remove(id) {
-      if (!(await store.deletePlant(id))) throw new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
+    async replace(plant, precondition) {
+      required(precondition);
+      wellFormed(plant);
+      const ifVersion = await versionFor(plant.id, precondition);
+      return settled(plant.id, await admitted(() => store.replacePlant(plant, ifVersion)));
+    },
+
+    async patch(id, patch, precondition) {
+      required(precondition);
+      wellFormed(patch);
+      for (let attempt = 1; ; attempt++) {
+        const current = await store.getPlant(id);
+        if (!current) throw notFound(id);
+        if (precondition !== undefined && precondition !== '*' && !precondition.versions.includes(current.version)) throw changed(id);
+        const next = merged(current, patch);
+        if (next.name === current.name && next.tag === current.tag) return current;
+        const outcome = await admitted(() => store.replacePlant(next, current.version));
+        // Another write committed between the read and this one: with If-Match the client's tag is now stale;
+        // without it the patch applies to the newer plant.
+        if (outcome.kind !== 'version-mismatch' || (precondition !== undefined && precondition !== '*')) return settled(id, outcome);
+        if (attempt === PATCH_ATTEMPTS) {
+          throw new AppError('OVERLOADED', `Plant ${id} changed under ${PATCH_ATTEMPTS} attempts to patch it; nothing was changed. Retry after Retry-After seconds.`);
+        }
+      }
+    },
+
+    async remove(id, precondition) {
+      required(precondition);
+      const ifVersion = await versionFor(id, precondition);
+      settled(id, await admitted(() => store.deletePlant(id, ifVersion)));
     },
   };
+}
+
+/** The plant a merge patch makes of `current` (RFC 7396: absent members stay, null removes). */
+function merged(current: PlantRecord, patch: PlantPatch): PlantRecord {
+  const name = patch.name ?? current.name;
+  const tag = patch.tag === undefined ? current.tag : patch.tag ?? undefined;
+  return tag === undefined ? { id: current.id, name } : { id: current.id, name, tag };
+}
+
+/**
+ * A lone surrogate cannot be stored as UTF-8 without changing it, and a changed name would make the client's
+ * own retry look like a conflict.
+ */
+function wellFormed(fields: { name?: string; tag?: string | null }): void {
+  for (const field of ['name', 'tag'] as const) {
+    const value = fields[field];
+    if (typeof value === 'string' && !value.isWellFormed()) {
+      throw new AppError('BODY_INVALID', `body/${field} must be well-formed Unicode (it holds an unpaired surrogate).`);
+    }
+  }
 }

@@ -8,24 +8,64 @@ export interface PlantRecord {
   tag?: string;
 }
 
+/** A plant with its version: a number that changes with every change of the plant and is never reused for its id. */
+export interface VersionedPlant extends PlantRecord {
+  version: bigint;
+}
+
 /** What happened to a create: a new row, an identical replay, or a different plant under the same id. */
 export type CreateOutcome =
-  | { kind: 'created' }
-  | { kind: 'replayed' }
-  | { kind: 'conflict'; existing: PlantRecord };
+  | { kind: 'created'; version: bigint }
+  | { kind: 'replayed'; version: bigint }
+  | { kind: 'conflict'; existing: VersionedPlant };
+
+/** What an engine reports of one write: whether it wrote, and the row under the id after it (before it, for a delete). */
+export interface WriteResult {
+  wrote: boolean;
+  row: VersionedPlant | undefined;
+}
 
 /**
  * The create rule, for the API, import and every engine: a free id is created; an id already holding the
- * same name and tag is a replay (a client's retry, answered like the first time); anything else under the
- * id is a conflict, reported with what is stored. `stored` is the plant found under the id, if any.
+ * same name and tag is a replay (a client's retry, answered like the first time, with the current version);
+ * anything else under the id is a conflict, reported with what is stored. A replay compares with the plant as
+ * it is now, so replaying a create after an update of that plant is a conflict.
  */
-export function decideCreate(requested: PlantRecord, stored: PlantRecord | undefined): CreateOutcome {
-  if (stored === undefined) return CREATED;
-  return stored.name === requested.name && stored.tag === requested.tag ? REPLAYED : { kind: 'conflict', existing: stored };
+export function decideCreate(requested: PlantRecord, result: WriteResult): CreateOutcome {
+  const stored = result.row;
+  // An insert that found nothing and wrote nothing cannot happen; the engines report either.
+  if (stored === undefined) throw new Error(`create of plant ${requested.id} neither wrote nor found a row`);
+  if (result.wrote) return { kind: 'created', version: stored.version };
+  return stored.name === requested.name && stored.tag === requested.tag ? { kind: 'replayed', version: stored.version } : { kind: 'conflict', existing: stored };
 }
 
-const CREATED: CreateOutcome = Object.freeze({ kind: 'created' });
-const REPLAYED: CreateOutcome = Object.freeze({ kind: 'replayed' });
+/** What happened to an update or a delete. */
+export type ChangeOutcome =
+  | { kind: 'changed'; plant: VersionedPlant }
+  | { kind: 'unchanged'; plant: VersionedPlant }
+  | { kind: 'not-found' }
+  | { kind: 'version-mismatch'; current: VersionedPlant };
+
+/**
+ * The change rule (replace and delete, every engine): an absent plant is not found; a plant whose version is
+ * not the one the writer required is a mismatch and is left alone; a replace that would store what is already
+ * there writes nothing and keeps its version. `ifVersion` is what the writer required, if anything.
+ */
+export function decideChange(result: WriteResult, ifVersion: bigint | undefined): ChangeOutcome {
+  if (result.row === undefined) return { kind: 'not-found' };
+  if (result.wrote) return { kind: 'changed', plant: result.row };
+  if (ifVersion !== undefined && result.row.version !== ifVersion) return { kind: 'version-mismatch', current: result.row };
+  return { kind: 'unchanged', plant: result.row };
+}
+
+/**
+ * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
+ * `ifVersion` (when given) and differs from `plant`; a delete only when the plant exists and has `ifVersion`.
+ */
+export type PlantWrite =
+  | { op: 'create'; plant: PlantRecord; event: OutboxEvent | (() => OutboxEvent) | undefined }
+  | { op: 'replace'; plant: PlantRecord; ifVersion: bigint | undefined }
+  | { op: 'delete'; id: bigint; ifVersion: bigint | undefined };
 
 /** A keyset page request: plants with id > after, in id order, at most limit of them. */
 export interface PlantQuery {
@@ -60,12 +100,17 @@ export interface PlantStore {
    * StoreUnavailableError when the commit fails; then nothing of the batch was stored.
    */
   importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]>;
-  getPlant(id: bigint): Promise<PlantRecord | undefined>;
+  getPlant(id: bigint): Promise<VersionedPlant | undefined>;
   /** Plants with id > after (and the tag, if given), in id order, as records (export). */
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;
   /** The same page already serialized, and whether more follow, from one read snapshot (the list endpoint). */
   listPlantsJson(query: PlantQuery): Promise<PlantPage>;
-  /** Deletes a plant durably; false when there was none. */
-  deletePlant(id: bigint): Promise<boolean>;
+  /**
+   * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,
+   * in the same group commit as creates. A change takes a new version.
+   */
+  replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome>;
+  /** Durably deletes a plant (decideChange's rules; `changed` carries the deleted plant), in the group commit. */
+  deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;
   countPlants(): Promise<number>;
 }

@@ -2,7 +2,7 @@
 // how they become the features' records. Engines differ only in how a time arrives (SQLite: milliseconds
 // since the epoch; PostgreSQL: a Date) and in how stored text is decoded (PostgreSQL escapes U+0000).
 import type { TokenRecord } from '../auth/token.js';
-import type { PlantRecord } from '../plants/plant.js';
+import type { PlantRecord, VersionedPlant } from '../plants/plant.js';
 import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookSubscription } from '../webhooks/delivery.js';
 
 type Time = number | Date;
@@ -14,11 +14,18 @@ export interface PlantRow {
   id: bigint;
   name: string;
   tag: string | null;
+  /** Present where the statement selects it. */
+  version?: bigint | string;
 }
 
 export function plantOf(row: PlantRow, text: TextDecoder = asStored): PlantRecord {
   const id = BigInt(row.id);
   return row.tag === null ? { id, name: text(row.name) } : { id, name: text(row.name), tag: text(row.tag) };
+}
+
+/** A row read with its version (PostgreSQL may hand a BIGINT over as text). */
+export function versionedPlantOf(row: PlantRow, text: TextDecoder = asStored): VersionedPlant {
+  return { ...plantOf(row, text), version: BigInt(row.version!) };
 }
 
 export interface TokenRow {

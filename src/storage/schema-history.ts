@@ -18,6 +18,13 @@ export interface SchemaDialect {
   orderColumn: string;
   /** That column as the last key of an index (`, seq`), or empty. */
   orderKey: string;
+  /** The column type of a 64-bit integer that is not a key. */
+  int64: string;
+  /**
+   * DDL of the store-wide counter that plant versions are drawn from (so that a version is never reused for
+   * an id, even after a delete and a new create), starting above 1, the version every older plant gets.
+   */
+  versionCounter: string;
 }
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
@@ -94,6 +101,15 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
         duration_ms INTEGER NOT NULL,
         PRIMARY KEY (delivery_id, attempt)
       )${d.tableOptions};
+    `,
+  },
+  {
+    version: 3,
+    name: 'plant versions',
+    ddl: (d) => `
+      -- Each change of a plant takes a new version from the counter: the plant's ETag.
+      ALTER TABLE plants ADD COLUMN version ${d.int64} NOT NULL DEFAULT 1;
+      ${d.versionCounter}
     `,
   },
 ];

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const PLAIN_CHALLENGE = 'Bearer realm="plant-store"';
 
@@ -133,7 +134,7 @@ test('the scheme name is case-insensitive and any number of spaces may separate 
     const res = await post(s, header, p);
     assert.equal(res.status, 200, header);
     assert.deepEqual(await res.json(), { name: p.name });
-    assert.deepEqual(await s.store.getPlant(BigInt(p.id)), { id: BigInt(p.id), name: p.name });
+    assert.deepEqual(await storedPlant(s.store, BigInt(p.id)), { id: BigInt(p.id), name: p.name });
   }
 });
 

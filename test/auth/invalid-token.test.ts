@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 function postWith(s: TestApp, token: string, id: number): Promise<Response> {
   return fetch(`${s.url}/plants`, {
@@ -25,7 +26,7 @@ test('a token whose expiry has passed gets 401 invalid_token', async (t) => {
   const s = await startApp(t);
   const { secret } = await s.tokens.create({ name: 'old', scopes: ['plants:read', 'plants:write'], expiresAt: new Date(Date.now() - 60_000) });
   await assertInvalidToken(await postWith(s, secret, 1), /expired/);
-  assert.equal(await s.store.getPlant(1n), undefined);
+  assert.equal(await storedPlant(s.store, 1n), undefined);
 });
 
 test('a token with a future expiry works until then, and stops at its expiry even while cached', async (t) => {
@@ -39,7 +40,7 @@ test('a token with a future expiry works until then, and stops at its expiry eve
   clock.advance(expiresAt.getTime() - clock.now() + 50);
   // The verified token sits in the 5 s cache; its expiry still applies.
   await assertInvalidToken(await postWith(s, secret, 2), /expired/);
-  assert.equal(await s.store.getPlant(2n), undefined);
+  assert.equal(await storedPlant(s.store, 2n), undefined);
 });
 
 test('a token revoked through the service is refused at once, and other tokens keep working', async (t) => {
@@ -48,7 +49,7 @@ test('a token revoked through the service is refused at once, and other tokens k
   assert.equal((await postWith(s, secret, 1)).status, 200);
   assert.equal(await s.tokens.revoke(token.id), true);
   await assertInvalidToken(await postWith(s, secret, 2), /revoked/);
-  assert.equal(await s.store.getPlant(2n), undefined);
+  assert.equal(await storedPlant(s.store, 2n), undefined);
   // Revoking one token does not disturb the others.
   assert.equal((await postWith(s, s.token.write, 3)).status, 200);
   // Revoking twice reports that nothing was active.

@@ -7,6 +7,7 @@ import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
 import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken, type JwksServer } from '../helpers/jwt-issuer.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 function jwksConfig(jwks: JwksServer, more: Partial<Config> = {}): Partial<Config> {
   return { jwtJwksUrl: jwks.url, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE], jwtJwksTimeoutMs: 1_000, jwtJwksCooldownMs: 30_000, ...more };
@@ -36,7 +37,7 @@ test('a token signed by another key under a known kid is refused (bad signature)
   const s = await startApp(t, { config: jwksConfig(jwks) });
   const forged = await mint(impostor, { claims: { scope: 'plants:write' } });
   await assertInvalidToken(await addPlant(s.url, forged, 1), /bad signature/, forged);
-  assert.equal(await s.store.getPlant(1n), undefined);
+  assert.equal(await storedPlant(s.store, 1n), undefined);
 });
 
 test('an unknown kid triggers one JWKS refetch: a rotated-in key works, a flood of unknown kids does not hammer the IdP', async (t) => {

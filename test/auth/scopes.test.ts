@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 function postWith(s: TestApp, token: string, body: unknown): Promise<Response> {
   return fetch(`${s.url}/plants`, {
@@ -21,7 +22,7 @@ test('a token with only plants:read gets 403 insufficient_scope naming plants:wr
   assert.match(challenge, /(^|[ ,])scope="plants:write"/);
   const body = await errorOf(res);
   assert.match(body.message, /plants:write/);
-  assert.equal(await s.store.getPlant(1n), undefined);
+  assert.equal(await storedPlant(s.store, 1n), undefined);
 });
 
 test('a token with plants:write, alone or with plants:read, creates the plant', async (t) => {
@@ -30,7 +31,7 @@ test('a token with plants:write, alone or with plants:read, creates the plant', 
     const res = await postWith(s, token, { id: i + 1, name: 'fern' });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { name: 'fern' });
-    assert.deepEqual(await s.store.getPlant(BigInt(i + 1)), { id: BigInt(i + 1), name: 'fern' });
+    assert.deepEqual(await storedPlant(s.store, BigInt(i + 1)), { id: BigInt(i + 1), name: 'fern' });
   }
 });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorOf, runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
 
@@ -40,7 +41,7 @@ test('token create prints the token alone on the last line, and it works against
   const s = await startApp(t, { databaseUrl });
   const created = await s.postPlant({ id: 1, name: 'fern' }, { authorization: `Bearer ${lastLine(both.stdout)}` });
   assert.equal(created.status, 200);
-  assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern' });
+  assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'fern' });
   const refused = await s.postPlant({ id: 2, name: 'fern' }, { authorization: `Bearer ${lastLine(readOnly.stdout)}` });
   assert.equal(refused.status, 403);
   await errorOf(refused);

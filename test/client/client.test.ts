@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 // The package's own export, as a consumer imports it (self-reference through package.json "exports").
 import { createPlantStoreClient, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from 'plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;
@@ -36,7 +37,7 @@ test('addPlant, getPlant, deletePlant: int64 ids beyond 2^53 round-trip exactly 
     assert.equal(created.response.status, 200);
     assert.deepEqual(created.data, { name: `plant ${id}`, tag: 'exact' });
     assert.equal(created.response.headers.get('location'), `/plants/${id}`);
-    assert.deepEqual(await s.store.getPlant(id), { id, name: `plant ${id}`, tag: 'exact' });
+    assert.deepEqual(await storedPlant(s.store, id), { id, name: `plant ${id}`, tag: 'exact' });
 
     const read = await all.GET('/plants/{id}', { params: { path: { id } } });
     assert.equal(read.response.status, 200);

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
 import { postBytes } from './support.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const BODY = '{"id": 1, "name": "fern"}';
 
@@ -63,7 +64,7 @@ test('application/json is accepted with a UTF-8 charset, in any case', async (t)
       id++;
       const res = await postBytes(s, `{"id": ${id}, "name": "t${id}"}`, { 'content-type': type });
       assert.equal(res.status, 200);
-      assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: `t${id}` });
+      assert.deepEqual(await storedPlant(s.store, BigInt(id)), { id: BigInt(id), name: `t${id}` });
     });
   }
   await t.test('Content-Encoding identity is no encoding', async () => {

@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { postBytes } from './support.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 async function assertServerAnswers(s: TestApp, id: number): Promise<void> {
   const res = await s.postPlant(`{"id": ${id}, "name": "still alive"}`);
   assert.equal(res.status, 200);
-  assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: 'still alive' });
+  assert.deepEqual(await storedPlant(s.store, BigInt(id)), { id: BigInt(id), name: 'still alive' });
 }
 
 /** 200 (the nesting sits in an ignored field) or 400, never a crash; a 200 stores exactly the plant. */
@@ -16,10 +17,10 @@ async function assertSurvives(s: TestApp, res: Response, id: bigint, name: strin
   assert.ok(res.status === 200 || res.status === 400, `status ${res.status}`);
   if (res.status === 200) {
     assert.deepEqual(await res.json(), { name });
-    assert.deepEqual(await s.store.getPlant(id), { id, name });
+    assert.deepEqual(await storedPlant(s.store, id), { id, name });
   } else {
     await errorOf(res);
-    assert.equal(await s.store.getPlant(id), undefined);
+    assert.equal(await storedPlant(s.store, id), undefined);
   }
 }
 
@@ -53,7 +54,7 @@ test('deep nesting never crashes the server', async (t) => {
       assert.equal(res.status, 400);
       await errorOf(res);
     }
-    assert.equal(await s.store.getPlant(5n), undefined);
+    assert.equal(await storedPlant(s.store, 5n), undefined);
   });
   await t.test('the server still answers', async () => {
     await assertServerAnswers(s, 6);
@@ -79,7 +80,7 @@ test('prototype-pollution keys neither pollute nor smuggle fields', async (t) =>
     const res = await s.postPlant(`{"id": 1, "name": "p", ${pollution}}`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { name: 'p' });
-    assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'p' });
+    assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'p' });
     clean();
   });
   await t.test('as ignored unknown fields, lossless path, with long numbers inside them', async () => {
@@ -87,7 +88,7 @@ test('prototype-pollution keys neither pollute nor smuggle fields', async (t) =>
       `{"id": 9007199254740995, "name": "p", "__proto__": {"polluted": 12345678901234567890, "__proto__": 98765432109876543210}, "constructor": {"prototype": {"polluted": 1e400}}, ${pollution}}`,
     );
     assert.equal(res.status, 200);
-    assert.deepEqual(await s.store.getPlant(9007199254740995n), { id: 9007199254740995n, name: 'p' });
+    assert.deepEqual(await storedPlant(s.store, 9007199254740995n), { id: 9007199254740995n, name: 'p' });
     clean();
   });
   await t.test('nested pollution keys inside arrays and objects', async () => {
@@ -113,9 +114,9 @@ test('prototype-pollution keys neither pollute nor smuggle fields', async (t) =>
     });
   }
   await t.test('nothing was stored under the smuggled ids', async () => {
-    assert.equal(await s.store.getPlant(5n), undefined);
-    assert.equal(await s.store.getPlant(66n), undefined);
-    assert.equal(await s.store.getPlant(9007199254740993n), undefined);
+    assert.equal(await storedPlant(s.store, 5n), undefined);
+    assert.equal(await storedPlant(s.store, 66n), undefined);
+    assert.equal(await storedPlant(s.store, 9007199254740993n), undefined);
   });
   await t.test('the server still answers', async () => {
     await assertServerAnswers(s, 3);
@@ -151,7 +152,7 @@ test('invalid UTF-8 is 400; unpaired surrogates never reach a stored name or tag
     const name = 'caf\u00e9 \u{1f33f}';
     const res = await postBytes(s, new Uint8Array(Buffer.from(`{"id": 2, "name": "${name}"}`, 'utf8')), { 'content-type': 'application/json' });
     assert.equal(res.status, 200);
-    assert.deepEqual(await s.store.getPlant(2n), { id: 2n, name });
+    assert.deepEqual(await storedPlant(s.store, 2n), { id: 2n, name });
   });
 
   const surrogates: Array<[string, string]> = [
@@ -169,23 +170,23 @@ test('invalid UTF-8 is 400; unpaired surrogates never reach a stored name or tag
     });
   }
   await t.test('nothing stored under the rejected ids', async () => {
-    assert.equal(await s.store.getPlant(1n), undefined);
-    assert.equal(await s.store.getPlant(3n), undefined);
-    assert.equal(await s.store.getPlant(9007199254740993n), undefined);
-    assert.equal(await s.store.getPlant(9223372036854775807n), undefined);
+    assert.equal(await storedPlant(s.store, 1n), undefined);
+    assert.equal(await storedPlant(s.store, 3n), undefined);
+    assert.equal(await storedPlant(s.store, 9007199254740993n), undefined);
+    assert.equal(await storedPlant(s.store, 9223372036854775807n), undefined);
   });
   await t.test('an escaped surrogate pair is a valid character, stored and replayed exactly', async () => {
     const body = '{"id": 4, "name": "\\ud83c\\udf3f", "tag": "\\uD83C\\uDF35"}';
     const res = await s.postPlant(body);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { name: '\u{1f33f}', tag: '\u{1f335}' });
-    assert.deepEqual(await s.store.getPlant(4n), { id: 4n, name: '\u{1f33f}', tag: '\u{1f335}' });
+    assert.deepEqual(await storedPlant(s.store, 4n), { id: 4n, name: '\u{1f33f}', tag: '\u{1f335}' });
     assert.equal((await s.postPlant(body)).status, 200, 'replay');
   });
   await t.test('a lone surrogate in an ignored field is ignored with it', async () => {
     const res = await s.postPlant('{"id": 5, "name": "ok", "note": "\\ud800"}');
     assert.equal(res.status, 200);
-    assert.deepEqual(await s.store.getPlant(5n), { id: 5n, name: 'ok' });
+    assert.deepEqual(await storedPlant(s.store, 5n), { id: 5n, name: 'ok' });
   });
   await t.test('the server still answers', async () => {
     await assertServerAnswers(s, 6);
@@ -215,7 +216,7 @@ test('huge number literals are answered promptly', async (t) => {
     });
   }
   await t.test('the scaled literal was stored as its exact integer', async () => {
-    assert.deepEqual(await s.store.getPlant(9n), { id: 9n, name: 'n' });
+    assert.deepEqual(await storedPlant(s.store, 9n), { id: 9n, name: 'n' });
   });
   await t.test('the server still answers', async () => {
     await assertServerAnswers(s, 10);

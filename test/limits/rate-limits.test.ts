@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
 import { loadConfig } from '../../src/config.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const QUOTA = 5;
 const UNKNOWN = 'pst_' + 'Z'.repeat(43);
@@ -45,7 +46,7 @@ test('a token gets its quota per window, with RateLimit fields on every answer, 
   assert.equal(limited.headers.get('ratelimit-policy'), `"token";q=${QUOTA};w=60`);
   assert.equal(remaining(limited), 0);
   assert.equal((await errorOf(limited)).error, 429);
-  assert.equal(await s.store.getPlant(1n), undefined, 'a refused create stores nothing');
+  assert.equal(await storedPlant(s.store, 1n), undefined, 'a refused create stores nothing');
 
   // Another token has its own quota.
   const other = await get(s, '/plants', s.token.read);

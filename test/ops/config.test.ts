@@ -9,6 +9,7 @@ import { errorOf, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { databaseWithToken, runIn, serveIn } from './support.js';
 import { freePort } from '../helpers/ports.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { PORT: 'abc' }, names: ['PORT'], hint: /whole number/ },
@@ -137,7 +138,7 @@ test('without DATABASE_URL the store is ./data/plant-store.db under the working 
 
   const { store } = await openStore(`sqlite:${file}`);
   t.after(() => store.close());
-  assert.deepEqual(await store.getPlant(31n), { id: 31n, name: 'default place' });
+  assert.deepEqual(await storedPlant(store, 31n), { id: 31n, name: 'default place' });
 });
 
 test('migrate without DATABASE_URL creates ./data/plant-store.db under the working directory', async (t) => {

@@ -8,6 +8,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { postRaw } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {
   const { databaseUrl, token } = await databaseWithToken(t);
@@ -102,13 +103,13 @@ test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error o
   const { store } = await openStore(databaseUrl);
   try {
     const missing = [];
-    for (const id of result.ok.keys()) if (!(await store.getPlant(id))) missing.push(id);
+    for (const id of result.ok.keys()) if (!(await storedPlant(store, id))) missing.push(id);
     assert.deepEqual(missing, [], 'acknowledged plants missing after a graceful stop');
     // A request whose connection was refused or cut was never taken in: had the server read it, it would
     // have been answered. So none of them is stored, nor any 503, and nothing nobody sent.
     const cut = [...result.errors.values()].flatMap((e) => e.ids);
     const storedCut = [];
-    for (const id of cut) if (await store.getPlant(id)) storedCut.push(id);
+    for (const id of cut) if (await storedPlant(store, id)) storedCut.push(id);
     assert.deepEqual(storedCut, [], 'requests stored without an answer: in-flight requests were dropped');
     assert.equal(await store.countPlants(), result.ok.size);
   } finally {
@@ -147,7 +148,7 @@ test('a request whose body is still arriving at SIGTERM is finished: 200 with Co
   assert.ok(Date.now() - answeredAt < 2_000, 'the exit waited for the keep-alive timeout');
   const { store } = await openStore(databaseUrl);
   t.after(() => store.close());
-  assert.deepEqual(await store.getPlant(4242n), { id: 4242n, name: 'in flight' });
+  assert.deepEqual(await storedPlant(store, 4242n), { id: 4242n, name: 'in flight' });
 });
 
 test('a request pipelined behind an in-flight one after SIGTERM is not processed: answered 503 or not at all, never stored', async (t) => {
@@ -178,8 +179,8 @@ test('a request pipelined behind an in-flight one after SIGTERM is not processed
   assert.equal((await exitWithin(server, 5_000)).code, 0);
   const { store } = await openStore(databaseUrl);
   t.after(() => store.close());
-  assert.deepEqual(await store.getPlant(4242n), { id: 4242n, name: 'in flight' });
-  assert.equal(await store.getPlant(4343n), undefined);
+  assert.deepEqual(await storedPlant(store, 4242n), { id: 4242n, name: 'in flight' });
+  assert.equal(await storedPlant(store, 4343n), undefined);
 });
 
 test('a request that never finishes does not hold the process past SHUTDOWN_TIMEOUT_MS; it exits 0 and keeps nothing of it', async (t) => {
@@ -202,7 +203,7 @@ test('a request that never finishes does not hold the process past SHUTDOWN_TIME
 
   const { store } = await openStore(databaseUrl);
   t.after(() => store.close());
-  assert.equal(await store.getPlant(5151n), undefined);
+  assert.equal(await storedPlant(store, 5151n), undefined);
 });
 
 test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT twice) does not kill the in-flight request', async (t) => {
@@ -223,7 +224,7 @@ test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT 
     assert.equal(responses(conn.data())[0]?.status, 200, `${first}+${second}: ${conn.data()}`);
     assert.equal((await exitWithin(server, 5_000)).code, 0);
     const { store } = await openStore(databaseUrl);
-    assert.deepEqual(await store.getPlant(99n), { id: 99n, name: 'twice' });
+    assert.deepEqual(await storedPlant(store, 99n), { id: 99n, name: 'twice' });
     await store.close();
   }
 });
@@ -237,7 +238,7 @@ test('SIGINT stops the server the same way: exit 0, plants kept', async (t) => {
   assert.match(server.stdout(), /"signal":"SIGINT"/);
   const { store } = await openStore(databaseUrl);
   t.after(() => store.close());
-  assert.deepEqual(await store.getPlant(7n), { id: 7n, name: 'sigint' });
+  assert.deepEqual(await storedPlant(store, 7n), { id: 7n, name: 'sigint' });
 });
 
 test('an idle server exits promptly on SIGTERM, even with an idle keep-alive connection open', async (t) => {

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { startApp } from '../helpers/app.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const TIMEOUT_MS = 1_000;
 
@@ -57,7 +58,7 @@ test('a body that never finishes and headers that never finish are cut off with 
   }
   for (const { received } of await Promise.all(crowd)) assert.equal(parseRawResponse(received).status, 408);
 
-  assert.equal(await s.store.getPlant(606n), undefined, 'the unfinished plant was stored');
+  assert.equal(await storedPlant(s.store, 606n), undefined, 'the unfinished plant was stored');
   assert.equal(await s.store.countPlants(), 5);
   // And the server is still fine afterwards.
   assert.equal((await fetch(`${s.url}/healthz`)).status, 200);
@@ -81,5 +82,5 @@ test('a slow but steady client that finishes within the timeout is served normal
   const res = parseRawResponse(received);
   assert.equal(res.status, 200, received);
   assert.deepEqual(JSON.parse(res.body), { name: 'patient' });
-  assert.deepEqual(await s.store.getPlant(707n), { id: 707n, name: 'patient' });
+  assert.deepEqual(await storedPlant(s.store, 707n), { id: 707n, name: 'patient' });
 });

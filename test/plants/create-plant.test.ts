@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { NewPlant } from 'plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 test('POST /plants with a valid NewPlant', async (t) => {
   const s = await startApp(t);
@@ -18,7 +19,7 @@ test('POST /plants with a valid NewPlant', async (t) => {
     assert.equal(response.headers.get('location'), '/plants/1');
     assert.deepEqual(data, { name: 'fern', tag: 'green' });
     assert.deepEqual(Object.keys(data ?? {}), ['name', 'tag']);
-    assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern', tag: 'green' });
+    assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'fern', tag: 'green' });
   });
 
   await t.test('without tag: the body has no tag key at all (not null, not empty)', async () => {
@@ -28,7 +29,7 @@ test('POST /plants with a valid NewPlant', async (t) => {
     const body = data as Record<string, unknown>;
     assert.deepEqual(body, { name: 'moss' });
     assert.equal('tag' in body, false);
-    const stored = await s.store.getPlant(2n);
+    const stored = await storedPlant(s.store, 2n);
     assert.deepEqual(stored, { id: 2n, name: 'moss' });
     assert.equal(stored !== undefined && 'tag' in stored, false);
   });
@@ -47,8 +48,8 @@ test('POST /plants with a valid NewPlant', async (t) => {
     const { data, response } = await client.POST('/plants', { body });
     assert.equal(response.status, 200);
     assert.deepEqual(data, { name: 'cactus' });
-    assert.deepEqual(await s.store.getPlant(4n), { id: 4n, name: 'cactus' });
-    assert.equal(await s.store.getPlant(99n), undefined);
+    assert.deepEqual(await storedPlant(s.store, 4n), { id: 4n, name: 'cactus' });
+    assert.equal(await storedPlant(s.store, 99n), undefined);
   });
 
   await t.test('an unknown field named like a response field is not echoed either', async () => {
@@ -63,14 +64,14 @@ test('POST /plants with a valid NewPlant', async (t) => {
     const res = await s.postPlant('{"tag": "t", "name": "palm", "id": 6}');
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { name: 'palm', tag: 't' });
-    assert.deepEqual(await s.store.getPlant(6n), { id: 6n, name: 'palm', tag: 't' });
+    assert.deepEqual(await storedPlant(s.store, 6n), { id: 6n, name: 'palm', tag: 't' });
   });
 
   await t.test('an empty-string name and an empty-string tag are strings, stored as such', async () => {
     const { data, response } = await client.POST('/plants', { body: { id: 7n, name: '', tag: '' } });
     assert.equal(response.status, 200);
     assert.deepEqual(data, { name: '', tag: '' });
-    assert.deepEqual(await s.store.getPlant(7n), { id: 7n, name: '', tag: '' });
+    assert.deepEqual(await storedPlant(s.store, 7n), { id: 7n, name: '', tag: '' });
   });
 
   await t.test('non-ASCII, escapes, NUL and astral characters round-trip exactly', async () => {
@@ -79,7 +80,7 @@ test('POST /plants with a valid NewPlant', async (t) => {
     const { data, response } = await client.POST('/plants', { body: { id: 8n, name, tag } });
     assert.equal(response.status, 200);
     assert.deepEqual(data, { name, tag });
-    assert.deepEqual(await s.store.getPlant(8n), { id: 8n, name, tag });
+    assert.deepEqual(await storedPlant(s.store, 8n), { id: 8n, name, tag });
   });
 
   await t.test('a long name (100 000 characters) is stored whole', async () => {
@@ -87,7 +88,7 @@ test('POST /plants with a valid NewPlant', async (t) => {
     const { data, response } = await client.POST('/plants', { body: { id: 9n, name } });
     assert.equal(response.status, 200);
     assert.equal(data?.name, name);
-    assert.equal((await s.store.getPlant(9n))?.name, name);
+    assert.equal((await storedPlant(s.store, 9n))?.name, name);
   });
 
   await t.test('id 0 and negative ids are valid int64s', async () => {
@@ -96,21 +97,21 @@ test('POST /plants with a valid NewPlant', async (t) => {
       assert.equal(response.status, 200, String(id));
       assert.deepEqual(data, { name: `n${id}` });
       assert.equal(response.headers.get('location'), `/plants/${id}`);
-      assert.deepEqual(await s.store.getPlant(id), { id, name: `n${id}` });
+      assert.deepEqual(await storedPlant(s.store, id), { id, name: `n${id}` });
     }
   });
 
   await t.test('surrounding whitespace and a charset=utf-8 parameter are fine', async () => {
     const res = await s.postPlant(' \r\n\t{"id": 10, "name": "spaced"}\n ', { 'content-type': 'application/json; charset=utf-8' });
     assert.equal(res.status, 200);
-    assert.deepEqual(await s.store.getPlant(10n), { id: 10n, name: 'spaced' });
+    assert.deepEqual(await storedPlant(s.store, 10n), { id: 10n, name: 'spaced' });
   });
 
   await t.test('a token with both scopes may create plants too', async () => {
     const { data, response } = await clientFor(s, s.token.all).POST('/plants', { body: { id: 11n, name: 'both' } });
     assert.equal(response.status, 200);
     assert.deepEqual(data, { name: 'both' });
-    assert.deepEqual(await s.store.getPlant(11n), { id: 11n, name: 'both' });
+    assert.deepEqual(await storedPlant(s.store, 11n), { id: 11n, name: 'both' });
   });
 
   await t.test('every 200 above stored exactly one row per id', async () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import type { NewPlant } from 'plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 test('a retry of the same plant is 200 with the same body', async (t) => {
   const s = await startApp(t);
@@ -17,7 +18,7 @@ test('a retry of the same plant is 200 with the same body', async (t) => {
     assert.equal(again.response.headers.get('location'), '/plants/1');
     assert.deepEqual(first.data, { name: 'fern', tag: 'green' });
     assert.deepEqual(again.data, first.data);
-    assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'fern', tag: 'green' });
+    assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'fern', tag: 'green' });
   });
 
   await t.test('without a tag both times', async () => {
@@ -26,7 +27,7 @@ test('a retry of the same plant is 200 with the same body', async (t) => {
     assert.equal(first.response.status, 200);
     assert.equal(again.response.status, 200);
     assert.deepEqual(again.data, { name: 'moss' });
-    assert.deepEqual(await s.store.getPlant(2n), { id: 2n, name: 'moss' });
+    assert.deepEqual(await storedPlant(s.store, 2n), { id: 2n, name: 'moss' });
   });
 
   // Raw text on purpose: "another spelling of the id" (3.0, 3e0) cannot be written through the client.
@@ -87,7 +88,7 @@ test('the same id with a different plant is 409 and leaves the stored row unchan
     ['the same name in decomposed Unicode', '{"id": 4, "name": "cafe\\u0301"}', 4n],
   ];
   const before = new Map<bigint, unknown>();
-  for (const id of [1n, 2n, 3n, 4n]) before.set(id, await s.store.getPlant(id));
+  for (const id of [1n, 2n, 3n, 4n]) before.set(id, await storedPlant(s.store, id));
 
   for (const [label, body, id] of conflicts) {
     await t.test(`${label} -> 409 Error`, async () => {
@@ -95,7 +96,7 @@ test('the same id with a different plant is 409 and leaves the stored row unchan
       assert.equal(result.response.headers.get('location'), null, 'no Location on a conflict');
       const err = clientError(result, 409);
       assert.match(err.message, new RegExp(`\\b${id}\\b`), 'the message names the id');
-      assert.deepEqual(await s.store.getPlant(id), before.get(id));
+      assert.deepEqual(await storedPlant(s.store, id), before.get(id));
     });
   }
 
@@ -121,7 +122,7 @@ test('concurrent creates of one id: exactly one plant wins, the rest conflict or
     for (const r of conflicts) clientError(r, 409);
     const winner = ok[0]!.data!;
     assert.match(winner.name, /^racer-\d+$/);
-    assert.deepEqual(await s.store.getPlant(id), { id, name: winner.name });
+    assert.deepEqual(await storedPlant(s.store, id), { id, name: winner.name });
     // The winner's own retry is a replay; every loser's retry is still a conflict.
     const replay = await client.POST('/plants', { body: { id, name: winner.name } });
     assert.equal(replay.response.status, 200);
@@ -135,13 +136,13 @@ test('concurrent creates of one id: exactly one plant wins, the rest conflict or
       assert.equal(r.response.status, 200);
       assert.deepEqual(r.data, { name: 'twin', tag: 't' });
     }
-    assert.deepEqual(await s.store.getPlant(77n), { id: 77n, name: 'twin', tag: 't' });
+    assert.deepEqual(await storedPlant(s.store, 77n), { id: 77n, name: 'twin', tag: 't' });
   });
 
   await t.test('parallel POSTs mixing identical and different plants for one id', async () => {
     const names = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? 'b' : 'a'));
     const results = await Promise.all(names.map((name) => client.POST('/plants', { body: { id: -5n, name } })));
-    const stored = await s.store.getPlant(-5n);
+    const stored = await storedPlant(s.store, -5n);
     assert.ok(stored && (stored.name === 'a' || stored.name === 'b'));
     for (let i = 0; i < names.length; i++) {
       const sentName = names[i]!;
@@ -154,7 +155,7 @@ test('concurrent creates of one id: exactly one plant wins, the rest conflict or
     const ids = Array.from({ length: 100 }, (_, i) => 9223372036854775000n + BigInt(i));
     const results = await Promise.all(ids.map((id) => client.POST('/plants', { body: { id, name: `bulk-${id}` } })));
     for (const r of results) assert.equal(r.response.status, 200);
-    for (const id of ids) assert.deepEqual(await s.store.getPlant(id), { id, name: `bulk-${id}` });
+    for (const id of ids) assert.deepEqual(await storedPlant(s.store, id), { id, name: `bulk-${id}` });
     assert.equal(await s.store.countPlants(), 103);
   });
 });

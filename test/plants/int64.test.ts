@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
 import { locationId } from '../http/support.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const INT64_MAX = '9223372036854775807';
 const INT64_MIN = '-9223372036854775808';
@@ -29,12 +30,12 @@ test('int64 ids at the edges are accepted and kept exact', async (t) => {
       assert.equal(res.status, 200);
       assert.deepEqual(await res.json(), { name: `p${id}` });
       assert.equal(res.headers.get('location'), `/plants/${id}`);
-      assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: `p${id}` });
+      assert.deepEqual(await storedPlant(s.store, BigInt(id)), { id: BigInt(id), name: `p${id}` });
     });
   }
   await t.test('ids that round to the same double are distinct plants, none overwritten', async () => {
     assert.equal(await s.store.countPlants(), edges.length);
-    for (const id of edges) assert.equal((await s.store.getPlant(BigInt(id)))?.name, `p${id}`);
+    for (const id of edges) assert.equal((await storedPlant(s.store, BigInt(id)))?.name, `p${id}`);
   });
 });
 
@@ -52,8 +53,8 @@ test('two ids above 2^53 that share a double do not collide (no false replay or 
     const other = await s.postPlant(`{"id": ${b}, "name": "second"}`);
     assert.equal(other.status, 409, 'b now exists as "first"');
     await errorOf(other);
-    assert.deepEqual(await s.store.getPlant(BigInt(a)), { id: BigInt(a), name: 'first' });
-    assert.deepEqual(await s.store.getPlant(BigInt(b)), { id: BigInt(b), name: 'first' });
+    assert.deepEqual(await storedPlant(s.store, BigInt(a)), { id: BigInt(a), name: 'first' });
+    assert.deepEqual(await storedPlant(s.store, BigInt(b)), { id: BigInt(b), name: 'first' });
   }
   assert.equal(await s.store.countPlants(), 6);
 });
@@ -82,7 +83,7 @@ test('integers written with a fraction or exponent are those integers (JSON Sche
       const res = await s.postPlant(`{"id": ${literal}, "name": "same"}`);
       assert.equal(res.status, 200, `${literal}: ${res.status}`);
       assert.equal(locationId(res), id);
-      assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: 'same' });
+      assert.deepEqual(await storedPlant(s.store, BigInt(id)), { id: BigInt(id), name: 'same' });
     });
   }
   await t.test('the spellings of one id address one plant: a different name is a conflict', async () => {
@@ -146,16 +147,16 @@ test('the exact id survives whatever else the body holds', async (t) => {
     const res = await s.postPlant('{"big": 123456789012345678901234567890, "id": 7, "name": "small", "f": 1e999, "g": 1.00000000000000000001}');
     assert.equal(res.status, 200);
     assert.equal(locationId(res), '7');
-    assert.deepEqual(await s.store.getPlant(7n), { id: 7n, name: 'small' });
+    assert.deepEqual(await storedPlant(s.store, 7n), { id: 7n, name: 'small' });
   });
 
   await t.test('nested objects with their own big "id" do not leak into the top-level id', async () => {
     const res = await s.postPlant('{"child": {"id": 9007199254740995}, "id": 9007199254740993, "list": [{"id": 9223372036854775807}], "name": "nested"}');
     assert.equal(res.status, 200);
     assert.equal(locationId(res), '9007199254740993');
-    assert.deepEqual(await s.store.getPlant(9007199254740993n), { id: 9007199254740993n, name: 'nested' });
-    assert.equal(await s.store.getPlant(9007199254740995n), undefined);
-    assert.equal(await s.store.getPlant(9223372036854775807n), undefined);
+    assert.deepEqual(await storedPlant(s.store, 9007199254740993n), { id: 9007199254740993n, name: 'nested' });
+    assert.equal(await storedPlant(s.store, 9007199254740995n), undefined);
+    assert.equal(await storedPlant(s.store, 9223372036854775807n), undefined);
   });
 
   await t.test('a nested big id does not stand in for a missing top-level id', async () => {
@@ -168,7 +169,7 @@ test('the exact id survives whatever else the body holds', async (t) => {
     const res = await s.postPlant('{"id": "not a number", "id": 9007199254740997, "name": "dup"}');
     if (res.status === 200) {
       assert.equal(locationId(res), '9007199254740997');
-      assert.deepEqual(await s.store.getPlant(9007199254740997n), { id: 9007199254740997n, name: 'dup' });
+      assert.deepEqual(await storedPlant(s.store, 9007199254740997n), { id: 9007199254740997n, name: 'dup' });
     } else {
       assert.equal(res.status, 400);
       await errorOf(res);
@@ -177,9 +178,9 @@ test('the exact id survives whatever else the body holds', async (t) => {
     if (res2.status === 200) {
       const id = locationId(res2);
       assert.ok(['9007199254740999', '9007199254741001'].includes(id));
-      assert.deepEqual(await s.store.getPlant(BigInt(id)), { id: BigInt(id), name: 'dup2' });
+      assert.deepEqual(await storedPlant(s.store, BigInt(id)), { id: BigInt(id), name: 'dup2' });
       const other = id === '9007199254740999' ? 9007199254741001n : 9007199254740999n;
-      assert.equal(await s.store.getPlant(other), undefined);
+      assert.equal(await storedPlant(s.store, other), undefined);
     } else {
       assert.equal(res2.status, 400);
       await errorOf(res2);
@@ -201,6 +202,6 @@ test('the exact id survives whatever else the body holds', async (t) => {
     const res = await s.postPlant(`{"id": 12, "name": ${JSON.stringify(name)}, "pad": 12345678901234567890}`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { name });
-    assert.deepEqual(await s.store.getPlant(12n), { id: 12n, name });
+    assert.deepEqual(await storedPlant(s.store, 12n), { id: 12n, name });
   });
 });

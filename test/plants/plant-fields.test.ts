@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 test('POST /plants rejects a NewPlant whose fields break the schema', async (t) => {
   const s = await startApp(t);
@@ -34,7 +35,7 @@ test('POST /plants rejects a NewPlant whose fields break the schema', async (t) 
 
   await t.test('nothing was stored by any rejected request', async () => {
     assert.equal(await s.store.countPlants(), 0);
-    assert.equal(await s.store.getPlant(1n), undefined);
+    assert.equal(await storedPlant(s.store, 1n), undefined);
   });
 
   await t.test('the same id with valid fields is then accepted (rejections left no trace)', async () => {

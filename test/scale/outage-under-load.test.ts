@@ -13,6 +13,7 @@ import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeli
 import { haproxyAvailable, startHaproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';
 import { sleep } from '../helpers/sleep.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const CLIENTS = 10;
 /** A request taking longer than this counts as a hang (the store's connect and statement timeouts are 5 s and 10 s). */
@@ -129,10 +130,10 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   const { store } = await openStore(cluster.url);
   try {
     const lost: bigint[] = [];
-    for (const id of acknowledged) if (!(await store.getPlant(id))) lost.push(id);
+    for (const id of acknowledged) if (!(await storedPlant(store, id))) lost.push(id);
     assert.deepEqual(lost.slice(0, 10), [], `${lost.length} acknowledged plants lost`);
     let storedRefused = 0;
-    for (const id of refused) if (await store.getPlant(id)) storedRefused++;
+    for (const id of refused) if (await storedPlant(store, id)) storedRefused++;
     t.diagnostic(`acknowledged=${acknowledged.length} all present; refused with 503=${refused.length}, of which stored=${storedRefused}`);
     assert.equal(await store.countPlants(), acknowledged.length + storedRefused + 1);
   } finally {

@@ -8,6 +8,7 @@ import { startReceiver } from '../webhooks/delivery-support.js';
 import type { TestContext } from 'node:test';
 import type { Scope } from './haproxy.js';
 import { sleep } from '../helpers/sleep.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 /** Every acknowledged plant can be read back through the load balancer, as it was sent. */
 async function assertReadable(d: Deployment, ids: bigint[]): Promise<void> {
@@ -26,7 +27,7 @@ async function inDatabase(databaseUrl: string, ids: bigint[]): Promise<{ count: 
   const { store } = await openStore(databaseUrl);
   try {
     const present = new Set<bigint>();
-    for (const id of ids) if (await store.getPlant(id)) present.add(id);
+    for (const id of ids) if (await storedPlant(store, id)) present.add(id);
     return { count: await store.countPlants(), present };
   } finally {
     await store.close();

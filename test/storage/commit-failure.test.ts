@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { errorOf, startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 test('while another connection holds the write lock, creates get 503 and nothing of them is stored; after release they work', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 50 } });
@@ -31,13 +32,13 @@ test('while another connection holds the write lock, creates get 503 and nothing
   const ready = await fetch(`${s.url}/readyz`);
   assert.equal(ready.status, 200);
   assert.deepEqual(await ready.json(), { status: 'ok' });
-  assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'before' });
+  assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'before' });
   // A replay of an existing plant needs the write path too, so it is refused rather than guessed.
   assert.equal((await s.postPlant({ id: 1, name: 'before' })).status, 503);
 
   other.exec('ROLLBACK');
 
-  for (const id of failedIds) assert.equal(await s.store.getPlant(BigInt(id)), undefined, `plant ${id} was refused but stored`);
+  for (const id of failedIds) assert.equal(await storedPlant(s.store, BigInt(id)), undefined, `plant ${id} was refused but stored`);
   assert.equal(await s.store.countPlants(), 1);
 
   // The service recovered without a restart: new plants and retries of the refused ones succeed.
@@ -46,7 +47,7 @@ test('while another connection holds the write lock, creates get 503 and nothing
     ...failedIds.slice(0, 5).map((id) => s.postPlant({ id, name: `retry-${id}` })),
   ]);
   for (const res of after) assert.equal(res.status, 200);
-  assert.deepEqual(await s.store.getPlant(100n), { id: 100n, name: 'retry-100' });
+  assert.deepEqual(await storedPlant(s.store, 100n), { id: 100n, name: 'retry-100' });
   assert.equal(await s.store.countPlants(), 7);
 });
 
@@ -61,5 +62,5 @@ test('a create that meets a briefly held lock (another process) waits for it and
   t.diagnostic(`waited ${waited} ms for the lock`);
   assert.equal(res.status, 200);
   assert.ok(waited >= 200, `the create did not wait for the lock (${waited} ms)`);
-  assert.deepEqual(await s.store.getPlant(5n), { id: 5n, name: 'patient' });
+  assert.deepEqual(await storedPlant(s.store, 5n), { id: 5n, name: 'patient' });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { errorOf, startApp } from '../helpers/app.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 /** Number of commit frames in a WAL file whose frames all belong to the current WAL generation. */
 function walCommits(wal: Buffer): number {
@@ -52,7 +53,7 @@ test('500 concurrent creates (100 at a time) are all 200, all stored, in far few
   assert.deepEqual(statuses.filter((x) => x !== 200), []);
   assert.equal(await s.store.countPlants(), N);
   for (const i of [0, 1, 250, N - 1]) {
-    assert.deepEqual(await s.store.getPlant(base + BigInt(i)), { id: base + BigInt(i), name: `p${i}`, tag: `t${i % 7}` });
+    assert.deepEqual(await storedPlant(s.store, base + BigInt(i)), { id: base + BigInt(i), name: `p${i}`, tag: `t${i % 7}` });
   }
 
   // Every commit ends with one commit frame in the WAL (a frame whose "database size" field is non-zero),
@@ -86,6 +87,6 @@ test('concurrent creates of one id with different names: exactly one 200, the re
     }
   }
   assert.equal(winners.length, 1);
-  assert.deepEqual(await s.store.getPlant(78n), { id: 78n, name: winners[0] });
+  assert.deepEqual(await storedPlant(s.store, 78n), { id: 78n, name: winners[0] });
   assert.equal(await s.store.countPlants(), 1);
 });

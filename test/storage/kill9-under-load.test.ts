@@ -7,6 +7,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;
@@ -49,12 +50,12 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
   try {
     const missing: bigint[] = [];
     for (const id of result.ok.keys()) {
-      const plant = await store.getPlant(id);
+      const plant = await storedPlant(store, id);
       if (!plant) missing.push(id);
       else assert.deepEqual(plant, { id, name: `plant-${id}` });
     }
     assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
-    for (const id of inDoubt) if (await store.getPlant(id)) storedInDoubt++;
+    for (const id of inDoubt) if (await storedPlant(store, id)) storedInDoubt++;
     const count = await store.countPlants();
     // Only ids some client sent can be there: the acknowledged ones plus some of those cut off mid-answer.
     assert.equal(count, result.ok.size + storedInDoubt);

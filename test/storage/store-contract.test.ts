@@ -18,6 +18,13 @@ async function freshStore(t: TestContext): Promise<Store> {
   return store;
 }
 
+/** Outcomes and records with every `version` taken out (the engines choose version numbers). */
+function unversioned<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => unversioned(v)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'version').map(([k, v]) => [k, unversioned(v)])) as T;
+}
+
 const MAX = 2n ** 63n - 1n;
 const MIN = -(2n ** 63n);
 const ABOVE_2_53 = 2n ** 53n + 1n;
@@ -29,18 +36,18 @@ test('the store under test is the engine the suite runs on', async (t) => {
 test('createPlant: a free id is created; the same name and tag again is replayed; anything else is a conflict with the stored plant', async (t) => {
   const store = await freshStore(t);
   const fern: PlantRecord = { id: ABOVE_2_53, name: 'fern', tag: 'green' };
-  assert.deepEqual(await store.createPlant(fern), { kind: 'created' });
-  assert.deepEqual(await store.createPlant({ ...fern }), { kind: 'replayed' });
+  assert.deepEqual(unversioned(await store.createPlant(fern)), { kind: 'created' });
+  assert.deepEqual(unversioned(await store.createPlant({ ...fern })), { kind: 'replayed' });
   for (const other of [{ id: ABOVE_2_53, name: 'moss', tag: 'green' }, { id: ABOVE_2_53, name: 'fern' }, { id: ABOVE_2_53, name: 'fern', tag: 'blue' }]) {
-    assert.deepEqual(await store.createPlant(other), { kind: 'conflict', existing: fern }, JSON.stringify(other, (_, v) => (typeof v === 'bigint' ? String(v) : v)));
+    assert.deepEqual(unversioned(await store.createPlant(other)), { kind: 'conflict', existing: fern }, JSON.stringify(other, (_, v) => (typeof v === 'bigint' ? String(v) : v)));
   }
   // No tag is not the empty tag.
-  assert.deepEqual(await store.createPlant({ id: 2n, name: 'ivy' }), { kind: 'created' });
-  assert.deepEqual(await store.createPlant({ id: 2n, name: 'ivy', tag: '' }), { kind: 'conflict', existing: { id: 2n, name: 'ivy' } });
+  assert.deepEqual(unversioned(await store.createPlant({ id: 2n, name: 'ivy' })), { kind: 'created' });
+  assert.deepEqual(unversioned(await store.createPlant({ id: 2n, name: 'ivy', tag: '' })), { kind: 'conflict', existing: { id: 2n, name: 'ivy' } });
   // Concurrent creates of one id (one group commit): one is created, the same plant replays, another conflicts.
   const same = await Promise.all([store.createPlant({ id: 3n, name: 'a' }), store.createPlant({ id: 3n, name: 'a' }), store.createPlant({ id: 3n, name: 'b' })]);
-  assert.deepEqual(same, [{ kind: 'created' }, { kind: 'replayed' }, { kind: 'conflict', existing: { id: 3n, name: 'a' } }]);
-  assert.deepEqual(await store.getPlant(ABOVE_2_53), fern);
+  assert.deepEqual(unversioned(same), [{ kind: 'created' }, { kind: 'replayed' }, { kind: 'conflict', existing: { id: 3n, name: 'a' } }]);
+  assert.deepEqual(unversioned(await store.getPlant(ABOVE_2_53)), fern);
   assert.equal(await store.countPlants(), 3);
 });
 
@@ -63,7 +70,7 @@ test('importPlants: the create rules in order, a repeated id within the batch in
       return newPlantEvent(plant);
     },
   );
-  assert.deepEqual(outcomes, [
+  assert.deepEqual(unversioned(outcomes), [
     { kind: 'replayed' },
     { kind: 'conflict', existing: { id: 1n, name: 'old' } },
     { kind: 'created' },
@@ -74,7 +81,7 @@ test('importPlants: the create rules in order, a repeated id within the batch in
   assert.deepEqual(asked.sort(), [MAX, MIN].sort());
   assert.equal(await store.webhooks.countPendingDeliveries(), 2);
   assert.equal((await store.webhooks.listDeliveries(sub.id, 10)).length, 2);
-  assert.deepEqual(await store.getPlant(MAX), { id: MAX, name: 'max', tag: 't' });
+  assert.deepEqual(unversioned(await store.getPlant(MAX)), { id: MAX, name: 'max', tag: 't' });
   assert.equal(await store.countPlants(), 3);
   assert.deepEqual(await store.importPlants([], () => assert.fail('no event for an empty batch')), []);
 });
@@ -89,9 +96,9 @@ test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag 
     { id: MAX, name: 'max', tag: 'x' },
   ];
   // Created out of order: lists are in id order, not insertion order.
-  for (const p of [...all].reverse()) assert.deepEqual(await store.createPlant(p), { kind: 'created' });
+  for (const p of [...all].reverse()) assert.deepEqual(unversioned(await store.createPlant(p)), { kind: 'created' });
   assert.equal(await store.getPlant(1n), undefined);
-  for (const p of all) assert.deepEqual(await store.getPlant(p.id), p);
+  for (const p of all) assert.deepEqual(unversioned(await store.getPlant(p.id)), p);
 
   assert.deepEqual(await store.listPlants({ limit: 10 }), all);
   assert.deepEqual(await store.listPlants({ limit: 2, after: -1n }), all.slice(2, 4));
@@ -127,18 +134,88 @@ test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag 
   assert.equal(empty.more, false);
 });
 
-test('deletePlant removes a plant durably (true), then answers false; countPlants follows; the id is free again', async (t) => {
+test('deletePlant removes a plant durably, then finds none; countPlants follows; the id is free again', async (t) => {
   const store = await freshStore(t);
   for (const id of [1n, 2n, MAX]) await store.createPlant({ id, name: `p${id}` });
   assert.equal(await store.countPlants(), 3);
-  assert.equal(await store.deletePlant(MAX), true);
-  assert.equal(await store.deletePlant(MAX), false);
-  assert.equal(await store.deletePlant(42n), false);
+  assert.deepEqual(unversioned(await store.deletePlant(MAX)), { kind: 'changed', plant: { id: MAX, name: `p${MAX}` } });
+  assert.deepEqual(await store.deletePlant(MAX), { kind: 'not-found' });
+  assert.deepEqual(await store.deletePlant(42n), { kind: 'not-found' });
   assert.equal(await store.getPlant(MAX), undefined);
   assert.deepEqual((await store.listPlants({ limit: 10 })).map((p) => p.id), [1n, 2n]);
   assert.equal(await store.countPlants(), 2);
-  assert.deepEqual(await store.createPlant({ id: MAX, name: 'again' }), { kind: 'created' });
+  assert.deepEqual(unversioned(await store.createPlant({ id: MAX, name: 'again' })), { kind: 'created' });
   assert.equal(await store.countPlants(), 3);
+});
+
+test('versions: every write of a plant takes a new one, a replay and an unchanged replace keep it, none is reused after a delete', async (t) => {
+  const store = await freshStore(t);
+  const created = await store.createPlant({ id: MAX, name: 'fern' });
+  assert.equal(created.kind, 'created');
+  const v1 = (created as { version: bigint }).version;
+  assert.equal(typeof v1, 'bigint');
+  assert.deepEqual(await store.createPlant({ id: MAX, name: 'fern' }), { kind: 'replayed', version: v1 });
+  assert.deepEqual(await store.getPlant(MAX), { id: MAX, name: 'fern', version: v1 });
+
+  const renamed = await store.replacePlant({ id: MAX, name: 'moss', tag: 'green' });
+  assert.equal(renamed.kind, 'changed');
+  const v2 = (renamed as { plant: { version: bigint } }).plant.version;
+  assert.ok(v2 > v1, `${v2} > ${v1}`);
+  assert.deepEqual(renamed, { kind: 'changed', plant: { id: MAX, name: 'moss', tag: 'green', version: v2 } });
+  // The same content again writes nothing and keeps the version; so does it with the current version required.
+  assert.deepEqual(await store.replacePlant({ id: MAX, name: 'moss', tag: 'green' }), { kind: 'unchanged', plant: { id: MAX, name: 'moss', tag: 'green', version: v2 } });
+  assert.deepEqual(await store.replacePlant({ id: MAX, name: 'moss', tag: 'green' }, v2), { kind: 'unchanged', plant: { id: MAX, name: 'moss', tag: 'green', version: v2 } });
+  // A replay of the original create is compared with the plant as it is now.
+  assert.deepEqual(await store.createPlant({ id: MAX, name: 'fern' }), { kind: 'conflict', existing: { id: MAX, name: 'moss', tag: 'green', version: v2 } });
+
+  // A required version that is not the plant's changes nothing, for a replace and for a delete.
+  const current = { id: MAX, name: 'moss', tag: 'green', version: v2 };
+  assert.deepEqual(await store.replacePlant({ id: MAX, name: 'ivy' }, v1), { kind: 'version-mismatch', current });
+  assert.deepEqual(await store.replacePlant({ id: MAX, name: 'moss', tag: 'green' }, v1), { kind: 'version-mismatch', current });
+  assert.deepEqual(await store.deletePlant(MAX, v1), { kind: 'version-mismatch', current });
+  assert.deepEqual(await store.getPlant(MAX), current);
+  // Absent plants are not found, whatever is required.
+  assert.deepEqual(await store.replacePlant({ id: 5n, name: 'x' }), { kind: 'not-found' });
+  assert.deepEqual(await store.replacePlant({ id: 5n, name: 'x' }, v2), { kind: 'not-found' });
+  assert.deepEqual(await store.deletePlant(5n, v2), { kind: 'not-found' });
+
+  // Removing the tag is a change; the required version matching lets it through.
+  const untagged = await store.replacePlant({ id: MAX, name: 'moss' }, v2);
+  assert.equal(untagged.kind, 'changed');
+  const v3 = (untagged as { plant: { version: bigint } }).plant.version;
+  assert.ok(v3 > v2);
+  assert.deepEqual(await store.getPlant(MAX), { id: MAX, name: 'moss', version: v3 });
+  assert.deepEqual(await store.deletePlant(MAX, v3), { kind: 'changed', plant: { id: MAX, name: 'moss', version: v3 } });
+  // Made again under the same id: a version none of the earlier ones had, so an old ETag cannot match it.
+  const again = await store.createPlant({ id: MAX, name: 'moss' });
+  assert.equal(again.kind, 'created');
+  assert.ok((again as { version: bigint }).version > v3);
+  assert.deepEqual(await store.replacePlant({ id: MAX, name: 'ivy' }, v3), { kind: 'version-mismatch', current: { id: MAX, name: 'moss', version: (again as { version: bigint }).version } });
+});
+
+test('replacePlant and deletePlant share the group commit with creates; concurrent replaces requiring one version: exactly one is applied', async (t) => {
+  const store = await freshStore(t);
+  const commits: number[] = [];
+  store.addCommitObserver((c) => commits.push(c.size));
+  const created = await store.createPlant({ id: 1n, name: 'start' });
+  const v = (created as { version: bigint }).version;
+  commits.length = 0;
+  const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => store.replacePlant({ id: 1n, name: `writer ${i}` }, v)));
+  const winners = outcomes.flatMap((o, i) => (o.kind === 'changed' ? [i] : []));
+  assert.equal(winners.length, 1, JSON.stringify(outcomes.map((o) => o.kind)));
+  assert.ok(outcomes.every((o) => o.kind === 'changed' || o.kind === 'version-mismatch'));
+  assert.deepEqual(unversioned(await store.getPlant(1n)), { id: 1n, name: `writer ${winners[0]}` });
+  // Twenty writes submitted in one turn share commits: far fewer commits than writes.
+  assert.ok(commits.length < 20, `${commits.length} commits for 20 writes`);
+  // Creates, replaces and deletes of different plants in one turn all land.
+  const mixed = await Promise.all([
+    store.createPlant({ id: 2n, name: 'two' }),
+    store.replacePlant({ id: 1n, name: 'one' }),
+    store.deletePlant(2n),
+    store.createPlant({ id: 3n, name: 'three' }),
+  ]);
+  assert.deepEqual(mixed.map((o) => o.kind), ['created', 'changed', 'changed', 'created']);
+  assert.deepEqual((await store.listPlants({ limit: 10 })).map((p) => [p.id, p.name]), [[1n, 'one'], [3n, 'three']]);
 });
 
 test('tokens: insert, findTokenByHash, list in creation order (ties in insertion order), revoke once (twice is false), touchTokens keeps the latest use', async (t) => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
 import { sleep } from '../helpers/sleep.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 test('while a create waits for a lock another process holds, reads are answered; then the create succeeds', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 10_000 } });
@@ -28,5 +29,5 @@ test('while a create waits for a lock another process holds, reads are answered;
   const res = await create;
   assert.equal(res.status, 200);
   t.diagnostic(`read answered ${(createdAt - readAt).toFixed(0)} ms before the create`);
-  assert.deepEqual(await s.store.getPlant(2n), { id: 2n, name: 'patient' });
+  assert.deepEqual(await storedPlant(s.store, 2n), { id: 2n, name: 'patient' });
 });

@@ -1,34 +1,53 @@
 // A batch crosses to the SQLite write worker as flat arrays (src/storage/sqlite/writer-wire.ts): everything a
-// create and its outcome carry must come back out of structured clone exactly as it went in.
+// write and its result carry must come back out of structured clone exactly as it went in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CreateItem, ItemResult } from '../../src/storage/sqlite/create-batch.js';
-import { decodeItems, encodeItems, type WireResults } from '../../src/storage/sqlite/writer-wire.js';
+import type { PlantWrite } from '../../src/plants/plant.js';
+import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
+import { decodeItems, encodeItems } from '../../src/storage/sqlite/writer-wire.js';
 
-test('creates survive the trip to the writer: int64 ids, null tags, absent events, any text', () => {
-  const items: CreateItem[] = [
-    { id: 2n ** 63n - 1n, name: 'max', tag: null, event: undefined },
-    { id: -(2n ** 63n), name: 'min', tag: 'x', event: { id: 'msg_a', type: 'newPlant', payload: '{"id":-9223372036854775808,"name":"min","tag":"x"}' } },
-    { id: 0n, name: '', tag: '', event: { id: 'msg_b', type: 'newPlant', payload: '' } },
-    { id: 9007199254740993n, name: 'café 🌵 \u0000 "q"', tag: null, event: { id: 'msg_c', type: 'newPlant', payload: '{}' } },
+test('writes survive the trip to the writer: int64 ids and versions, absent tags, absent events, any text', () => {
+  const items: PlantWrite[] = [
+    { op: 'create', plant: { id: 2n ** 63n - 1n, name: 'max' }, event: undefined },
+    { op: 'create', plant: { id: -(2n ** 63n), name: 'min', tag: 'x' }, event: { id: 'msg_a', type: 'newPlant', payload: '{"id":-9223372036854775808,"name":"min","tag":"x"}' } },
+    { op: 'create', plant: { id: 0n, name: '', tag: '' }, event: { id: 'msg_b', type: 'newPlant', payload: '' } },
+    { op: 'create', plant: { id: 9007199254740993n, name: 'café 🌵 \u0000 "q"' }, event: { id: 'msg_c', type: 'newPlant', payload: '{}' } },
+    { op: 'replace', plant: { id: 5n, name: 'renamed', tag: 't' }, ifVersion: 2n ** 62n + 1n },
+    { op: 'replace', plant: { id: 6n, name: 'untagged' }, ifVersion: undefined },
+    { op: 'delete', id: -1n, ifVersion: 7n },
+    { op: 'delete', id: 2n ** 63n - 1n, ifVersion: undefined },
   ];
   const back = decodeItems(structuredClone(encodeItems(items)));
   assert.deepEqual(back, items);
-  assert.equal(typeof back[3]!.id, 'bigint');
+  assert.equal(typeof (back[3] as { plant: { id: unknown } }).plant.id, 'bigint');
   assert.deepEqual(decodeItems(structuredClone(encodeItems([]))), []);
   // An event made on demand crosses as the event it makes.
   const made = { id: 'msg_d', type: 'newPlant', payload: '{"id":1,"name":"n"}' };
-  assert.deepEqual(decodeItems(structuredClone(encodeItems([{ id: 1n, name: 'n', tag: null, event: () => made }]))), [{ id: 1n, name: 'n', tag: null, event: made }]);
+  assert.deepEqual(decodeItems(structuredClone(encodeItems([{ op: 'create', plant: { id: 1n, name: 'n' }, event: () => made }]))), [
+    { op: 'create', plant: { id: 1n, name: 'n' }, event: made },
+  ]);
 });
 
-test('what each create found survives the trip back: nothing (inserted), or the stored plant exactly', () => {
-  const results: ItemResult[] = [
-    null,
-    { id: 2n ** 62n, name: 'stored', tag: null },
-    { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't' },
-    null,
+test('what each write did and found survives the trip back: its new version, the stored plant exactly, or nothing', () => {
+  const items: PlantWrite[] = [
+    { op: 'create', plant: { id: 1n, name: 'new' }, event: undefined },
+    { op: 'create', plant: { id: 2n ** 62n, name: 'again' }, event: undefined },
+    { op: 'replace', plant: { id: 2n ** 63n - 1n, name: 'x' }, ifVersion: 3n },
+    { op: 'delete', id: 9n, ifVersion: undefined },
+    { op: 'delete', id: 10n, ifVersion: undefined },
   ];
-  const back: WireResults = structuredClone(results);
-  assert.deepEqual(back, results);
-  assert.equal(typeof back[2]!.id, 'bigint');
+  const results: BatchResults = [
+    true, 2n ** 63n - 1n,
+    false, { id: 2n ** 62n, name: 'stored', tag: null, version: 4n },
+    false, { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't', version: 5n },
+    true, { id: 9n, name: 'gone', tag: null, version: 6n },
+    false, null,
+  ];
+  assert.deepEqual(writeResultsOf(items, structuredClone(results)), [
+    { wrote: true, row: { id: 1n, name: 'new', version: 2n ** 63n - 1n } },
+    { wrote: false, row: { id: 2n ** 62n, name: 'stored', version: 4n } },
+    { wrote: false, row: { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't', version: 5n } },
+    { wrote: true, row: { id: 9n, name: 'gone', version: 6n } },
+    { wrote: false, row: undefined },
+  ]);
 });

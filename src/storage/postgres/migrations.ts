@@ -8,4 +8,8 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   tableOptions: '',
   orderColumn: ',\n        seq BIGSERIAL NOT NULL   -- insertion order, for listing ties',
   orderKey: ', seq',
+  int64: 'BIGINT',
+  // A sequence, not a row every writer would lock: instances commit in parallel.
+  versionCounter: `CREATE SEQUENCE plant_versions START 2;
+      ALTER TABLE plants ALTER COLUMN version SET DEFAULT nextval('plant_versions');`,
 });

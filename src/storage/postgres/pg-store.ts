@@ -4,7 +4,18 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
-import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
+import {
+  decideChange,
+  decideCreate,
+  type ChangeOutcome,
+  type CreateOutcome,
+  type PlantPage,
+  type PlantQuery,
+  type PlantRecord,
+  type PlantWrite,
+  type VersionedPlant,
+  type WriteResult,
+} from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { Batcher } from '../batcher.js';
@@ -12,16 +23,10 @@ import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
-import { plantOf, tokenOf, type PlantRow, type TokenRow } from '../rows.js';
+import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 
 export type PgStoreOptions = PostgresOptions;
-
-/** A plant to write, with its event made only if the plant is new and a subscription is active. */
-interface PlantWrite {
-  plant: PlantRecord;
-  event: () => OutboxEvent | undefined;
-}
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
@@ -39,10 +44,15 @@ function pageSql(where: string): string {
 
 const SQL = {
   // Sorted by id so that concurrent batches (other instances) take row locks in one order: no deadlock.
+  // The version comes from the column's default, the plant_versions sequence.
   insertPlants: `INSERT INTO plants (id, name, tag, created_at)
     SELECT id, name, tag, $4 FROM unnest($1::int8[], $2::text[], $3::text[]) AS t(id, name, tag) ORDER BY id
-    ON CONFLICT (id) DO NOTHING RETURNING id`,
-  plantsByIds: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::int8[])',
+    ON CONFLICT (id) DO NOTHING RETURNING id, version`,
+  plantsByIds: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::int8[])',
+  replacePlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions')
+    WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
+    RETURNING version`,
+  deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2) RETURNING id, name, tag, version`,
   anyActiveSubscription: 'SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL) AS any',
   // The events and one delivery per subscription active at commit time, in the plants' transaction.
   insertEvents: `WITH subs AS (SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL),
@@ -52,9 +62,8 @@ const SQL = {
     INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
     SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $4, $4, $4
     FROM ev CROSS JOIN subs ORDER BY ev.id, subs.id`,
-  getPlant: 'SELECT id, name, tag FROM plants WHERE id = $1',
+  getPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1',
   countPlants: 'SELECT count(*) AS n FROM plants',
-  deletePlant: 'DELETE FROM plants WHERE id = $1',
   listPlants: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
   listPlantsAfter: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
   listPlantsByTag: 'SELECT id, name, tag FROM plants WHERE tag = $1 ORDER BY id LIMIT $2',
@@ -91,7 +100,7 @@ export const postgresEngine: Engine<PgStoreOptions> = {
 export class PgStore implements Store {
   readonly engine = 'postgres';
   private readonly pool: pg.Pool;
-  private readonly groupCommit: Batcher<PlantWrite, CreateOutcome>;
+  private readonly groupCommit: Batcher<PlantWrite, WriteResult>;
   private closed = false;
   readonly webhooks: PgWebhookStore;
 
@@ -115,9 +124,21 @@ export class PgStore implements Store {
     return runMigrations(migrationAdapter(this.pool, this.url), migrations);
   }
 
-  createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
+  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
+    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
+  }
+
+  async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'replace', plant, ifVersion }), ifVersion);
+  }
+
+  async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
+  }
+
+  private write(item: PlantWrite): Promise<WriteResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
-    return this.groupCommit.submit({ plant, event: () => event });
+    return this.groupCommit.submit(item);
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
@@ -125,14 +146,14 @@ export class PgStore implements Store {
   }
 
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
-    return this.guard(() =>
-      retryingTransaction(this.pool, (client) => writePlants(client, plants.map((plant) => ({ plant, event: () => eventFor(plant) })))),
-    );
+    const items = plants.map((plant): PlantWrite => ({ op: 'create', plant, event: () => eventFor(plant) }));
+    const results = await this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items)));
+    return results.map((r, i) => decideCreate(plants[i]!, r));
   }
 
-  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
+  async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
     const { rows } = await this.query<PlantRow>('getPlant', [id.toString()]);
-    return rows[0] ? plantOf(rows[0], pgText) : undefined;
+    return rows[0] ? versionedPlantOf(rows[0], pgText) : undefined;
   }
 
   async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
@@ -156,10 +177,6 @@ export class PgStore implements Store {
     const row = rows[0]!;
     const json = jsonFromDbText(row.json);
     return row.last === null ? { json, more: false } : { json, lastId: row.last, more: row.more };
-  }
-
-  async deletePlant(id: bigint): Promise<boolean> {
-    return (await this.query('deletePlant', [id.toString()])).rowCount === 1;
   }
 
   async countPlants(): Promise<number> {
@@ -206,56 +223,83 @@ export class PgStore implements Store {
 }
 
 /**
- * Writes plants in order inside the caller's transaction, one statement for the batch: a free id is inserted
- * (and its event written with one delivery per active subscription); decideCreate judges the rest against
- * what is stored. A later entry with the id of an earlier one in the same batch sees it.
+ * Writes a batch inside the caller's transaction and reports each write (plants/ judges the reports). The
+ * creates go first, in one statement: a free id is inserted (its event written with one delivery per active
+ * subscription); a later create of an id created earlier in the batch finds it. Then replaces and deletes, in
+ * order. Every write of the batch is still waiting for its answer, so any order of them is one a client could
+ * have seen.
  */
-async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<CreateOutcome[]> {
+async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<WriteResult[]> {
   const now = new Date();
-  const first = new Map<bigint, number>();
-  items.forEach(({ plant }, i) => {
-    if (!first.has(plant.id)) first.set(plant.id, i);
-  });
+  const results = new Array<WriteResult>(items.length);
+  const creates = items.flatMap((item, i) => (item.op === 'create' ? [{ item, i }] : []));
+  if (creates.length > 0) await writeCreates(client, creates, results, now);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.op === 'create') continue;
+    const id = (item.op === 'delete' ? item.id : item.plant.id).toString();
+    const ifVersion = item.ifVersion?.toString() ?? null;
+    if (item.op === 'replace') {
+      const { name, tag } = item.plant;
+      const { rows } = await client.query<{ version: string }>(named('replacePlant', [id, toDbText(name), toDbText(tag), ifVersion]));
+      if (rows[0]) {
+        results[i] = { wrote: true, row: { ...item.plant, version: BigInt(rows[0].version) } };
+        continue;
+      }
+    } else {
+      const { rows } = await client.query<PlantRow>(named('deletePlant', [id, ifVersion]));
+      if (rows[0]) {
+        results[i] = { wrote: true, row: versionedPlantOf(rows[0], pgText) };
+        continue;
+      }
+    }
+    const { rows } = await client.query<PlantRow>(named('getPlant', [id]));
+    results[i] = { wrote: false, row: rows[0] ? versionedPlantOf(rows[0], pgText) : undefined };
+  }
+  return results;
+}
+
+type Create = { item: Extract<PlantWrite, { op: 'create' }>; i: number };
+
+async function writeCreates(client: pg.PoolClient, creates: readonly Create[], results: WriteResult[], now: Date): Promise<void> {
+  const first = new Map<bigint, Create>();
+  for (const c of creates) if (!first.has(c.item.plant.id)) first.set(c.item.plant.id, c);
   const ids: string[] = [];
   const names: string[] = [];
   const tags: (string | null)[] = [];
-  for (const i of first.values()) {
-    const p = items[i]!.plant;
-    ids.push(p.id.toString());
-    names.push(toDbText(p.name));
-    tags.push(toDbText(p.tag));
+  for (const { item } of first.values()) {
+    ids.push(item.plant.id.toString());
+    names.push(toDbText(item.plant.name));
+    tags.push(toDbText(item.plant.tag));
   }
-  const inserted = await client.query<{ id: bigint }>(named('insertPlants', [ids, names, tags, now]));
-  const created = new Set(inserted.rows.map((r) => r.id));
+  const inserted = await client.query<{ id: bigint; version: string }>(named('insertPlants', [ids, names, tags, now]));
+  const created = new Map(inserted.rows.map((r) => [BigInt(r.id), BigInt(r.version)]));
 
   // Rows that were there before (committed by anyone): what a replay or conflict is compared with.
-  const stored = new Map<bigint, PlantRecord>();
+  const stored = new Map<bigint, VersionedPlant>();
   if (created.size < first.size) {
     const others = ids.filter((id) => !created.has(BigInt(id)));
     const { rows } = await client.query<PlantRow>(named('plantsByIds', [others]));
-    for (const r of rows) stored.set(r.id, plantOf(r, pgText));
+    for (const r of rows) stored.set(BigInt(r.id), versionedPlantOf(r, pgText));
   }
-  for (const id of created) stored.set(id, items[first.get(id)!]!.plant);
+  for (const [id, version] of created) stored.set(id, { ...first.get(id)!.item.plant, version });
 
-  const outcomes = items.map(({ plant }, i): CreateOutcome => {
-    if (first.get(plant.id) === i && created.has(plant.id)) return decideCreate(plant, undefined);
-    const existing = stored.get(plant.id);
+  const events: OutboxEvent[] = [];
+  let subscribers: boolean | undefined;
+  for (const c of creates) {
+    const id = c.item.plant.id;
+    const row = stored.get(id);
     // Deleted by another instance between the insert and the read: the whole batch is tried again.
-    if (!existing) throw Object.assign(new Error(`plant ${plant.id} vanished during the commit`), { code: '40001' });
-    return decideCreate(plant, existing);
-  });
-
-  const newOnes = items.filter((_, i) => outcomes[i]!.kind === 'created');
-  if (newOnes.length > 0) {
-    const { rows } = await client.query<{ any: boolean }>(named('anyActiveSubscription', []));
-    if (rows[0]?.any) {
-      const events = newOnes.map((it) => it.event()).filter((e): e is OutboxEvent => e !== undefined);
-      if (events.length > 0) {
-        await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
-      }
-    }
+    if (!row) throw Object.assign(new Error(`plant ${id} vanished during the commit`), { code: '40001' });
+    const wrote = first.get(id) === c && created.has(id);
+    results[c.i] = { wrote, row };
+    if (!wrote || !c.item.event) continue;
+    subscribers ??= (await client.query<{ any: boolean }>(named('anyActiveSubscription', []))).rows[0]?.any === true;
+    if (subscribers) events.push(typeof c.item.event === 'function' ? c.item.event() : c.item.event);
   }
-  return outcomes;
+  if (events.length > 0) {
+    await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
+  }
 }
 
 /**

@@ -8,4 +8,7 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   tableOptions: ' STRICT',
   orderColumn: '',          // rowid is the insertion order
   orderKey: '',
+  int64: 'INTEGER',
+  versionCounter: `CREATE TABLE plant_version_counter (last INTEGER NOT NULL) STRICT;
+      INSERT INTO plant_version_counter (last) VALUES (1);`,
 });

@@ -6,11 +6,22 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
-import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord } from '../../plants/plant.js';
+import {
+  decideChange,
+  decideCreate,
+  type ChangeOutcome,
+  type CreateOutcome,
+  type PlantPage,
+  type PlantQuery,
+  type PlantRecord,
+  type PlantWrite,
+  type VersionedPlant,
+  type WriteResult,
+} from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
-import { createBatchWriter, type CreateItem, type ItemResult } from './create-batch.js';
-import { plantOf, tokenOf, type PlantRow, type TokenRow } from '../rows.js';
+import { createBatchWriter, writeResultsOf } from './plant-batch.js';
+import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
@@ -35,7 +46,7 @@ export const sqliteEngine: Engine<SqliteOptions> = {
 export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
-  private readonly groupCommit: Batcher<CreateItem, ItemResult>;
+  private readonly groupCommit: Batcher<PlantWrite, WriteResult>;
   private closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
@@ -59,8 +70,8 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
     // Prepared on first use, after migrating.
-    const committer: BatchCommitter<CreateItem, ItemResult> =
-      file === ':memory:' ? { commit: async (items) => this.writer()(items) } : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    const committer: BatchCommitter<PlantWrite, WriteResult> =
+      file === ':memory:' ? { commit: async (items) => writeResultsOf(items, this.writer()(items)) } : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
     this.groupCommit = new Batcher(committer);
   }
 
@@ -72,9 +83,8 @@ export class SqliteStore implements Store {
   private prepare() {
     const db = this.db;
     return {
-      getPlant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
+      getPlant: db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true),
       countPlants: db.prepare('SELECT count(*) AS n FROM plants').pluck(),
-      deletePlant: db.prepare('DELETE FROM plants WHERE id = ?'),
       listPlants: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsAfter: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsByTag: db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?').safeIntegers(true),
@@ -100,18 +110,29 @@ export class SqliteStore implements Store {
   }
 
   async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
-    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
-    const stored = await this.groupCommit.submit({ id: plant.id, name: plant.name, tag: plant.tag ?? null, event });
-    return decideCreate(plant, stored === null ? undefined : plantOf(stored));
+    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
+  }
+
+  async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'replace', plant, ifVersion }), ifVersion);
+  }
+
+  async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
+  }
+
+  private write(item: PlantWrite): Promise<WriteResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    return this.groupCommit.submit(item);
   }
 
   addCommitObserver(observer: CommitObserver): () => void {
     return this.groupCommit.observe(observer);
   }
 
-  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
+  async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
-    return row ? plantOf(row) : undefined;
+    return row ? versionedPlantOf(row) : undefined;
   }
 
   async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
@@ -159,11 +180,6 @@ export class SqliteStore implements Store {
       return { json: row.json, lastId: row.last, more };
     });
     return { readPageJson };
-  }
-
-  async deletePlant(id: bigint): Promise<boolean> {
-    // Deletes are rare; a transaction of its own (one fsync) keeps the code simple.
-    return this.guard(() => this.statements().deletePlant.run(id).changes === 1);
   }
 
   async countPlants(): Promise<number> {
@@ -222,8 +238,8 @@ export class SqliteStore implements Store {
    */
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
     return this.guard(() => {
-      const results = this.writer()(plants.map((p) => ({ id: p.id, name: p.name, tag: p.tag ?? null, event: () => eventFor(p) })));
-      return plants.map((p, i) => decideCreate(p, results[i] === null ? undefined : plantOf(results[i]!)));
+      const items = plants.map((plant): PlantWrite => ({ op: 'create', plant, event: () => eventFor(plant) }));
+      return writeResultsOf(items, this.writer()(items)).map((r, i) => decideCreate(plants[i]!, r));
     });
   }
 

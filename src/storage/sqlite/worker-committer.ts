@@ -1,18 +1,19 @@
 // Commits batches on the write worker (write-worker.ts), started on first use and again after it dies.
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
-import type { CreateItem, ItemResult } from './create-batch.js';
+import type { PlantWrite, WriteResult } from '../../plants/plant.js';
+import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import type { BatchCommitter } from '../batcher.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
 import { encodeItems } from './writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
-export class WorkerCommitter implements BatchCommitter<CreateItem, ItemResult> {
+export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> {
   private worker?: Worker;
   private ready?: Promise<Worker>;
   private seq = 0;
-  private waiting?: { seq: number; resolve: (o: ItemResult[]) => void; reject: (e: unknown) => void };
+  private waiting?: { seq: number; resolve: (o: BatchResults) => void; reject: (e: unknown) => void };
 
   constructor(private readonly data: WriterData) {}
 
@@ -55,7 +56,7 @@ export class WorkerCommitter implements BatchCommitter<CreateItem, ItemResult> {
     });
   }
 
-  async commit(items: CreateItem[]): Promise<ItemResult[]> {
+  async commit(items: PlantWrite[]): Promise<WriteResult[]> {
     const starting = this.start();
     // Keeps the process alive while a commit that someone awaits is running, its worker's start included;
     // the reply unreferences it again.
@@ -64,11 +65,12 @@ export class WorkerCommitter implements BatchCommitter<CreateItem, ItemResult> {
       this.ready = undefined;
       throw new StoreUnavailableError(err);
     });
-    return new Promise((resolve, reject) => {
+    const results = await new Promise<BatchResults>((resolve, reject) => {
       const seq = ++this.seq;
       this.waiting = { seq, resolve, reject };
       worker.postMessage({ seq, items: encodeItems(items) } satisfies WriterRequest);
     });
+    return writeResultsOf(items, results);
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,10 @@
 // The write thread: owns the connection that commits group commits, so the fsync of one batch runs while the
 // main thread goes on parsing and validating the next (better-sqlite3 is synchronous; on the main thread a
-// commit's fsync stalled every request in flight). Answers each batch with what each create found, or the failure.
+// commit's fsync stalled every request in flight). Answers each batch with what each write did and found, or the failure.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { createBatchWriter } from './create-batch.js';
-import { decodeItems, type WireItems, type WireResults } from './writer-wire.js';
+import { createBatchWriter, type BatchResults } from './plant-batch.js';
+import { decodeItems, type WireItems } from './writer-wire.js';
 import { configureConnection } from './connection-setup.js';
 
 export interface WriterData {
@@ -13,7 +13,7 @@ export interface WriterData {
 }
 export type WriterRequest = { seq: number; items: WireItems } | { close: true };
 export type WriterReply =
-  | { seq: number; ok: true; results: WireResults }
+  | { seq: number; ok: true; results: BatchResults }
   | { seq: number; ok: false; message: string; code: string | undefined }
   | { ready: true }
   | { failed: string };

@@ -1,41 +1,58 @@
-// How a batch crosses to the write worker and back: flat arrays of values rather than an object per create.
-// Structured clone writes every object's property names; flat, postMessage of a batch of 100 creates takes
-// ~30 instead of ~95 us on the main thread, and the writer decodes it and encodes the outcomes faster too.
-import type { CreateItem, ItemResult } from './create-batch.js';
+// How a batch crosses to the write worker: flat arrays of values rather than an object per write. Structured
+// clone writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of
+// ~95 us on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them.
+import type { PlantWrite } from '../../plants/plant.js';
 
-/** Per create: id, name, tag, then the event's id, type and payload (null when there is no event). */
-const SLOTS = 6;
-export type WireItems = (bigint | string | null)[];
+/** Per write: its kind, id, name, tag, required version, then its event's id, type and payload (null when none). */
+const SLOTS = 8;
+const OPS = ['create', 'replace', 'delete'] as const;
+export type WireItems = (number | bigint | string | null)[];
 
-/** Per create: null when it was inserted, else the row stored under its id. */
-export type WireResults = ItemResult[];
-
-export function encodeItems(items: readonly CreateItem[]): WireItems {
-  const wire: WireItems = new Array(items.length * SLOTS);
+export function encodeItems(items: readonly PlantWrite[]): WireItems {
+  const wire: WireItems = new Array(items.length * SLOTS).fill(null);
   for (let i = 0, k = 0; i < items.length; i++, k += SLOTS) {
-    const { id, name, tag } = items[i]!;
-    let event = items[i]!.event;
-    if (typeof event === 'function') event = event();
-    wire[k] = id;
-    wire[k + 1] = name;
-    wire[k + 2] = tag;
-    wire[k + 3] = event ? event.id : null;
-    wire[k + 4] = event ? event.type : null;
-    wire[k + 5] = event ? event.payload : null;
+    const item = items[i]!;
+    wire[k] = OPS.indexOf(item.op);
+    if (item.op === 'delete') {
+      wire[k + 1] = item.id;
+      wire[k + 4] = item.ifVersion ?? null;
+      continue;
+    }
+    wire[k + 1] = item.plant.id;
+    wire[k + 2] = item.plant.name;
+    wire[k + 3] = item.plant.tag ?? null;
+    if (item.op === 'replace') {
+      wire[k + 4] = item.ifVersion ?? null;
+      continue;
+    }
+    const event = typeof item.event === 'function' ? item.event() : item.event;
+    if (event) {
+      wire[k + 5] = event.id;
+      wire[k + 6] = event.type;
+      wire[k + 7] = event.payload;
+    }
   }
   return wire;
 }
 
-export function decodeItems(wire: WireItems): CreateItem[] {
-  const items = new Array<CreateItem>(wire.length / SLOTS);
+export function decodeItems(wire: WireItems): PlantWrite[] {
+  const items = new Array<PlantWrite>(wire.length / SLOTS);
   for (let i = 0, k = 0; i < items.length; i++, k += SLOTS) {
-    const eventId = wire[k + 3] as string | null;
-    items[i] = {
-      id: wire[k] as bigint,
-      name: wire[k + 1] as string,
-      tag: wire[k + 2] as string | null,
-      event: eventId === null ? undefined : { id: eventId, type: wire[k + 4] as string, payload: wire[k + 5] as string },
-    };
+    const op = OPS[wire[k] as number]!;
+    const id = wire[k + 1] as bigint;
+    const ifVersion = (wire[k + 4] as bigint | null) ?? undefined;
+    if (op === 'delete') {
+      items[i] = { op, id, ifVersion };
+      continue;
+    }
+    const tag = wire[k + 3] as string | null;
+    const plant = tag === null ? { id, name: wire[k + 2] as string } : { id, name: wire[k + 2] as string, tag };
+    if (op === 'replace') {
+      items[i] = { op, plant, ifVersion };
+      continue;
+    }
+    const eventId = wire[k + 5] as string | null;
+    items[i] = { op, plant, event: eventId === null ? undefined : { id: eventId, type: wire[k + 6] as string, payload: wire[k + 7] as string } };
   }
   return items;
 }

@@ -1,0 +1,78 @@
+// One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken
+// (with its event and one delivery per active subscription), a replace or a delete writes only under the
+// conditions of PlantWrite. Each write takes a new version from the store-wide counter. For each write it
+// reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
+// (write-worker.ts), or on the main thread for an in-memory database and for import.
+import type Database from 'better-sqlite3';
+import type { PlantRecord, PlantWrite, WriteResult } from '../../plants/plant.js';
+import { versionedPlantOf, type PlantRow } from '../rows.js';
+
+/**
+ * Per write, two values: whether it wrote, then the row it concerns as its new version alone (a create or
+ * replace that wrote: the row is the one asked for), as the stored row (with its version: what a write that
+ * did not happen found, or what a delete removed), or null when the id holds no plant.
+ */
+export type BatchResults = (boolean | bigint | PlantRow | null)[];
+
+/** Prepares the statements once; the returned function commits a batch, in order. */
+export function createBatchWriter(db: Database.Database): (items: readonly PlantWrite[]) => BatchResults {
+  const takeVersions = db.prepare('UPDATE plant_version_counter SET last = last + ? RETURNING last').pluck().safeIntegers(true);
+  const insertPlant = db.prepare('INSERT INTO plants (id, name, tag, created_at, version) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
+  const getPlant = db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
+  const replacePlant = db.prepare(`UPDATE plants SET name = @name, tag = @tag, version = @version
+    WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) AND (name IS NOT @name OR tag IS NOT @tag)`);
+  const deletePlant = db
+    .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
+    .safeIntegers(true);
+  const anyActiveSubscription = db.prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL)').pluck();
+  const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)');
+  // One delivery per subscription active at commit time.
+  const fanOut = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+    SELECT 'dlv_' || lower(hex(randomblob(12))), ?, id, 'pending', 0, ?, ?, ? FROM webhook_subscriptions WHERE disabled_at IS NULL`);
+  const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
+    const now = Date.now();
+    let subscribers: boolean | undefined;
+    // One step of the counter for the batch: write i gets version base + i + 1 (unused ones are gaps).
+    const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);
+    const results: BatchResults = new Array(items.length * 2);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      const version = base + BigInt(i + 1);
+      let wrote: bigint | PlantRow | undefined;
+      if (item.op === 'create') {
+        const { id, name, tag } = item.plant;
+        if (insertPlant.run(id, name, tag ?? null, now, version).changes === 1) {
+          wrote = version;
+          // The event commits with the plant or not at all: nothing acknowledged can lose its event.
+          subscribers ??= anyActiveSubscription.get() === 1;
+          if (item.event && subscribers) {
+            const e = typeof item.event === 'function' ? item.event() : item.event;
+            insertEvent.run(e.id, e.type, e.payload, now);
+            fanOut.run(e.id, now, now, now);
+          }
+        }
+      } else if (item.op === 'replace') {
+        const { id, name, tag } = item.plant;
+        if (replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: item.ifVersion ?? null }).changes === 1) wrote = version;
+      } else {
+        wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
+      }
+      results[2 * i] = wrote !== undefined;
+      // A write that did not happen reports what it found; a later write of an id written earlier in the same
+      // batch finds that, like any stored row.
+      results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'delete' ? item.id : item.plant.id) as PlantRow | undefined) ?? null);
+    }
+    return results;
+  });
+  return (items) => commit.immediate(items);
+}
+
+/** The batch's results as one WriteResult per write (the rows as records). */
+export function writeResultsOf(items: readonly PlantWrite[], results: BatchResults): WriteResult[] {
+  return items.map((item, i) => {
+    const wrote = results[2 * i] as boolean;
+    const found = results[2 * i + 1] as bigint | PlantRow | null;
+    if (typeof found === 'bigint') return { wrote, row: { ...(item as { plant: PlantRecord }).plant, version: found } };
+    return { wrote, row: found === null ? undefined : versionedPlantOf(found) };
+  });
+}
