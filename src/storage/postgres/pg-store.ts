@@ -2,22 +2,11 @@
 // plant creates (one transaction per turn of the event loop, answered after COMMIT), and migrations
 // serialised across instances by an advisory lock. Several instances may share one database.
 import type pg from 'pg';
-import { StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
-import {
-  decideChange,
-  decideCreate,
-  type ChangeOutcome,
-  type CreateOutcome,
-  type PlantPage,
-  type PlantQuery,
-  type PlantRecord,
-  type PlantWrite,
-  type VersionedPlant,
-  type WriteResult,
-} from '../../plants/plant.js';
+import type { Engine, MigrationResult, Store } from '../store.js';
+import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
+import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
@@ -97,14 +86,15 @@ export const postgresEngine: Engine<PgStoreOptions> = {
   create: (url, options) => new PgStore(url, options),
 };
 
-export class PgStore implements Store {
+export class PgStore extends GroupCommittedPlants implements Store {
   readonly engine = 'postgres';
   private readonly pool: pg.Pool;
-  private readonly groupCommit: Batcher<PlantWrite, WriteResult>;
-  private closed = false;
+  protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
+  protected closed = false;
   readonly webhooks: PgWebhookStore;
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
+    super();
     this.pool = createPool(url, options);
     this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher({
@@ -124,26 +114,7 @@ export class PgStore implements Store {
     return runMigrations(migrationAdapter(this.pool, this.url), migrations);
   }
 
-  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
-    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
-  }
 
-  async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {
-    return decideChange(await this.write({ op: 'replace', plant, ifVersion }), ifVersion);
-  }
-
-  async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
-    return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
-  }
-
-  private write(item: PlantWrite): Promise<WriteResult> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
-    return this.groupCommit.submit(item);
-  }
-
-  addCommitObserver(observer: CommitObserver): () => void {
-    return this.groupCommit.observe(observer);
-  }
 
   async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
     const items = plants.map((plant): PlantWrite => ({ op: 'create', plant, event: () => eventFor(plant) }));

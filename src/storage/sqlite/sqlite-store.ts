@@ -5,23 +5,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, MigrationResult, Store } from '../store.js';
-import {
-  decideChange,
-  decideCreate,
-  type ChangeOutcome,
-  type CreateOutcome,
-  type PlantPage,
-  type PlantQuery,
-  type PlantRecord,
-  type PlantWrite,
-  type VersionedPlant,
-  type WriteResult,
-} from '../../plants/plant.js';
+import type { Engine, MigrationResult, Store } from '../store.js';
+import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { createBatchWriter, writeResultsOf } from './plant-batch.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
+import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
@@ -43,17 +33,18 @@ export const sqliteEngine: Engine<SqliteOptions> = {
   },
 };
 
-export class SqliteStore implements Store {
+export class SqliteStore extends GroupCommittedPlants implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
-  private readonly groupCommit: Batcher<PlantWrite, WriteResult>;
-  private closed = false;
+  protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
+  protected closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
   private batchWriter?: ReturnType<typeof createBatchWriter>;
   readonly webhooks: SqliteWebhookStore;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
+    super();
     try {
       if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
       this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
@@ -109,26 +100,7 @@ export class SqliteStore implements Store {
     return results;
   }
 
-  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
-    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
-  }
 
-  async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {
-    return decideChange(await this.write({ op: 'replace', plant, ifVersion }), ifVersion);
-  }
-
-  async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
-    return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
-  }
-
-  private write(item: PlantWrite): Promise<WriteResult> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
-    return this.groupCommit.submit(item);
-  }
-
-  addCommitObserver(observer: CommitObserver): () => void {
-    return this.groupCommit.observe(observer);
-  }
 
   async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;

@@ -1,0 +1,35 @@
+// The write half of the plant port for every engine: creates, replaces and deletes go through the engine's
+// group commit (batcher.ts) and plants/ judges what each write did and found. An engine supplies the batcher.
+import { decideChange, decideCreate, type ChangeOutcome, type CreateOutcome, type PlantRecord, type PlantWrite, type WriteResult } from '../plants/plant.js';
+import type { OutboxEvent } from '../webhooks/delivery.js';
+import type { Batcher } from './batcher.js';
+import { StoreUnavailableError } from './errors.js';
+import type { CommitObserver } from './store.js';
+
+export abstract class GroupCommittedPlants {
+  /** The engine's group commit of plant writes. */
+  protected abstract readonly groupCommit: Batcher<PlantWrite, WriteResult>;
+  /** Set once the store is closing: new writes are refused. */
+  protected abstract closed: boolean;
+
+  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
+    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
+  }
+
+  async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'replace', plant, ifVersion }), ifVersion);
+  }
+
+  async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
+    return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
+  }
+
+  addCommitObserver(observer: CommitObserver): () => void {
+    return this.groupCommit.observe(observer);
+  }
+
+  private write(item: PlantWrite): Promise<WriteResult> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    return this.groupCommit.submit(item);
+  }
+}
