@@ -5,15 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import { startApp, tempDir } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
 const ABOVE_2_53 = 9007199254740993n; // JSON.parse reads it as 9007199254740992
 
 const CONSUMER_SCRIPT = `
@@ -113,7 +112,6 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
   });
 
   await t.test('Chromium: the ESM build runs in a page, resolved through an import map', async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium (npm test installs it as root)`);
     const modules = join(consumer, 'node_modules');
     const importMap = {
       imports: {
@@ -122,9 +120,7 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
       },
     };
     const page$ = `<!doctype html><meta charset="utf-8"><title>client</title><script type="importmap">${JSON.stringify(importMap)}</script>`;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'], timeout: 20_000 });
-    t.after(() => browser.close());
-    const page = await browser.newPage();
+    const page = await (await launchChromium(t)).newPage();
     page.setDefaultTimeout(10_000);
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));
