@@ -1,5 +1,6 @@
-// npm test: build, lint the contract, then run the whole suite once per store. PLANT_STORE_TEST_STORES (a
-// comma list, default sqlite,postgres) narrows it; for postgres one throwaway cluster serves the whole run.
+// npm test: check the system packages the tests need (scripts/preflight.mjs), build, lint the contract, then
+// run the whole suite once per store. PLANT_STORE_TEST_STORES (a comma list, default sqlite,postgres) narrows
+// it; for postgres one throwaway cluster serves the whole run.
 // The suite runs on the service's own Node.js (24, the "node" dependency), whichever Node started this script;
 // PLANT_STORE_TEST_NODE=22 runs it on another line (scripts/runtimes.mjs installs it on first use).
 // Extra arguments are test files to run instead of all of them, on every store like the whole suite:
@@ -8,6 +9,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ONLY_ON } from './engine-only.mjs';
+import { ensureSystemPackages } from './preflight.mjs';
 import { allExecutables, nodeExecutable, RUNTIME_LINE } from './runtimes.mjs';
 
 const ALL_STORES = ['sqlite', 'postgres'];
@@ -27,6 +29,22 @@ function step(cmd, args, env = {}) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+function testFiles(dir, suffix) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? testFiles(join(dir, e.name), suffix) : e.name.endsWith(suffix) ? [join(dir, e.name)] : [],
+  );
+}
+const compiled = (f) => f.replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js');
+// A folder (test/storage/) stands for every test file below it.
+const chosen = process.argv
+  .slice(2)
+  .map((f) => f.replace(/^\.\//, '').replace(/\/$/, ''))
+  .flatMap((f) => (/^test(\/|$)/.test(f) && !f.endsWith('.ts') ? testFiles(f, '.test.ts') : [f]))
+  .map(compiled);
+
+// Chromium, PostgreSQL, HAProxy: installed now as root, or the run stops here with one line saying what to do.
+ensureSystemPackages(stores, chosen.length > 0 ? chosen : testFiles('test', '.test.ts').map(compiled));
+
 step('npm', ['run', 'build']);
 // Every line the tests start the service on (test/ops/node-lines.test.ts), installed once before the suite.
 allExecutables();
@@ -34,18 +52,7 @@ const testNode = nodeExecutable(process.env.PLANT_STORE_TEST_NODE || RUNTIME_LIN
 const testNodeVersion = spawnSync(testNode, ['--version'], { encoding: 'utf8' }).stdout.trim();
 step('npx', ['redocly', 'lint', 'openapi/plant-store.yaml'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' });
 
-function testFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.js') ? [join(dir, e.name)] : [],
-  );
-}
-// A folder (test/storage/) stands for every test file below it.
-const chosen = process.argv.slice(2).flatMap((f) => {
-  const arg = f.replace(/^\.\//, '').replace(/\/$/, '');
-  if (/^test(\/|$)/.test(arg) && !arg.endsWith('.ts')) return testFiles(join('dist', arg));
-  return [arg.replace(/^test\/(.*)\.ts$/, 'dist/test/$1.js')];
-});
-const files = (chosen.length > 0 ? chosen : testFiles('dist/test')).sort();
+const files = (chosen.length > 0 ? chosen : testFiles('dist/test', '.test.js')).sort();
 
 function runSuite(store, env) {
   const mine = files.filter((f) => !ONLY_ON[f] || ONLY_ON[f][0] === store);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPlantStoreClient } from 'plant-store/client';
+import { createPlantStoreClient } from '@plant-store/client';
 import { startApp, errorOf } from './helpers/app.js';
 import { storedPlant } from './helpers/stored-plant.js';
 

@@ -1,9 +1,9 @@
-// The typed client (plant-store/client) against a real service: every operation of the document, pagination
+// The typed client (@plant-store/client) against a real service: every operation of the document, pagination
 // through Link, int64 ids exact in both directions, and errors as typed Error bodies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-// The package's own export, as a consumer imports it (self-reference through package.json "exports").
-import { createPlantStoreClient, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from 'plant-store/client';
+// The client package, as a consumer imports it (packages/client, linked into node_modules as a workspace).
+import { createPlantStoreClient, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 

@@ -2,7 +2,7 @@
 // everything else is JSON.parse's answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseJson, stringifyJson } from '../../src/client/index.js';
+import { parseJson, stringifyJson } from '@plant-store/client';
 
 test('parseJson keeps int64 locations exact and agrees with JSON.parse elsewhere', () => {
   const text = '[{"name":"a\\"b\\u00e9","id":9223372036854775807,"n":9007199254740993},{"id":-9223372036854775808},{"id":1e3,"x":[1,2.5,true,null,{}]}]';

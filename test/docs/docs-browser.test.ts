@@ -5,31 +5,22 @@
 // test-artifacts/docs-page.png (git-ignored).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
 
 const PLANT_ID = '9007199254740993'; // above 2^53: the page must not round it on the way out
 const BODY = `{"id": ${PLANT_ID}, "name": "fern", "tag": "green"}`;
 
 test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, without a token 401; nothing loads from elsewhere', { timeout: 60_000 }, async (t) => {
-  assert.ok(
-    existsSync(CHROMIUM),
-    `${CHROMIUM} is missing: this test drives Debian's Chromium (apt-get install -y chromium; .ci/run installs it)`,
-  );
   const s = await startApp(t);
   const origin = new URL(s.url).origin;
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    timeout: 20_000,
-  });
-  t.after(() => browser.close());
+  const browser = await launchChromium(t);
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);

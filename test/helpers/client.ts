@@ -1,6 +1,6 @@
-// The typed client (plant-store/client) for tests that check behaviour rather than raw wire bytes.
+// The typed client (@plant-store/client) for tests that check behaviour rather than raw wire bytes.
 import assert from 'node:assert/strict';
-import { createPlantStoreClient, type ErrorBody, type PlantStoreClient } from 'plant-store/client';
+import { createPlantStoreClient, type ErrorBody, type PlantStoreClient } from '@plant-store/client';
 
 /** A typed client for a running service (a TestApp or its base URL), with this bearer token or none. */
 export function clientFor(s: { url: string } | string, token?: string | null): PlantStoreClient {

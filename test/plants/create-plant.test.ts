@@ -3,7 +3,7 @@
 // whitespace, the charset parameter) send raw bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewPlant } from 'plant-store/client';
+import type { NewPlant } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { storedPlant } from '../helpers/stored-plant.js';

@@ -4,7 +4,7 @@
 // that are not int64s (which the client cannot send) stay raw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewPlant, PlantStoreClient } from 'plant-store/client';
+import type { NewPlant, PlantStoreClient } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { clientError, clientFor } from '../helpers/client.js';

@@ -4,7 +4,7 @@
 // and the methods the document does not have are checked raw; the rest goes through the typed client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewPlant, PlantStoreClient } from 'plant-store/client';
+import type { NewPlant, PlantStoreClient } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { ABOVE_2_53, BAD_IDS, INT64_MAX, INT64_MIN, call, createPlant, expectError, label, plantOf, type PlantText } from './read-support.js';

@@ -1,7 +1,7 @@
 // An existing id: the same name and tag is a safe retry (200, same body); anything else is 409 and changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NewPlant } from 'plant-store/client';
+import type { NewPlant } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { storedPlant } from '../helpers/stored-plant.js';

@@ -2,7 +2,7 @@
 // one mid-load loses no acknowledged plant and no event; with all of them up, each event is delivered exactly
 // once; a revoked token and a deleted subscription take effect on every instance within 5 s; an instance
 // drained at the load balancer, then sent SIGTERM, stops without a single failed request.
-// PostgreSQL only (scripts/engine-only.mjs); needs haproxy (.ci/run installs it).
+// PostgreSQL only (scripts/engine-only.mjs); needs haproxy (npm test installs it as root: scripts/preflight.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pgCluster } from '../helpers/pg-cluster.js';

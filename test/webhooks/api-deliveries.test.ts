@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
-import type { PlantStoreClient, WebhookDelivery } from 'plant-store/client';
+import type { PlantStoreClient, WebhookDelivery } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { testClock } from '../helpers/clock.js';

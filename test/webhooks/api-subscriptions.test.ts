@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import type { NewWebhook, PlantStoreClient } from 'plant-store/client';
+import type { NewWebhook, PlantStoreClient } from '@plant-store/client';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { sleep } from '../helpers/sleep.js';
