@@ -16,7 +16,7 @@ export interface paths {
          * @description Returns a bare JSON array of plants ordered by `id` ascending. Keyset pagination: when more plants
          *     follow, the `Link` header carries the next page's URL with `rel="next"` (RFC 8288); follow it until
          *     there is no such link. `after` is the last id of the previous page, so pages stay fast and stable at
-         *     any table size and under concurrent writes. Unknown query parameters are ignored.
+         *     any table size and under concurrent writes.
          */
         get: operations["listPlants"];
         put?: never;
@@ -44,14 +44,18 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The plant's int64 id, in decimal. */
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @example 10042
+                 */
                 id: components["parameters"]["PlantId"];
             };
             cookie?: never;
         };
         /**
          * Reads one plant.
-         * @description Answers the plant with its `ETag`, the plant's version: a strong entity tag that changes with every
+         * @description Answers the plant with this id: `id`, `name`, and `tag` when it has one, `id` written digit for digit.
+         *     404 when no plant has this id. The `ETag` is the plant's version: a strong entity tag that changes with every
          *     change of the plant and is never reused for its id, even after a delete and a new create. With
          *     `If-None-Match` naming that tag (or `*`), the answer is 304 with no body.
          */
@@ -73,7 +77,8 @@ export interface paths {
         post?: never;
         /**
          * Deletes one plant; its id may be created again afterwards.
-         * @description Durable before the answer, like a create. With `If-Match`, the plant is deleted only while it has a
+         * @description Removes the plant with this id and answers 204; 404 when no plant has this id.
+         *     Durable before the answer, like a create. With `If-Match`, the plant is deleted only while it has a
          *     version the header names (`*`: any); otherwise 412 and nothing changes.
          */
         delete: operations["deletePlant"];
@@ -99,7 +104,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Lists subscriptions (never their secrets). */
+        /**
+         * Lists subscriptions (never their secrets).
+         * @description Every subscription, active or disabled, oldest first. A subscription's signing secret is shown only in
+         *     the answer to its creation.
+         */
         get: operations["listWebhooks"];
         put?: never;
         /**
@@ -120,16 +129,26 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
             };
             cookie?: never;
         };
-        /** Reads one subscription. */
+        /**
+         * Reads one subscription.
+         * @description The subscription with this id (never its secret); 404 when there is none.
+         */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Unsubscribes; pending deliveries to it are cancelled. */
+        /**
+         * Unsubscribes; pending deliveries to it are cancelled.
+         * @description Removes the subscription and answers 204. Its pending deliveries are cancelled: no further attempt is
+         *     made. 404 when there is no such subscription.
+         */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
@@ -141,12 +160,19 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
             };
             cookie?: never;
         };
-        /** Deliveries to one subscription, newest first, with their attempts. */
+        /**
+         * Deliveries to one subscription, newest first, with their attempts.
+         * @description The subscription's most recent deliveries, newest first (at most `limit`), each with its status, the
+         *     `webhook-id` its attempts carry, and every attempt made so far. 404 when there is no such subscription.
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -161,15 +187,26 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery id (`dlv_...`), as listed by `GET /webhooks/{id}/deliveries`.
+                 * @example dlv_5f0c9a1e7b2d4c83a6e1f09b
+                 */
                 deliveryId: string;
             };
             cookie?: never;
         };
         get?: never;
         put?: never;
-        /** Schedules a failed (or cancelled) delivery for another round of attempts, now. */
+        /**
+         * Schedules a failed (or cancelled) delivery for another round of attempts, now.
+         * @description Puts the delivery back in the queue; its next attempt is made at once and carries the same `webhook-id`
+         *     as the earlier ones. Answers 202 with the delivery as it now stands.
+         */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -184,7 +221,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness; answers 200 while the process runs. */
+        /**
+         * Liveness; answers 200 while the process runs.
+         * @description For a supervisor's liveness probe: answers 200 as long as the process serves HTTP, whatever the state of
+         *     the store. Needs no token.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -201,7 +242,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness; answers 200 when the store answers, 503 otherwise. */
+        /**
+         * Readiness; answers 200 when the store answers, 503 otherwise.
+         * @description For a load balancer's readiness probe: 200 when a query to the store succeeds, 503 (with the Error body)
+         *     when it does not or the service is shutting down. Needs no token.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
@@ -218,7 +263,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document as JSON. */
+        /**
+         * This document as JSON.
+         * @description The OpenAPI 3.1 document that the service routes and validates by, as JSON. Needs no token. The page at
+         *     `/docs` shows it.
+         */
         get: operations["getOpenApiJson"];
         put?: never;
         post?: never;
@@ -235,7 +284,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document as YAML. */
+        /**
+         * This document as YAML.
+         * @description The same document as `/openapi.json`, in the YAML it is written in. Needs no token.
+         */
         get: operations["getOpenApiYaml"];
         put?: never;
         post?: never;
@@ -304,19 +356,39 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "name": "Monstera deliciosa",
+         *       "tag": "tropical"
+         *     }
+         */
         Plant: {
-            /** @description The name of the plant */
+            /**
+             * @description The name of the plant
+             * @example Monstera deliciosa
+             */
             name: string;
-            /** @description Tag to specify the type */
+            /**
+             * @description Tag to specify the type
+             * @example tropical
+             */
             tag?: string;
         };
-        NewPlant: components["schemas"]["Plant"] & {
+        /**
+         * @example {
+         *       "id": 10042,
+         *       "name": "Monstera deliciosa",
+         *       "tag": "tropical"
+         *     }
+         */
+        NewPlant: {
             /**
              * Format: int64
              * @description Identification number of the plant
+             * @example 10042
              */
             id: bigint;
-        };
+        } & components["schemas"]["Plant"];
         /** @description A plant's new name and tag; `id`, when sent, must be the path's. */
         PlantReplacement: components["schemas"]["Plant"] & {
             /**
@@ -337,63 +409,198 @@ export interface components {
             /** @description The new tag, or null to remove it. */
             tag?: string | null;
         };
+        /**
+         * @example {
+         *       "error": 404,
+         *       "message": "No such plant."
+         *     }
+         */
         Error: {
             /**
              * Format: int32
              * @description The HTTP status code of the response.
+             * @example 404
              */
             error: number;
-            /** @description What went wrong, for humans. */
+            /**
+             * @description What went wrong, for humans.
+             * @example No such plant.
+             */
             message: string;
         };
+        /**
+         * @example {
+         *       "url": "https://greenhouse.example.com/hooks/plants",
+         *       "description": "Greenhouse inventory sync"
+         *     }
+         */
         NewWebhook: {
             /**
              * Format: uri
              * @description Where newPlant events are POSTed; http or https.
+             * @example https://greenhouse.example.com/hooks/plants
              */
             url: string;
+            /**
+             * @description A note for people, e.g. who receives the events.
+             * @example Greenhouse inventory sync
+             */
             description?: string;
         };
+        /**
+         * @example {
+         *       "id": "wh_Vh3q9LmT0xKa2bYc",
+         *       "url": "https://greenhouse.example.com/hooks/plants",
+         *       "description": "Greenhouse inventory sync",
+         *       "events": [
+         *         "newPlant"
+         *       ],
+         *       "active": true,
+         *       "createdAt": "2026-03-14T09:26:53.589Z"
+         *     }
+         */
         Webhook: {
+            /**
+             * @description The subscription id.
+             * @example wh_Vh3q9LmT0xKa2bYc
+             */
             id: string;
+            /**
+             * @description Where newPlant events are POSTed.
+             * @example https://greenhouse.example.com/hooks/plants
+             */
             url: string;
+            /**
+             * @description The note given at creation.
+             * @example Greenhouse inventory sync
+             */
             description?: string;
+            /**
+             * @description The events delivered to this subscription.
+             * @example [
+             *       "newPlant"
+             *     ]
+             */
             events: "newPlant"[];
-            /** @description False once disabled (the receiver answered 410 Gone). */
+            /**
+             * @description False once disabled (the receiver answered 410 Gone).
+             * @example true
+             */
             active: boolean;
+            /**
+             * @description Why the subscription was disabled; only on a disabled subscription.
+             * @example the receiver answered 410 Gone on 2026-03-20T17:04:12.331Z
+             */
             disabledReason?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the subscription was made.
+             * @example 2026-03-14T09:26:53.589Z
+             */
             createdAt: string;
         };
+        /**
+         * @example {
+         *       "id": "wh_Vh3q9LmT0xKa2bYc",
+         *       "url": "https://greenhouse.example.com/hooks/plants",
+         *       "description": "Greenhouse inventory sync",
+         *       "events": [
+         *         "newPlant"
+         *       ],
+         *       "active": true,
+         *       "createdAt": "2026-03-14T09:26:53.589Z",
+         *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U="
+         *     }
+         */
         WebhookWithSecret: components["schemas"]["Webhook"] & {
-            /** @description The signing secret (`whsec_` + base64). Shown only when the subscription is created. */
+            /**
+             * @description The signing secret (`whsec_` + base64). Shown only when the subscription is created.
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U=
+             */
             secret: string;
         };
+        /**
+         * @example {
+         *       "id": "dlv_5f0c9a1e7b2d4c83a6e1f09b",
+         *       "eventId": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+         *       "status": "pending",
+         *       "nextAttemptAt": "2026-03-14T09:32:01.200Z",
+         *       "createdAt": "2026-03-14T09:26:55.012Z",
+         *       "attempts": [
+         *         {
+         *           "at": "2026-03-14T09:26:55.020Z",
+         *           "statusCode": 503,
+         *           "error": "HTTP 503",
+         *           "durationMs": 184
+         *         }
+         *       ]
+         *     }
+         */
         WebhookDelivery: {
+            /**
+             * @description The delivery id.
+             * @example dlv_5f0c9a1e7b2d4c83a6e1f09b
+             */
             id: string;
-            /** @description The `webhook-id` header of every attempt of this delivery. */
+            /**
+             * @description The `webhook-id` header of every attempt of this delivery.
+             * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+             */
             eventId: string;
-            /** @enum {string} */
+            /**
+             * @description Where the delivery stands.
+             * @example pending
+             * @enum {string}
+             */
             status: "pending" | "succeeded" | "failed" | "cancelled";
             /**
              * Format: date-time
              * @description When the next attempt is due (pending deliveries only).
+             * @example 2026-03-14T09:32:01.200Z
              */
             nextAttemptAt?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the plant's creation queued this delivery.
+             * @example 2026-03-14T09:26:55.012Z
+             */
             createdAt: string;
+            /** @description The attempts made so far, oldest first. */
             attempts: {
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description When the attempt started.
+                 * @example 2026-03-14T09:26:55.020Z
+                 */
                 at: string;
-                /** @description The receiver's HTTP status, absent when no answer came. */
+                /**
+                 * @description The receiver's HTTP status, absent when no answer came.
+                 * @example 503
+                 */
                 statusCode?: number;
-                /** @description Why the attempt failed (timeout, connection error, non-2xx...). */
+                /**
+                 * @description Why the attempt failed (timeout, connection error, non-2xx...).
+                 * @example HTTP 503
+                 */
                 error?: string;
+                /**
+                 * @description How long the attempt took, in milliseconds.
+                 * @example 184
+                 */
                 durationMs: number;
             }[];
         };
+        /**
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
         Health: {
-            /** @enum {string} */
+            /**
+             * @description Always `ok` in a 200 answer.
+             * @example ok
+             * @enum {string}
+             */
             status: "ok";
         };
     };
@@ -404,6 +611,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 400,
+                 *       "message": "Unknown query parameter 'name': this operation takes limit, after, tag."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -415,6 +628,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 401,
+                 *       "message": "The access token is unknown, expired or revoked."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -426,6 +645,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 403,
+                 *       "message": "This operation needs the scope plants:write."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -435,6 +660,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 404,
+                 *       "message": "No such plant."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -444,6 +675,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 413,
+                 *       "message": "The request body is larger than the limit of 1048576 bytes."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -471,6 +708,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 415,
+                 *       "message": "The request body must be sent as Content-Type: application/json."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -480,6 +723,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 408,
+                 *       "message": "The request took too long to arrive."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -489,6 +738,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 417,
+                 *       "message": "The Expect header is not supported; only Expect: 100-continue is."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -498,6 +753,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 431,
+                 *       "message": "The request headers are too large."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -515,6 +776,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 429,
+                 *       "message": "This token has made too many requests; retry after Retry-After seconds."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -524,6 +791,12 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 500,
+                 *       "message": "Internal server error."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -538,12 +811,21 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "error": 503,
+                 *       "message": "The store is unavailable; nothing was saved. Retry later."
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
     };
     parameters: {
-        /** @description The plant's int64 id, in decimal. */
+        /**
+         * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+         * @example 10042
+         */
         PlantId: bigint;
         /**
          * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
@@ -556,7 +838,10 @@ export interface components {
          * @example "42"
          */
         IfNoneMatch: string;
-        /** @description The subscription id (`wh_...`). */
+        /**
+         * @description The subscription id (`wh_...`).
+         * @example wh_Vh3q9LmT0xKa2bYc
+         */
         WebhookId: string;
     };
     requestBodies: never;
@@ -588,11 +873,20 @@ export interface operations {
     listPlants: {
         parameters: {
             query?: {
-                /** @description Maximum number of plants in the page. */
+                /**
+                 * @description Maximum number of plants in the page.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description Return only plants whose id is greater than this (the last id of the previous page). */
+                /**
+                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @example 10041
+                 */
                 after?: bigint;
-                /** @description Return only plants whose tag equals this exactly. */
+                /**
+                 * @description Return only plants whose tag equals this exactly.
+                 * @example tropical
+                 */
                 tag?: string;
             };
             header?: never;
@@ -606,11 +900,27 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description `<...>; rel="next"` when more plants follow. */
+                    /**
+                     * @description `<...>; rel="next"` when more plants follow.
+                     * @example </plants?limit=2&after=10042>; rel="next"
+                     */
                     Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 10041,
+                     *         "name": "Ficus lyrata"
+                     *       },
+                     *       {
+                     *         "id": 10042,
+                     *         "name": "Monstera deliciosa",
+                     *         "tag": "tropical"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["NewPlant"][];
                 };
             };
@@ -633,6 +943,13 @@ export interface operations {
         /** @description Plant to add to the store */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": 10042,
+                 *       "name": "Monstera deliciosa",
+                 *       "tag": "tropical"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewPlant"];
             };
         };
@@ -642,12 +959,21 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    /** @description Where the plant lives, `/plants/{id}`. */
+                    /**
+                     * @description Where the plant lives, `/plants/{id}`.
+                     * @example /plants/10042
+                     */
                     Location?: string;
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Monstera deliciosa",
+                     *       "tag": "tropical"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Plant"];
                 };
             };
@@ -661,6 +987,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "A plant with this id already exists with a different name or tag."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -670,6 +1002,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": 413,
+                     *       "message": "The request body is larger than the limit of 1048576 bytes."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -679,6 +1017,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": 415,
+                     *       "message": "The request body must be sent as Content-Type: application/json."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -700,7 +1044,10 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The plant's int64 id, in decimal. */
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @example 10042
+                 */
                 id: components["parameters"]["PlantId"];
             };
             cookie?: never;
@@ -716,6 +1063,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 10042,
+                     *       "name": "Monstera deliciosa",
+                     *       "tag": "tropical"
+                     *     }
+                     */
                     "application/json": components["schemas"]["NewPlant"];
                 };
             };
@@ -749,7 +1103,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The plant's int64 id, in decimal. */
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @example 10042
+                 */
                 id: components["parameters"]["PlantId"];
             };
             cookie?: never;
@@ -813,7 +1170,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The plant's int64 id, in decimal. */
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @example 10042
+                 */
                 id: components["parameters"]["PlantId"];
             };
             cookie?: never;
@@ -853,7 +1213,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The plant's int64 id, in decimal. */
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @example 10042
+                 */
                 id: components["parameters"]["PlantId"];
             };
             cookie?: never;
@@ -921,6 +1284,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "wh_Vh3q9LmT0xKa2bYc",
+                     *         "url": "https://greenhouse.example.com/hooks/plants",
+                     *         "description": "Greenhouse inventory sync",
+                     *         "events": [
+                     *           "newPlant"
+                     *         ],
+                     *         "active": true,
+                     *         "createdAt": "2026-03-14T09:26:53.589Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["Webhook"][];
                 };
             };
@@ -941,6 +1318,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://greenhouse.example.com/hooks/plants",
+                 *       "description": "Greenhouse inventory sync"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewWebhook"];
             };
         };
@@ -950,10 +1333,27 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description Where the subscription lives, `/webhooks/{id}`.
+                     * @example /webhooks/wh_Vh3q9LmT0xKa2bYc
+                     */
                     Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_Vh3q9LmT0xKa2bYc",
+                     *       "url": "https://greenhouse.example.com/hooks/plants",
+                     *       "description": "Greenhouse inventory sync",
+                     *       "events": [
+                     *         "newPlant"
+                     *       ],
+                     *       "active": true,
+                     *       "createdAt": "2026-03-14T09:26:53.589Z",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U="
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookWithSecret"];
                 };
             };
@@ -973,7 +1373,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -988,6 +1391,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_Vh3q9LmT0xKa2bYc",
+                     *       "url": "https://greenhouse.example.com/hooks/plants",
+                     *       "description": "Greenhouse inventory sync",
+                     *       "events": [
+                     *         "newPlant"
+                     *       ],
+                     *       "active": true,
+                     *       "createdAt": "2026-03-14T09:26:53.589Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -1006,7 +1421,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -1035,11 +1453,18 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
+                /**
+                 * @description Maximum number of deliveries in the answer.
+                 * @example 20
+                 */
                 limit?: number;
             };
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
             };
             cookie?: never;
@@ -1054,6 +1479,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "dlv_5f0c9a1e7b2d4c83a6e1f09b",
+                     *         "eventId": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *         "status": "pending",
+                     *         "nextAttemptAt": "2026-03-14T09:32:01.200Z",
+                     *         "createdAt": "2026-03-14T09:26:55.012Z",
+                     *         "attempts": [
+                     *           {
+                     *             "at": "2026-03-14T09:26:55.020Z",
+                     *             "statusCode": 503,
+                     *             "error": "HTTP 503",
+                     *             "durationMs": 184
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
             };
@@ -1072,8 +1516,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The subscription id (`wh_...`). */
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
                 id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery id (`dlv_...`), as listed by `GET /webhooks/{id}/deliveries`.
+                 * @example dlv_5f0c9a1e7b2d4c83a6e1f09b
+                 */
                 deliveryId: string;
             };
             cookie?: never;
@@ -1088,6 +1539,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_5f0c9a1e7b2d4c83a6e1f09b",
+                     *       "eventId": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *       "status": "pending",
+                     *       "nextAttemptAt": "2026-03-15T08:00:00.000Z",
+                     *       "createdAt": "2026-03-14T09:26:55.012Z",
+                     *       "attempts": [
+                     *         {
+                     *           "at": "2026-03-14T09:26:55.020Z",
+                     *           "statusCode": 503,
+                     *           "error": "HTTP 503",
+                     *           "durationMs": 184
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -1101,6 +1569,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "Only a failed or cancelled delivery of an active subscription can be retried."
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -1125,6 +1599,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -1147,6 +1626,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -1170,7 +1654,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Plant Store",
+                     *         "version": "1.0.0"
+                     *       }
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1192,7 +1685,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": unknown;
+                    /**
+                     * @example openapi: 3.1.0
+                     *     info:
+                     *       title: Plant Store
+                     *       version: 1.0.0
+                     */
+                    "application/yaml": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1216,6 +1715,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # HELP plant_store_http_requests_total HTTP requests answered, by OpenAPI operationId and status code.
+                     *     # TYPE plant_store_http_requests_total counter
+                     *     plant_store_http_requests_total{operation="addPlant",status="200"} 1042
+                     */
                     "text/plain": string;
                 };
             };
@@ -1230,9 +1734,20 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The event's id, the same on every attempt of one delivery; receivers de-duplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
                 "webhook-id": string;
-                /** @description Unix seconds of this attempt. */
+                /**
+                 * @description Unix seconds of this attempt.
+                 * @example 1767225600
+                 */
                 "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
                 "webhook-signature": string;
             };
             path?: never;
@@ -1240,6 +1755,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": 10042,
+                 *       "name": "Monstera deliciosa",
+                 *       "tag": "tropical"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewPlant"];
             };
         };

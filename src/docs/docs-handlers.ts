@@ -1,10 +1,10 @@
 // The document itself, at /openapi.json and /openapi.yaml, and the interactive page at /docs.
 // The page's assets come from the swagger-ui-dist copy inside node_modules: no CDN, works offline.
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { Contract } from '../http/contract.js';
+import { exactJsonPagePlugin } from './exact-json.js';
 
 export function docsHandlers(contract: Contract) {
   return {
@@ -17,36 +17,53 @@ export function docsHandlers(contract: Contract) {
   };
 }
 
+/** A leaf, the page's icon (the plugin's default icons are Swagger's). */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#2e7d32" d="M27 4C13 4 5 11 5 21c0 2 .4 3.8 1 5.3L3 29.5 4.5 31l3.1-3.1C9.3 28.6 11 29 13 29c10 0 14-10 14-25z"/><path fill="#a5d6a7" d="M8 26c4-8 9-13 15-17-5 5-9 10-13 18z"/></svg>`;
+
+/**
+ * The Plant Store's page at /docs: Swagger UI without its top bar (the logo and the Explore box), showing the
+ * document of /openapi.json (the plugin also serves it at /docs/json, the same bytes, which is where the page
+ * loads it from), with JSON answers shown digit for digit (exact-json.ts).
+ */
 export async function registerDocsPage(app: FastifyInstance, contract: Contract): Promise<void> {
-  await app.register(fastifySwagger, { mode: 'static', specification: { document: contract.document as never } });
-  await app.register(fastifySwaggerUi, {
-    routePrefix: '/docs',
-    uiConfig: { tryItOutEnabled: true, displayRequestDuration: true, deepLinking: true },
-    // The page loads nothing from other origins, and the policy says so. The plugin's default policy also
-    // allows https: styles and fonts, an image host, and `upgrade-insecure-requests`; the last makes browsers
-    // fetch the page's own scripts over https, which this plain-HTTP service does not speak, so /docs
-    // stayed blank whenever it was opened by an address other than localhost (fastify/fastify-swagger#690).
-    staticCSP: true,
-    transformStaticCSP: strictDocsCsp,
+  await app.register(async (scope) => {
+    // Every route of the page carries its own metrics label (src/metrics/metrics.ts).
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, operation: route.url === '/docs' ? 'docsPage' : 'docsAsset' };
+    });
+    await scope.register(fastifySwagger, { mode: 'static', specification: { document: contract.document as never } });
+    await scope.register(fastifySwaggerUi, {
+      routePrefix: '/docs',
+      // No logo (the plugin's default is Fastify's); its typings lack the null that says so.
+      logo: null as unknown as undefined,
+      theme: {
+        title: `${contract.document.info?.title ?? 'Plant Store'} API`,
+        favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON }],
+      },
+      uiConfig: {
+        // The base layout has no top bar: no Swagger logo and no box to load some other document.
+        layout: 'BaseLayout',
+        plugins: [exactJsonPagePlugin()],
+        tryItOutEnabled: true,
+        displayRequestDuration: true,
+        deepLinking: true,
+      },
+      // The page loads nothing from other origins, and the policy says so. The plugin's default policy also
+      // allows https: styles and fonts, an image host, and `upgrade-insecure-requests`; the last makes browsers
+      // fetch the page's own scripts over https, which this plain-HTTP service does not speak, so /docs
+      // stayed blank whenever it was opened by an address other than localhost (fastify/fastify-swagger#690).
+      staticCSP: true,
+      transformStaticCSP: strictDocsCsp,
+    });
   });
 }
 
-// Swagger UI's top-bar logo is an inline SVG carrying this <style> element (its fill colours). The plugin's
-// policy has no hash for it, so Chromium blocked it and reported a CSP violation on every load of /docs.
-// test/docs/docs-browser.test.ts fails on any CSP report, so a swagger-ui upgrade that changes it is caught.
-const SWAGGER_LOGO_STYLE = '.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}';
-const SWAGGER_LOGO_STYLE_HASH = `'sha256-${createHash('sha256').update(SWAGGER_LOGO_STYLE).digest('base64')}'`;
-
-/**
- * The plugin's policy (which carries the hashes its inline code needs) minus every other origin and the https
- * upgrade, plus the hash of the logo's inline style.
- */
+/** The plugin's policy (which carries the hashes its inline code needs) minus every other origin and the https upgrade. */
 function strictDocsCsp(header: string): string {
   const directives = header
     .split(';')
     .map((d) => d.trim().split(/\s+/).filter(Boolean))
     .filter((parts) => parts.length > 0 && parts[0] !== 'upgrade-insecure-requests')
-    .map(([name, ...sources]) => [name, ...sources.filter((src) => src.startsWith("'") || src === 'data:')])
-    .map((parts) => (parts[0] === 'style-src' ? [...parts, SWAGGER_LOGO_STYLE_HASH] : parts));
+    .map(([name, ...sources]) => [name, ...sources.filter((src) => src.startsWith("'") || src === 'data:')]);
   return directives.map((parts) => parts.join(' ')).join('; ') + ';';
 }

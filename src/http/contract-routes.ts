@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest, preValidationHookHandler, RawRepl
 import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract, OperationSpec } from './contract.js';
+import { routeNotFoundMessage } from './error-replies.js';
 import type { ScopeRequirement } from '../auth/bearer-guard.js';
 
 // Each handler declares its own operation's request (OperationRequest), so the table takes any route generic.
@@ -23,6 +24,14 @@ export type OperationRequest<Id extends keyof operations> = FastifyRequest<{
 }>;
 
 export type GuardFactory = (requirements: ScopeRequirement[]) => (req: any, reply: any) => Promise<void>;
+
+function emptySegmentIsNotFound(request: FastifyRequest, _reply: unknown, done: (err?: Error) => void): void {
+  const params = request.params as Record<string, string>;
+  for (const key in params) {
+    if (params[key] === '') return done(new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request)));
+  }
+  done();
+}
 
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
 
@@ -47,7 +56,11 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
         ...(op.querystring && { querystring: op.querystring }),
         response: op.responses,
       },
-      ...(op.security.length > 0 && { onRequest: guard(op.security.map((s) => ({ scopes: s.scopes }))) }),
+      onRequest: [
+        // `/plants/` is not a plant whose id is empty: a path with an empty segment names no resource.
+        ...(op.params ? [emptySegmentIsNotFound] : []),
+        ...(op.security.length > 0 ? [guard(op.security.map((s) => ({ scopes: s.scopes })))] : []),
+      ],
       ...(op.body && { preValidation: bodyCheck(op.body) }),
     });
     const methods = methodsByUrl.get(op.url) ?? new Set();
@@ -65,6 +78,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
       method: others,
       url,
       exposeHeadRoute: false,
+      config: { operation: 'method_not_allowed' },
       // Answered before any body is read.
       onRequest: async (request) => {
         throw new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url}; allowed: ${allow}.`, { headers: { allow } });

@@ -78,11 +78,14 @@ function toOperation(doc: Record<string, any>, path: string, method: string, op:
   const parameters = [...inherited, ...own];
   for (const [location, key] of [['path', 'params'], ['query', 'querystring']] as const) {
     const ps = parameters.filter((p) => p.in === location);
-    if (ps.length === 0) continue;
+    // Every operation validates its query, so a parameter it does not declare is a 400 naming it rather
+    // than a filter silently ignored.
+    if (ps.length === 0 && location === 'path') continue;
     spec[key] = {
       type: 'object',
       properties: Object.fromEntries(ps.map((p) => [p.name, inline(doc, p.schema ?? {})])),
       required: ps.filter((p) => p.required).map((p) => p.name),
+      ...(location === 'query' && { additionalProperties: false }),
     };
   }
   for (const [status, response] of Object.entries(op.responses ?? {})) {
@@ -150,13 +153,17 @@ export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: str
   const decode = int64Decoder(paths);
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const integers = httpPart === 'querystring' || httpPart === 'params' ? Object.keys(properties).filter((k) => properties[k]?.type === 'integer') : [];
-  if (decode === undefined && integers.length === 0) return validate;
+  const query = httpPart === 'querystring';
+  if (decode === undefined && integers.length === 0 && !query) return validate;
   // Validation is synchronous: one holder serves every request.
   const holder = { value: undefined as unknown };
   const wrapped = ((data: Record<string, unknown>) => {
     for (const key of integers) readDecimalInteger(data, key);
     if (!validate(data)) {
-      wrapped.errors = validate.errors;
+      // An unknown query parameter's message lists the ones the operation takes.
+      wrapped.errors = query
+        ? validate.errors?.map((e) => (e.keyword === 'additionalProperties' ? { ...e, params: { ...e.params, known: Object.keys(properties) } } : e))
+        : validate.errors;
       return false;
     }
     if (decode) {

@@ -44,8 +44,18 @@ export function validationMessage(context: string, errors: AjvError[]): string {
     const type = String(e.params.type);
     return `${where} must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}.`;
   }
+  if (e.keyword === 'additionalProperties' && context === 'querystring') {
+    const known = (e.params.known ?? []) as string[];
+    const takes = known.length === 0 ? 'this operation takes no query parameters' : `this operation takes ${known.join(', ')}`;
+    return `Unknown query parameter '${String(e.params.additionalProperty)}': ${takes}.`;
+  }
   if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
   return `${where} ${e.message ?? 'is not valid'}.`;
+}
+
+/** The message of a 404 for a path no route serves. */
+export function routeNotFoundMessage(request: FastifyRequest): string {
+  return `No such resource: ${request.method} ${request.url.split('?')[0]!.slice(0, 200)}.`;
 }
 
 function bodyLimitMessage(request: FastifyRequest): string {
@@ -132,8 +142,7 @@ export function registerErrorReplies(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!.slice(0, 200);
-    sendError(reply, 'ROUTE_NOT_FOUND', `No such resource: ${request.method} ${path}.`);
+    sendError(reply, 'ROUTE_NOT_FOUND', routeNotFoundMessage(request));
   });
 }
 

@@ -8,6 +8,13 @@ import type { Contract } from '../http/contract.js';
 import type { CommitObserver, Store } from '../storage/store.js';
 import type { AttemptOutcome } from '../webhooks/delivery.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The metrics label of a route that is not an operation of the OpenAPI document. */
+    operation?: string;
+  }
+}
+
 /** Prometheus text exposition format 0.0.4. */
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -59,9 +66,10 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
   }
   const operationOf = (request: FastifyRequest): string => {
     const url = request.routeOptions.url;
-    // No route (404) or a known path with a method it does not have (405): bounded labels, never the raw URL.
+    // No route (404): a bounded label, never the raw URL.
     if (url === undefined) return 'unmatched';
-    return operations.get(`${request.method} ${url}`) ?? 'method_not_allowed';
+    // Routes outside the document (the 405 answers, the docs page) name their label in their config.
+    return operations.get(`${request.method} ${url}`) ?? request.routeOptions.config.operation ?? 'other';
   };
 
   const requests = new Counter({

@@ -1,8 +1,9 @@
 // /docs in a real browser: Debian's Chromium (driven by playwright-core, no downloaded browser) opens the
-// Swagger UI page, authorizes with a bearer token, sends POST /plants from the page and sees the 200 and
-// the body; after logging out the same request shows the 401. Every request the page makes goes to the
-// service itself, nothing fails on the page, and a screenshot of the page with the 200 is kept in
-// test-artifacts/docs-page.png (git-ignored).
+// Plant Store's page, authorizes with a bearer token, sends POST /plants from the page and sees the 200 and
+// the body; after logging out the same request shows the 401. Ids beyond 2^53 go both ways digit for digit:
+// the page sends them in a body and a path, and shows them in the answers of GET /plants/{id} and GET /plants.
+// Every request the page makes goes to the service itself, nothing fails on the page, and a screenshot of the
+// page with the 200 is kept in test-artifacts/docs-page.png (git-ignored).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { launchChromium } from '../helpers/chromium.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
 
-const PLANT_ID = '9007199254740993'; // above 2^53: the page must not round it on the way out
+// Above 2^53, where a double keeps neither: JavaScript would write them 9223372036854776000 and -9223372036854776000.
+const PLANT_ID = '9223372036854775805';
+const NEGATIVE_ID = '-9223372036854775807';
 const BODY = `{"id": ${PLANT_ID}, "name": "fern", "tag": "green"}`;
 
 test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, without a token 401; nothing loads from elsewhere', { timeout: 60_000 }, async (t) => {
@@ -39,10 +42,15 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   assert.ok(nav, 'navigation to /docs produced no response');
   assert.ok(nav.ok(), `/docs answered ${nav.status()}`);
   await page.locator('.btn.authorize').first().waitFor();
+  // The Plant Store's page: its title and icon, no Swagger top bar (logo, Explore box).
+  assert.equal(await page.title(), 'Plant Store API');
+  assert.equal(await page.locator('.topbar').count(), 0, 'the Swagger UI top bar is gone');
+  assert.equal(await page.locator('#swagger-ui input[type=text]:not(.parameters *):not(.modal-ux *)').count(), 0, 'no box to load another document');
+  assert.equal(await page.locator('link[rel=icon]').getAttribute('type'), 'image/svg+xml');
 
-  // Authorize with a token that has plants:write.
+  // Authorize with a token that has plants:read and plants:write.
   await page.locator('.btn.authorize').first().click();
-  await page.locator('.modal-ux input').first().fill(s.token.write);
+  await page.locator('.modal-ux input').first().fill(s.token.all);
   await page.locator('.modal-ux .btn.modal-btn.auth.authorize').click();
   await page.locator('.modal-ux .btn-done').click();
   await page.locator('.modal-ux').waitFor({ state: 'detached' });
@@ -50,7 +58,7 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   // Open POST /plants ("Try it out" is already on by configuration) and send the body.
   const op = page.locator('#operations-plants-addPlant');
   await op.locator('.opblock-summary').click();
-  const first = await execute(page, op, BODY);
+  const first = await execute(page, op, () => op.locator('textarea.body-param__text').fill(BODY), '/plants');
   assert.equal(first.status, '200', `POST /plants from the page: ${first.status} ${first.body}`);
   // The answer is the Plant (name and tag; the contract's Plant has no id) and the page shows where it lives.
   assert.deepEqual(JSON.parse(first.body), { name: 'fern', tag: 'green' });
@@ -58,7 +66,29 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   // The service stored exactly what the page sent (the id was not rounded by the page's JavaScript).
   const stored = await fetch(`${s.url}/plants/${PLANT_ID}`, { headers: { authorization: `Bearer ${s.token.read}` } });
   assert.equal(stored.status, 200, `GET /plants/${PLANT_ID} after the page's POST`);
-  assert.match(await stored.text(), /"name"\s*:\s*"fern"/);
+  const storedText = await stored.text();
+  assert.match(storedText, /"name"\s*:\s*"fern"/);
+  assert.match(storedText, new RegExp(`"id"\\s*:\\s*${PLANT_ID}\\b`));
+
+  // The id sent as a path parameter, and the answer shown as the service wrote it.
+  const get = page.locator('#operations-plants-getPlant');
+  await get.locator('.opblock-summary').click();
+  const one = await execute(page, get, () => get.locator('tr[data-param-name="id"] input').fill(PLANT_ID), `/plants/${PLANT_ID}`);
+  assert.equal(one.status, '200', `GET /plants/${PLANT_ID} from the page: ${one.status} ${one.body}`);
+  assert.match(one.body, new RegExp(`"id": ${PLANT_ID},`), `the page shows the id as the service wrote it: ${one.body}`);
+  assert.match(await get.locator('.request-url').innerText(), new RegExp(`/plants/${PLANT_ID}$`), 'the request URL the page shows');
+
+  // A page of plants, one at each end of the range, shown exactly.
+  assert.equal((await s.postPlant(`{"id": ${NEGATIVE_ID}, "name": "moss"}`)).status, 200);
+  const list = page.locator('#operations-plants-listPlants');
+  await list.locator('.opblock-summary').click();
+  // Try-it-out starts from the document's examples (after=10041, tag=tropical); a page of everything has neither.
+  const all = await execute(page, list, async () => {
+    for (const name of ['after', 'tag']) await list.locator(`tr[data-param-name="${name}"] input`).fill('');
+  }, '/plants');
+  assert.equal(all.status, '200', `GET /plants from the page: ${all.status} ${all.body}`);
+  const shownIds = [...all.body.matchAll(/"id": (-?\d+)/g)].map((m) => m[1]);
+  assert.deepEqual(shownIds, [NEGATIVE_ID, PLANT_ID], `the page's list: ${all.body}`);
 
   mkdirSync(ARTIFACTS, { recursive: true });
   const screenshot = `${ARTIFACTS}docs-page.png`;
@@ -70,7 +100,7 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   await page.locator('.modal-ux button', { hasText: 'Logout' }).click();
   await page.locator('.modal-ux .btn-done').click();
   await page.locator('.modal-ux').waitFor({ state: 'detached' });
-  const second = await execute(page, op, BODY);
+  const second = await execute(page, op, () => op.locator('textarea.body-param__text').fill(BODY), '/plants');
   assert.equal(second.status, '401', `POST /plants without a token: ${second.status} ${second.body}`);
   const error = JSON.parse(second.body) as { error: number; message: string };
   assert.equal(error.error, 401);
@@ -81,15 +111,14 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   assert.deepEqual(elsewhere, [], 'the page made requests outside the service');
 });
 
-/** Fills the body, presses Execute, and returns the live response's status and body text. */
-async function execute(page: Page, op: ReturnType<Page['locator']>, body: string): Promise<{ status: string; body: string; row: string }> {
+/** Fills the request in, presses Execute, and returns the live response's status and body text. */
+async function execute(page: Page, op: ReturnType<Page['locator']>, fill: () => Promise<unknown>, path: string): Promise<{ status: string; body: string; row: string }> {
   // Clear the previous answer first, so what is read below is this request's.
   const clear = op.locator('.btn-clear');
   if (await clear.count()) await clear.click();
   await op.locator('.live-responses-table').waitFor({ state: 'detached' });
-  const textarea = op.locator('textarea.body-param__text');
-  await textarea.fill(body);
-  const answered = page.waitForResponse((r) => r.url().endsWith('/plants') && r.request().method() === 'POST');
+  await fill();
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === path);
   await op.locator('.execute').click();
   await answered;
   const row = op.locator('.live-responses-table tbody tr.response').first();

@@ -140,6 +140,26 @@ test('requests, group commits and authentication failures move their counters', 
   assert.equal(delta('plant_store_auth_failures_total{reason="malformed"}'), 1);
 });
 
+test('every served route has its own operation label: the docs page and its assets, and a method a path lacks', async (t) => {
+  const { url, scrape } = await startMetricsApp(t);
+  const before = await scrape();
+  for (const path of ['/docs', '/docs/static/swagger-ui.css', '/docs/json', '/openapi.json']) {
+    const res = await fetch(`${url}${path}`);
+    assert.equal(res.status, 200, path);
+    await res.arrayBuffer();
+  }
+  const put = await fetch(`${url}/plants`, { method: 'PUT' });
+  assert.equal(put.status, 405);
+  await put.arrayBuffer();
+  const after = await scrape();
+  const delta = (key: string) => at(after, key) - at(before, key);
+  assert.equal(delta('plant_store_http_requests_total{operation="docsPage",status="200"}'), 1);
+  assert.equal(delta('plant_store_http_requests_total{operation="docsAsset",status="200"}'), 2);
+  assert.equal(delta('plant_store_http_requests_total{operation="getOpenApiJson",status="200"}'), 1);
+  assert.equal(delta('plant_store_http_requests_total{operation="method_not_allowed",status="405"}'), 1);
+  assert.equal(delta('plant_store_http_requests_total{operation="method_not_allowed",status="200"}'), 0);
+});
+
 test('concurrent creates share a commit: the batch-size histogram sees the batch', async (t) => {
   const { scrape, postPlant } = await startMetricsApp(t);
   const before = await scrape();
