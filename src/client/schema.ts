@@ -135,7 +135,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Schedules a failed (or cancelled) delivery for another round of attempts, now. */
+        /**
+         * Sends a delivery now, failed, cancelled or waiting for its next try.
+         * @description A failed or cancelled delivery gets another round of attempts, the first one due now. A pending delivery waiting for its next try is made due now, its round going on. A running dispatcher sends it on its next poll.
+         */
         post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
@@ -854,7 +857,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description The delivery is still pending or already succeeded, or its subscription is disabled. */
+            /** @description The delivery already succeeded, an attempt of it is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
             409: {
                 headers: {
                     [name: string]: unknown;
