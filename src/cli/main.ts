@@ -114,7 +114,8 @@ export function failureMessage(err: unknown): string {
   if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
     return `${sentence(err.message).slice(0, -1)} (${err.cause.message.replace(/\.$/, '')}).`;
   }
-  if (err instanceof ConfigError || err instanceof MigrationError) return sentence(err.message);
+  // Worded by the settings table and the migrator, which tests and operators match as they are.
+  if (err instanceof ConfigError || err instanceof MigrationError) return err.message;
   return sentence((err as Error).message ?? String(err));
 }
 
@@ -126,7 +127,7 @@ function wantsHelp(command: string, args: string[], help: string): boolean {
   return false;
 }
 
-const STATUS_WORDS: Record<string, string> = { applied: 'applied now', 'already-applied': 'already applied', failed: 'failed' };
+const STATUS_WORDS: Record<string, string> = { 'already-applied': 'already applied' };
 
 async function migrate(): Promise<number> {
   const { store, migrations } = await openCommandStore(loadConfig(), { create: true });
