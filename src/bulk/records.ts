@@ -58,6 +58,15 @@ export function plantJsonLine(plant: PlantRecord): string {
 
 export class CsvHeaderError extends Error {}
 
+/** True when `line` would be accepted as the header of a CSV import (id,name[,tag] in any order). */
+export function isCsvHeader(line: Line): boolean {
+  try {
+    return new CsvParser().push(line) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * CSV with a header naming the columns id and name, and optionally tag, in any order. Fields are separated
  * by commas; a field in double quotes may hold commas, line breaks and doubled quotes (""). An empty tag
@@ -152,11 +161,11 @@ export class CsvParser {
   private record(fields: string[]): Parsed | undefined {
     const line = this.startLine;
     if (!this.columns) {
-      if (this.problem) throw new CsvHeaderError(`line ${line} (the header): ${this.problem}`);
+      if (this.problem) throw new CsvHeaderError(`line ${line}, the header, is not valid CSV (${this.problem})`);
       const names = fields.map((f) => f.trim().toLowerCase());
       const unknown = names.find((f) => !['id', 'name', 'tag'].includes(f));
       if (unknown !== undefined || new Set(names).size !== names.length || !names.includes('id') || !names.includes('name')) {
-        throw new CsvHeaderError(`line ${line}: the header must name the columns id and name, and optionally tag (found "${fields.join(',').slice(0, 80)}")`);
+        throw new CsvHeaderError(`the header on line ${line} must name the columns id and name, and optionally tag (found "${fields.join(',').slice(0, 80)}")`);
       }
       this.columns = { id: names.indexOf('id'), name: names.indexOf('name'), tag: names.indexOf('tag'), count: names.length };
       return undefined;

@@ -1,29 +1,29 @@
 // `plant-store export`: every plant as JSON Lines on stdout, in id order, by keyset pages (constant memory).
-import { parseArgs } from 'node:util';
 import { plantJsonLine } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
-import { UsageError } from './main.js';
+import { openCommandStore } from './database.js';
+import { commandArgs, UsageError } from './subcommand.js';
 
 export const EXPORT_HELP = `Usage: plant-store export
 
 Writes every plant in the store at DATABASE_URL to stdout as JSON Lines, in id order, one
 {"id":..,"name":..,"tag":..} object a line with ids digit for digit: the input plant-store import reads.
 It reads page by page, so a running server keeps serving; plants written meanwhile may or may not appear.
-Exit codes: 0 done; 1 the store could not be opened; 2 usage; 3 stopped before the end (write or read error).
+The database is named on stderr; a SQLite file that does not exist is refused, not created.
+A reader that stops early (plant-store export | head -1) ends the export quietly, with exit code 0.
+Exit codes: 0 done, or the reader stopped; 1 the store could not be opened; 2 usage; 3 stopped before the
+end (write or read error).
 `;
 
 const PAGE = 1000;
 
 export async function exportCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: true });
-  if (values.help) {
-    process.stdout.write(EXPORT_HELP);
-    return 0;
-  }
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-  const config = loadConfig();
-  const { store } = await openStore(config.databaseUrl, storeOptions(config));
+  const parsed = commandArgs('export', args, {}, EXPORT_HELP);
+  if (!parsed) return 0;
+  if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "export".`, 'export');
+  const { store } = await openCommandStore(loadConfig(), { create: false });
+  // A stream error after the one a write reports (a second EPIPE) must not surface as an uncaught error.
+  process.stdout.on('error', () => {});
   let written = 0;
   try {
     let after: bigint | undefined;
@@ -37,10 +37,9 @@ export async function exportCommand(args: string[]): Promise<number> {
     }
     return 0;
   } catch (err) {
-    // A reader that went away (export | head) is not worth a message; anything else is.
-    if ((err as { code?: string }).code !== 'EPIPE') {
-      process.stderr.write(`plant-store: export stopped after ${written} plants: ${(err as Error).message}\n`);
-    }
+    // A reader that went away (export | head) took what it wanted: not an error, as for cat or grep.
+    if ((err as { code?: string }).code === 'EPIPE') return 0;
+    process.stderr.write(`plant-store: The export stopped after ${written} plants: ${(err as Error).message}\n`);
     return 3;
   } finally {
     await store.close();

@@ -4,15 +4,15 @@
 // 3 stopped before the end (the summary says exactly which lines were committed).
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { parseArgs } from 'node:util';
-import { readLines } from '../bulk/lines.js';
-import { CsvHeaderError, CsvParser, parseJsonLine, type Parsed } from '../bulk/records.js';
+import { readLines, type Line } from '../bulk/lines.js';
+import { CsvHeaderError, CsvParser, isCsvHeader, parseJsonLine, type Parsed } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
 import type { PlantRecord } from '../plants/plant.js';
 import type { Store } from '../storage/store.js';
 import { newPlantEvent } from '../webhooks/events.js';
-import { UsageError } from './main.js';
+import { failureMessage } from './main.js';
+import { openCommandStore } from './database.js';
+import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 
 export const IMPORT_HELP = `Usage: plant-store import [--format jsonl|csv] [--batch-size N] FILE
 
@@ -27,17 +27,24 @@ Adds the plants in FILE (- for standard input) to the store at DATABASE_URL, by 
 A plant whose id is already stored with the same name and tag is skipped as identical; with a different
 name or tag it is a conflict and skipped. Invalid lines are skipped. Each is reported with its line
 number. A newPlant webhook event is recorded for every new plant while a subscription is active.
-Progress goes to stderr (a bar on a terminal), the summary to stdout. Exit codes:
+The database is named on stderr (a new SQLite file is created). Progress goes to stderr (a bar on a
+terminal), the summary to stdout. Ctrl-C stops the import after the batch being committed, with the
+summary. Exit codes:
   0  every line was imported or already stored identically
   1  some lines were conflicts or invalid; all the others were committed
   2  usage error; nothing was read
-  3  the import stopped before the end (unreadable input or database, failed commit); the summary says
-     which lines were committed. Running the same import again is safe: stored rows count as identical.
+  3  the import stopped before the end (Ctrl-C, unreadable input or database, failed commit); the
+     summary says which lines were committed. Running the same import again is safe: stored rows
+     count as identical.
 `;
 
 const LIST_CAP = 50;
 
 class CommitError extends Error {}
+/** Ctrl-C (SIGINT): stop after the commit in progress, then report as for any other stop. */
+class InterruptedError extends Error {}
+/** JSON Lines were expected and line 1 is a CSV header: the user meant --format csv. */
+class FormatError extends Error {}
 
 interface Counts {
   imported: number;
@@ -47,22 +54,16 @@ interface Counts {
 }
 
 export async function importCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { help: { type: 'boolean', short: 'h' }, format: { type: 'string' }, 'batch-size': { type: 'string' } },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (values.help) {
-    process.stdout.write(IMPORT_HELP);
-    return 0;
-  }
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'import needs a FILE (- for standard input)' : `unexpected argument "${positionals[1]}"`);
+  const parsed = commandArgs('import', args, { format: { type: 'string' }, 'batch-size': { type: 'string' } }, IMPORT_HELP);
+  if (!parsed) return 0;
+  const { values, positionals } = parsed;
+  const usage = (message: string) => new UsageError(message, 'import');
+  if (positionals.length !== 1) throw usage(positionals.length === 0 ? 'Import needs a FILE (- for standard input).' : `Unexpected argument "${positionals[1]}" for "import".`);
   const file = positionals[0]!;
   const format = values.format ?? formatOf(file);
-  if (format !== 'jsonl' && format !== 'csv') throw new UsageError(`--format must be jsonl or csv, not "${format}"`);
+  if (format !== 'jsonl' && format !== 'csv') throw usage(`The --format must be jsonl or csv, not "${format}".`);
   const batchSize = values['batch-size'] === undefined ? 5000 : Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1_000_000) throw new UsageError('--batch-size must be an integer from 1 to 1000000');
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1_000_000) throw usage('The --batch-size must be an integer from 1 to 1000000.');
 
   const started = Date.now();
   const source = file === '-' ? 'standard input' : file;
@@ -81,10 +82,10 @@ export async function importCommand(args: string[]): Promise<number> {
       if (stat.isFile()) totalBytes = stat.size;
       input = handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false });
     }
-    ({ store } = await openStore(config.databaseUrl, storeOptions(config)));
+    ({ store } = await openCommandStore(config, { create: true }));
   } catch (err) {
     await closeInput().catch(() => {});
-    process.stderr.write(`plant-store: import of ${source} failed before reading it: ${(err as Error).message}\nNothing was committed.\n`);
+    process.stderr.write(`plant-store: The import of ${source} failed before reading it. ${failureMessage(err)}\nNothing was committed.\n`);
     return 3;
   }
 
@@ -102,7 +103,7 @@ export async function importCommand(args: string[]): Promise<number> {
       try {
         outcomes = await store.importPlants(batch, newPlantEvent);
       } catch (err) {
-        throw new CommitError(`the commit of lines ${batchLines[0]} to ${batchLines[batchLines.length - 1]} failed: ${reason(err)}`);
+        throw new CommitError(`the commit of lines ${batchLines[0]} to ${batchLines[batchLines.length - 1]} failed (${reason(err)})`);
       }
       for (let i = 0; i < outcomes.length; i++) {
         const o = outcomes[i]!;
@@ -134,32 +135,61 @@ export async function importCommand(args: string[]): Promise<number> {
     }
   };
 
+  /** JSON Lines by default (not --format jsonl): a CSV header on line 1 is a mistaken format, not an invalid line. */
+  const jsonLine = (line: Line): Parsed | undefined => {
+    const result = parseJsonLine(line);
+    if (line.n === 1 && values.format === undefined && result !== undefined && 'error' in result && isCsvHeader(line)) {
+      throw new FormatError(
+        `Line 1 of ${source} is a CSV header, but ${file === '-' ? 'standard input' : 'this file'} is read as JSON Lines. ` +
+          `Use --format csv: ${COMMAND} import --format csv ${file}`,
+      );
+    }
+    return result;
+  };
+
+  // The first Ctrl-C stops the import cleanly (the read is cut short, the batch being committed finishes);
+  // a second one, with the default handler back, ends the process at once.
+  let interrupted = false;
+  process.once('SIGINT', () => {
+    interrupted = true;
+    (input as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+  });
+
   let failure: string | undefined;
+  let wrongFormat: string | undefined;
   try {
     const csv = format === 'csv' ? new CsvParser() : undefined;
     for await (const lines of readLines(counted())) {
       for (const line of lines) {
+        if (interrupted) throw new InterruptedError();
         linesRead = line.n;
-        if (take(csv ? csv.push(line) : parseJsonLine(line))) await commit();
+        if (take(csv ? csv.push(line) : jsonLine(line))) await commit();
       }
       progress.update(bytesRead, linesRead, counts, false);
     }
+    if (interrupted) throw new InterruptedError();
     if (csv) take(csv.end());
     await commit();
   } catch (err) {
-    failure = err instanceof CsvHeaderError || err instanceof CommitError ? err.message
-      : `reading ${source} failed after line ${linesRead}: ${(err as Error).message}`;
+    if (err instanceof FormatError) wrongFormat = err.message;
+    failure = interrupted ? 'it was interrupted (Ctrl-C)'
+      : err instanceof CsvHeaderError || err instanceof CommitError ? err.message
+      : `reading ${source} failed after line ${linesRead} (${(err as Error).message})`;
   } finally {
     progress.done();
     await closeInput().catch(() => {});
     await store.close().catch(() => {});
+  }
+  if (wrongFormat !== undefined) {
+    process.stderr.write(`plant-store: ${wrongFormat}\nNothing was committed.\n`);
+    return 2;
   }
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (failure !== undefined) {
     // Only what was committed counts: later invalid lines were never reached as far as the store is concerned.
     counts.invalid = counts.invalid.filter((p) => p.line <= committedThrough);
-    process.stderr.write(`plant-store: import of ${source} stopped: ${failure}\n`);
+    process.stderr.write(`plant-store: The import of ${source} stopped: ${failure.replace(/\.$/, '')}.\n`);
     process.stdout.write(
       (committedThrough === 0
         ? `Import of ${source} stopped after ${seconds} s. Nothing was committed.\n`
@@ -184,7 +214,7 @@ function formatOf(file: string): string {
   const ext = extname(file).toLowerCase();
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
   if (ext === '.csv') return 'csv';
-  throw new UsageError(`cannot tell the format of ${file} from its extension; use --format jsonl or --format csv`);
+  throw new UsageError(`The format of ${file} cannot be told from its extension: use --format jsonl or --format csv.`, 'import');
 }
 
 function summary(c: Counts): string {

@@ -1,12 +1,12 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
 // webhook add|list|remove|deliveries|retry | import | export. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
-import { parseArgs } from 'node:util';
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError } from '../storage/migrator.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 import { StoreUnavailableError } from '../storage/errors.js';
+import { describeDatabase, openCommandStore } from './database.js';
+import { COMMAND, commandArgs, sentence, UsageError } from './subcommand.js';
 
 const HELP = `plant-store: the Plant Store API service
 
@@ -22,14 +22,17 @@ Commands:
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
   export      Write every plant to stdout as JSON Lines (see plant-store export --help)
 
-Every command reads its configuration from the environment; see plant-store config --help.
-Run plant-store <command> --help for a command's options.
+Every command reads its configuration from the environment (PORT=9090 npx plant-store serve); see
+plant-store config --help. Commands that use the database name it on stderr. Run plant-store <command>
+--help for a command's options.
 `;
 
 const SERVE_HELP = `Usage: plant-store serve
 
 Starts the HTTP service on HOST:PORT with the store at DATABASE_URL, applying pending migrations.
 On a store with no tokens it creates one and prints it once. SIGTERM or SIGINT stop it gracefully.
+It takes no options: settings come from the environment, e.g. PORT=9090 HOST=0.0.0.0 ${COMMAND} serve
+(see plant-store config --help).
 `;
 
 const MIGRATE_HELP = `Usage: plant-store migrate
@@ -44,8 +47,6 @@ Prints the effective configuration, one VARIABLE=value a line, secrets masked. V
 ${SETTINGS.map((s) => `  ${s.env.padEnd(31)}${s.description} (default ${String(s.default)})`).join('\n')}
 `;
 
-export class UsageError extends Error {}
-
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -57,17 +58,18 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(HELP);
         return command === undefined ? 2 : 0;
       case 'serve': {
-        if (wantsHelp(rest, SERVE_HELP)) return 0;
+        if (wantsHelp('serve', rest, SERVE_HELP)) return 0;
         const config = loadConfig();
+        process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
         // The web stack is loaded only to serve: every other command starts in a fraction of the time.
         const { serve } = await import('../server.js');
         return await serve(config);
       }
       case 'migrate':
-        if (wantsHelp(rest, MIGRATE_HELP)) return 0;
+        if (wantsHelp('migrate', rest, MIGRATE_HELP)) return 0;
         return await migrate();
       case 'config':
-        if (wantsHelp(rest, CONFIG_HELP)) return 0;
+        if (wantsHelp('config', rest, CONFIG_HELP)) return 0;
         process.stdout.write(describeConfig(loadConfig()).join('\n') + '\n');
         return 0;
       case 'token':
@@ -95,36 +97,41 @@ export async function main(argv: string[]): Promise<number> {
         return await exportCommand(rest);
       }
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw new UsageError(`Unknown command "${command}".`);
     }
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`plant-store: ${(err as Error).message}\nRun plant-store --help for usage.\n`);
+    process.stderr.write(`plant-store: ${failureMessage(err)}\n`);
+    if (err instanceof UsageError) {
+      process.stderr.write(`Run ${COMMAND} ${err.command ? `${err.command} ` : ''}--help for usage.\n`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof MigrationError) {
-      process.stderr.write(`plant-store: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
-      process.stderr.write(`plant-store: ${err.message}: ${err.cause.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`plant-store: ${(err as Error).message ?? String(err)}\n`);
     return 1;
   }
 }
 
-function wantsHelp(args: string[], help: string): boolean {
-  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
-  if (values.help) process.stdout.write(help);
-  return values.help === true;
+/** What went wrong, as sentences; a store's failure with the driver's own words behind it. */
+export function failureMessage(err: unknown): string {
+  if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
+    return `${sentence(err.message).slice(0, -1)} (${err.cause.message.replace(/\.$/, '')}).`;
+  }
+  // Worded by the settings table and the migrator, which tests and operators match as they are.
+  if (err instanceof ConfigError || err instanceof MigrationError) return err.message;
+  return sentence((err as Error).message ?? String(err));
 }
 
+/** A command that takes only --help; true when it was asked for (and printed). */
+function wantsHelp(command: string, args: string[], help: string): boolean {
+  const parsed = commandArgs(command, args, {}, help);
+  if (parsed === undefined) return true;
+  if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "${command}".`, command);
+  return false;
+}
+
+const STATUS_WORDS: Record<string, string> = { 'already-applied': 'already applied' };
+
 async function migrate(): Promise<number> {
-  const config = loadConfig();
-  const { store, migrations } = await openStore(config.databaseUrl, storeOptions(config));
+  const { store, migrations } = await openCommandStore(loadConfig(), { create: true });
   await store.close();
-  for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${m.status}\n`);
+  for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${STATUS_WORDS[m.status] ?? m.status}\n`);
   return 0;
 }

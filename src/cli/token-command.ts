@@ -1,11 +1,10 @@
-// `plant-store token create|list|revoke`: manages tokens in the same database the server reads, creating
-// and migrating it when needed. A running server sees changes within TOKEN_CACHE_TTL_MS.
+// `plant-store token create|list|revoke`: manages tokens in the same database the server reads (named on
+// stderr; never created here, see database.ts). A running server sees changes within TOKEN_CACHE_TTL_MS.
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
 import { parseExpiry, parseScopes, SCOPES } from '../auth/tokens.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
-import { UsageError } from './main.js';
-import { subcommandArgs } from './subcommand.js';
+import { openCommandStore } from './database.js';
+import { COMMAND, sentence, subcommandArgs, UsageError } from './subcommand.js';
 
 export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [options]
 
@@ -18,6 +17,9 @@ export const TOKEN_HELP = `Usage: plant-store token <create|list|revoke> [option
       Lists tokens (id, name, scopes, created, last used, expires, revoked); never the secrets.
   token revoke ID
       Revokes a token; a running server rejects it within a few seconds.
+
+Every subcommand works on the database at DATABASE_URL (named on stderr) and refuses to create one:
+create it with plant-store migrate, or start the server once.
 `;
 
 const SUB_HELP: Record<string, string> = { create: TOKEN_HELP, list: TOKEN_HELP, revoke: TOKEN_HELP };
@@ -30,7 +32,7 @@ const NAME = /^[^\p{Cc}]{1,200}$/u;
 
 export async function tokenCommand(args: string[], config: Config): Promise<number> {
   const [sub, ...rest] = args;
-  if (!sub || !(sub in SUB_HELP)) throw new UsageError(`unknown token command "${sub ?? ''}"; use create, list or revoke`);
+  if (!sub || !(sub in SUB_HELP)) throw new UsageError(`Unknown command "token ${sub ?? ''}": use token create, list or revoke.`, 'token');
   const parsed = subcommandArgs(
     `token ${sub}`,
     rest,
@@ -42,10 +44,11 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
   const { values, positionals } = parsed;
   let create: { name: string; scopes: ReturnType<typeof parseScopes>; expiresAt: Date | null } | undefined;
   if (sub === 'create') {
-    if (!values.scopes) throw new UsageError('token create needs --scopes (e.g. --scopes plants:read,plants:write)');
-    if (!values.name || values.name.trim() === '') throw new UsageError('token create needs --name NAME');
-    if (!NAME.test(values.name.trim())) throw new UsageError('--name must be 1 to 200 characters without control characters');
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const usage = (message: string) => new UsageError(message, 'token create');
+    if (!values.scopes) throw usage('Token create needs --scopes (for example --scopes plants:read,plants:write).');
+    if (!values.name || values.name.trim() === '') throw usage('Token create needs --name NAME.');
+    if (!NAME.test(values.name.trim())) throw usage('The --name must be 1 to 200 characters without control characters.');
+    if (positionals.length > 0) throw usage(`Unexpected argument "${positionals[0]}" for "token create".`);
     try {
       create = {
         name: values.name.trim(),
@@ -53,13 +56,13 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
         expiresAt: values.expires ? parseExpiry(values.expires, new Date()) : null,
       };
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw usage(sentence((err as Error).message));
     }
   }
-  if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('token revoke takes one token id (see token list)');
-  if (sub === 'list' && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('Token revoke takes one token id (see token list).', 'token revoke');
+  if (sub === 'list' && positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}" for "token list".`, 'token list');
 
-  const { store } = await openStore(config.databaseUrl, storeOptions(config));
+  const { store } = await openCommandStore(config, { create: false });
   try {
     const tokens = createTokenService(store, { cacheTtlMs: 0 });
     if (create) {
@@ -84,7 +87,7 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
       if (values.json) {
         process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
       } else if (rows.length === 0) {
-        process.stdout.write('No tokens. Create one with: plant-store token create --scopes plants:read,plants:write --name NAME\n');
+        process.stdout.write(`No tokens. Create one with: ${COMMAND} token create --scopes plants:read,plants:write --name NAME\n`);
       } else {
         const header = ['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'];
         const table = [header, ...rows.map((r) => [r.id, r.name, r.scopes, r.created, r.lastUsed ?? '-', r.expires ?? '-', r.revoked ?? '-'])];
@@ -98,7 +101,7 @@ export async function tokenCommand(args: string[], config: Config): Promise<numb
       process.stdout.write(`Revoked token ${id}.\n`);
       return 0;
     }
-    process.stderr.write(`plant-store: no active token with id ${id}\n`);
+    process.stderr.write(`plant-store: There is no active token with id ${id}; see ${COMMAND} token list.\n`);
     return 1;
   } finally {
     await store.close();

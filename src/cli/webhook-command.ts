@@ -2,17 +2,19 @@
 // the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
 import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
-import { UsageError } from './main.js';
-import { subcommandArgs } from './subcommand.js';
+import { allowedHostNote } from '../webhooks/ssrf-guard.js';
+import { openCommandStore } from './database.js';
+import { COMMAND, subcommandArgs, UsageError } from './subcommand.js';
 
 const ADD_HELP = `  webhook add URL [--description TEXT]
       Subscribes URL (http or https) to the newPlant event. Prints the subscription, then its signing
       secret (whsec_...) alone on the last line of stdout. The secret is shown only now; deliveries are
       signed with it (Standard Webhooks). By default URLs resolving to loopback, private, link-local or
-      metadata addresses are refused; WEBHOOK_ALLOWED_HOSTS opens named hosts.
+      metadata addresses are refused; WEBHOOK_ALLOWED_HOSTS opens named hosts. The server that sends
+      the deliveries checks again at every connect with its own WEBHOOK_ALLOWED_HOSTS: set the same
+      list for both.
 `;
 const LIST_HELP = `  webhook list [--json]
       Lists subscriptions, oldest first (id, url, active, created, description); never the secrets.
@@ -25,23 +27,33 @@ const DELIVERIES_HELP = `  webhook deliveries ID [--limit N] [--json]
       next attempt). N is 1 to ${MAX_DELIVERIES_PAGE}, default 100 (as the API).
 `;
 const RETRY_HELP = `  webhook retry ID DELIVERY_ID
-      Schedules a failed or cancelled delivery for another round of attempts, due now (a running server
-      picks it up on its next poll). A pending or succeeded delivery, or one of a disabled
-      subscription, cannot be retried (exit 1).
+      Sends a delivery now (a running server picks it up on its next poll): a failed or cancelled one
+      gets another round of attempts; a pending one waiting for its next attempt is made due at once.
+      A succeeded delivery, one being sent at this moment, or one of a disabled subscription cannot be
+      retried (exit 1).
+`;
+const ENABLE_HELP = `  webhook enable ID
+      Re-enables a subscription that was disabled (its receiver answered 410 Gone), keeping its URL and
+      signing secret. New events are delivered to it again; its failed or cancelled deliveries stay as
+      they are (send one again with webhook retry).
 `;
 
 const FOOTER = `
-Exit codes: 0 done, 1 failed (no such subscription or delivery, not retryable), 2 usage error or a URL
-or description that is not accepted.
+Every subcommand works on the database at DATABASE_URL (named on stderr) and refuses to create one:
+create it with plant-store migrate, or start the server once.
+
+Exit codes: 0 done, 1 failed (no such subscription or delivery, not retryable, no database), 2 usage
+error or a URL or description that is not accepted.
 `;
 
 export const WEBHOOK_HELP =
-  `Usage: plant-store webhook <add|list|remove|deliveries|retry> [options]\n\n` +
+  `Usage: plant-store webhook <add|list|remove|deliveries|retry|enable> [options]\n\n` +
   ADD_HELP +
   LIST_HELP +
   REMOVE_HELP +
   DELIVERIES_HELP +
   RETRY_HELP +
+  ENABLE_HELP +
   FOOTER;
 
 const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals: string[] }> = {
@@ -50,6 +62,7 @@ const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals
   remove: { help: REMOVE_HELP, options: [], positionals: ['ID'] },
   deliveries: { help: DELIVERIES_HELP, options: ['json', 'limit'], positionals: ['ID'] },
   retry: { help: RETRY_HELP, options: [], positionals: ['ID', 'DELIVERY_ID'] },
+  enable: { help: ENABLE_HELP, options: [], positionals: ['ID'] },
 };
 
 /** Table cells are one line: control characters (a newline would forge rows) are shown escaped. */
@@ -66,7 +79,9 @@ function table(header: string[], rows: string[][]): string {
 export async function webhookCommand(args: string[], config: Config): Promise<number> {
   const [sub, ...rest] = args;
   const spec = sub === undefined ? undefined : SUBCOMMANDS[sub];
-  if (!sub || !spec) throw new UsageError(`unknown webhook command "${sub ?? ''}"; use add, list, remove, deliveries or retry`);
+  if (!sub || !spec) {
+    throw new UsageError(`Unknown command "webhook ${sub ?? ''}": use webhook ${Object.keys(SUBCOMMANDS).join(', ').replace(/, (\w+)$/, ' or $1')}.`, 'webhook');
+  }
   const parsed = subcommandArgs(
     `webhook ${sub}`,
     rest,
@@ -76,26 +91,29 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
   );
   if (!parsed) return 0;
   const { values, positionals } = parsed;
+  const usage = (message: string) => new UsageError(message, `webhook ${sub}`);
   if (positionals.length !== spec.positionals.length) {
     const expected = spec.positionals.length === 0 ? 'no arguments' : spec.positionals.join(' ');
-    throw new UsageError(`webhook ${sub} takes ${expected}${positionals.length > spec.positionals.length ? `; unexpected "${positionals.at(-1)}"` : ''}`);
+    throw usage(`"webhook ${sub}" takes ${expected}${positionals.length > spec.positionals.length ? `; "${positionals.at(-1)}" is one too many` : ''}.`);
   }
-  if (positionals.some((p) => p.trim() === '')) throw new UsageError(`webhook ${sub}: an argument is empty`);
+  if (positionals.some((p) => p.trim() === '')) throw usage(`An argument of "webhook ${sub}" is empty.`);
   let limit = 100;
   if (values.limit !== undefined) {
     if (!/^\d{1,7}$/.test(values.limit) || Number(values.limit) < 1 || Number(values.limit) > MAX_DELIVERIES_PAGE) {
-      throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}`);
+      throw usage(`The --limit must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}.`);
     }
     limit = Number(values.limit);
   }
 
-  const { store } = await openStore(config.databaseUrl, storeOptions(config));
+  const { store } = await openCommandStore(config, { create: false });
   try {
     const webhooks = createWebhookService(store.webhooks, { allowedHosts: config.webhookAllowedHosts });
     switch (sub) {
       case 'add': {
         const input = values.description === undefined ? { url: positionals[0]! } : { url: positionals[0]!, description: values.description };
         const { subscription, secret } = await webhooks.create(input);
+        const note = allowedHostNote(subscription.url, config.webhookAllowedHosts);
+        if (note) process.stderr.write(`plant-store: ${note}\n`);
         process.stdout.write(
           `Subscribed ${subscription.id} to newPlant events at ${subscription.url}.\n` +
             `Its signing secret is shown only now:\n${secret}\n`,
@@ -107,7 +125,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
         if (values.json) {
           process.stdout.write(JSON.stringify(subs, null, 2) + '\n');
         } else if (subs.length === 0) {
-          process.stdout.write('No webhook subscriptions. Add one with: plant-store webhook add URL\n');
+          process.stdout.write(`No webhook subscriptions. Add one with: ${COMMAND} webhook add URL\n`);
         } else {
           process.stdout.write(
             table(
@@ -142,9 +160,14 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
         }
         return 0;
       }
+      case 'enable': {
+        const sub = await webhooks.enable(positionals[0]!);
+        process.stdout.write(`Webhook subscription ${sub.id} to ${sub.url} is enabled again, with the signing secret it had.\n`);
+        return 0;
+      }
       default: {
         const delivery = await webhooks.retry(positionals[0]!, positionals[1]!);
-        process.stdout.write(`Delivery ${delivery.id} of event ${delivery.eventId} is pending again, due now.\n`);
+        process.stdout.write(`Delivery ${delivery.id} of event ${delivery.eventId} is due now; a running server sends it on its next poll.\n`);
         return 0;
       }
     }

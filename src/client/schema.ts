@@ -203,9 +203,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Schedules a failed (or cancelled) delivery for another round of attempts, now.
-         * @description Puts the delivery back in the queue; its next attempt is made at once and carries the same `webhook-id`
-         *     as the earlier ones. Answers 202 with the delivery as it now stands.
+         * Sends a delivery now, failed, cancelled or waiting for its next try.
+         * @description A failed or cancelled delivery gets another round of attempts, the first one due now. A pending delivery waiting for its next try is made due now, its round going on. Every attempt carries the same `webhook-id` as the earlier ones. A running dispatcher sends it on its next poll.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -1563,7 +1562,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            /** @description The delivery is still pending or already succeeded, or its subscription is disabled. */
+            /** @description The delivery already succeeded, an attempt of it is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
             409: {
                 headers: {
                     [name: string]: unknown;

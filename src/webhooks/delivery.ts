@@ -77,6 +77,8 @@ export interface WebhookStore {
   getSubscription(id: string): Promise<WebhookSubscription | undefined>;
   /** Deletes a subscription and cancels its pending deliveries; false when absent. */
   deleteSubscription(id: string): Promise<boolean>;
+  /** Clears a subscription's disabled state (URL and secret unchanged); false when absent or not disabled. */
+  enableSubscription(id: string): Promise<boolean>;
   /**
    * Leases up to `limit` due pending deliveries (next attempt at or before `now`, no live lease) until
    * `leaseUntil`, skipping the subscriptions in `skipSubscriptions`, at most `perSubscription` each.
@@ -88,7 +90,11 @@ export interface WebhookStore {
   /** Deliveries of one subscription, newest first, with their attempts. */
   listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]>;
   getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined>;
-  /** Makes a failed or cancelled delivery pending again, due at `now`; false if it is not in such a state. */
+  /**
+   * Makes a delivery of an active subscription due at `now`: a failed or cancelled one pending again for a
+   * new round (attempt count reset), a pending one that no live lease holds (waiting for its next attempt)
+   * at once, its round going on. False when it is in no such state (succeeded, or being sent).
+   */
   retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean>;
   /** The earliest next attempt among pending deliveries, for the dispatcher's timer. */
   nextDueAt(): Promise<Date | null>;

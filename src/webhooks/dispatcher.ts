@@ -178,7 +178,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         log.warn({ ...detail, error: result.error }, 'webhook delivery failed after its last retry');
         break;
       case 'disable-subscription':
-        log.warn({ ...detail, reason: outcome.reason }, 'webhook subscription disabled: the receiver answered 410 Gone');
+        log.warn({ ...detail, reason: outcome.reason }, 'webhook subscription disabled (see reason); `plant-store webhook enable` re-enables it');
         break;
     }
   }

@@ -1,6 +1,7 @@
-// What an attempt leads to, as pure functions: success on 2xx, the subscription disabled on 410, otherwise
-// another try on a fixed schedule with jitter (Retry-After on 429/503 waits at least that long), and after
-// the last scheduled retry the delivery is marked failed.
+// What an attempt leads to, as pure functions: success on 2xx, the subscription disabled on 410 or when the
+// SSRF guard refuses its address (a setting to fix, not a fault that retries cure), otherwise another try on
+// a fixed schedule with jitter (Retry-After on 429/503 waits at least that long), and after the last
+// scheduled retry the delivery is marked failed.
 import type { AttemptOutcome } from './delivery.js';
 
 const SECOND = 1_000;
@@ -21,6 +22,9 @@ export interface AttemptResult {
   statusCode: number | null;
   /** The Retry-After header of the answer, if any. */
   retryAfter?: string | null;
+  /** Set when the SSRF guard refused the address; `error` says why, naming WEBHOOK_ALLOWED_HOSTS. */
+  refused?: boolean;
+  error?: string | null;
 }
 
 /**
@@ -64,6 +68,7 @@ export function decideOutcome(
   const status = result.statusCode;
   if (status !== null && status >= 200 && status <= 299) return { status: 'succeeded' };
   if (status === 410) return { status: 'disable-subscription', reason: `the receiver answered 410 Gone on ${now.toISOString()}` };
+  if (result.refused) return { status: 'disable-subscription', reason: `${result.error ?? 'refusing to connect'} (${now.toISOString()})` };
   const retry = attemptCount + 1;
   if (retry > RETRY_SCHEDULE_MS.length) return { status: 'failed' };
   let delay = retryDelayMs(retry, random);

@@ -29,6 +29,8 @@ export interface SendResult {
   durationMs: number;
   /** The Retry-After header of the answer, if any. */
   retryAfter: string | null;
+  /** True when the SSRF guard refused the target address (nothing was sent). */
+  refused?: boolean;
 }
 
 export interface SenderOptions {
@@ -51,6 +53,7 @@ export function createSender(options: SenderOptions): Sender {
       let settled = false;
       let statusCode: number | null = null;
       let retryAfter: string | null = null;
+      let refused = false;
       let req: http.ClientRequest | undefined;
 
       const finish = (error: string | null) => {
@@ -62,7 +65,7 @@ export function createSender(options: SenderOptions): Sender {
         if (error === null && statusCode !== null && (statusCode < 200 || statusCode > 299)) {
           error = statusCode >= 300 && statusCode <= 399 ? `HTTP ${statusCode}: redirects are not followed` : `HTTP ${statusCode}`;
         }
-        resolve({ statusCode, error: error === null ? null : error.slice(0, MAX_ERROR_LENGTH), durationMs, retryAfter });
+        resolve({ statusCode, error: error === null ? null : error.slice(0, MAX_ERROR_LENGTH), durationMs, retryAfter, refused });
         req?.destroy();
       };
       const onAbort = () => finish('aborted: the dispatcher is stopping');
@@ -77,6 +80,7 @@ export function createSender(options: SenderOptions): Sender {
       try {
         target = checkSendTarget(input.url, options.allowedHosts);
       } catch (err) {
+        refused = true;
         return finish((err as Error).message);
       }
       const body = Buffer.from(input.payload, 'utf8');
@@ -109,6 +113,7 @@ export function createSender(options: SenderOptions): Sender {
         return finish(`cannot send: ${(err as Error).message}`);
       }
       req.on('error', (err: NodeJS.ErrnoException) => {
+        if (statusCode === null && err.name === 'AddressRejectedError') refused = true;
         finish(statusCode === null ? describeError(err) : null);
       });
       req.on('response', (res) => {

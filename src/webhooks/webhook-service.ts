@@ -1,5 +1,6 @@
 // Webhook subscription rules: what URL may be subscribed (shape, scheme, no credentials, the SSRF guard),
-// the secret shown once, and which deliveries may be retried by hand. Used by the HTTP handlers and the CLI.
+// the secret shown once, which deliveries may be sent again by hand, and re-enabling a disabled
+// subscription. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import type { DeliveryRecord, WebhookStore, WebhookSubscription } from './delivery.js';
@@ -27,8 +28,13 @@ export interface WebhookService {
   remove(id: string): Promise<void>;
   /** Deliveries of a subscription, newest first, with their attempts. */
   deliveries(id: string, limit: number): Promise<DeliveryRecord[]>;
-  /** Makes a failed or cancelled delivery of an active subscription pending again, due now. */
+  /**
+   * Makes a delivery of an active subscription due now: a failed or cancelled one for another round of
+   * attempts, a pending one waiting for its next attempt at once.
+   */
   retry(id: string, deliveryId: string): Promise<DeliveryRecord>;
+  /** Re-enables a disabled subscription, keeping its URL and secret. */
+  enable(id: string): Promise<WebhookSubscription>;
 }
 
 export interface WebhookServiceOptions {
@@ -142,19 +148,37 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       if (sub.disabledAt !== null) {
         throw new AppError(
           'DELIVERY_NOT_RETRYABLE',
-          `Webhook subscription ${id} is disabled${sub.disabledReason ? ` (${sub.disabledReason})` : ''}; subscribe the URL again to receive events.`,
+          `Webhook subscription ${id} is disabled${sub.disabledReason ? ` (${sub.disabledReason})` : ''}. ` +
+            `Re-enable it first with \`npx plant-store webhook enable ${id}\`.`,
         );
       }
-      if (delivery.status === 'pending' || delivery.status === 'succeeded') {
-        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} is ${delivery.status}; only a failed or cancelled delivery can be retried.`);
+      if (delivery.status === 'succeeded') {
+        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} has already succeeded, so there is nothing to retry.`);
       }
-      // The store re-checks the state in its own transaction: a concurrent retry loses here.
+      // The store re-checks the state in its own transaction: a concurrent retry, or a dispatcher that holds
+      // the delivery for an attempt, wins there.
       if (!(await store.retryDelivery(id, deliveryId, now()))) {
-        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} is no longer failed or cancelled.`);
+        const current = await store.getDelivery(id, deliveryId);
+        throw new AppError(
+          'DELIVERY_NOT_RETRYABLE',
+          current?.status === 'succeeded'
+            ? `Delivery ${deliveryId} has already succeeded, so there is nothing to retry.`
+            : `Delivery ${deliveryId} is being sent at this moment; see its attempts in a few seconds.`,
+        );
       }
       options.onDue?.();
       const updated = await store.getDelivery(id, deliveryId);
       if (!updated) throw new AppError('DELIVERY_NOT_FOUND', `No delivery ${deliveryId} to webhook subscription ${id}.`);
+      return updated;
+    },
+
+    async enable(id) {
+      const sub = await subscription(id);
+      if (sub.disabledAt === null) throw new AppError('WEBHOOK_NOT_DISABLED', `Webhook subscription ${id} is already enabled.`);
+      // False only when it was deleted or enabled meanwhile: what the caller sees is read again below.
+      await store.enableSubscription(id);
+      const updated = await subscription(id);
+      options.onDue?.();
       return updated;
     },
   };

@@ -28,6 +28,7 @@ function assertOnlyHashStored(bytes: Buffer, secret: string): void {
 test('a token made with the CLI is stored as its SHA-256 hash only', async (t) => {
   const file = join(tempDir(t), 'x.db');
   const env = { DATABASE_URL: `sqlite:${file}` };
+  assert.equal((await runCli(['migrate'], env)).code, 0);
   const res = await runCli(['token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'ci'], env);
   assert.equal(res.code, 0, res.stderr);
   const secret = res.stdout.trimEnd().split('\n').at(-1)!;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorOf, runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { errorOf, freshDatabaseUrl, migratedDatabaseUrl, runCli, spawnServer, tempDir } from '../helpers/app.js';
 
 const TOKEN_IN_TEXT = /pst_[A-Za-z0-9_-]{43}/g;
 
@@ -66,7 +66,7 @@ test('with BOOTSTRAP_TOKEN=false the first start creates and prints no token', a
 });
 
 test('a store that already has a token (made with the CLI before the first start) gets no bootstrap token', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
+  const env = { DATABASE_URL: await migratedDatabaseUrl(t) };
   const created = await runCli(['token', 'create', '--scopes', 'plants:read', '--name', 'reader'], env);
   assert.equal(created.code, 0, created.stderr);
   const server = await spawnServer(t, env);

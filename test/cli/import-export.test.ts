@@ -1,13 +1,14 @@
 // `plant-store import` and `export`: JSON Lines and CSV by the API's rules, identical re-imports skipped,
 // conflicts and invalid lines reported by line number, int64 ids exact, an export that imports into an
-// identical store, newPlant events for new plants, and the exit codes 0 / 1 / 2 / 3.
+// identical store, newPlant events for new plants, the exit codes 0 / 1 / 2 / 3, Ctrl-C during an import,
+// a reader that stops early, and a CSV header given to the JSON Lines reader.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BIN, freshDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
+import { BIN, freshDatabaseUrl, migratedDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 
 /** A folder for input files and a new database of the store under test (`sqlite` forces a SQLite file, `db`). */
@@ -176,7 +177,7 @@ test('CSV: header, quotes, commas and line breaks in names, empty tag, bad recor
   const bad = await runCli(['import', file(dir, 'c.csv', 'id,title\n78,x\n')], env);
   assert.equal(bad.code, 3);
   assert.match(bad.stdout, /Nothing was committed/);
-  assert.match(bad.stderr, /header must name the columns id and name/);
+  assert.match(bad.stderr, /the header on line 1 must name the columns id and name/);
 });
 
 test('export | import into a fresh database gives an identical export (stdin, many pages)', async (t) => {
@@ -231,7 +232,7 @@ test('a commit that fails part way stops with exit 3 and says exactly which line
   const r = await runCli(['import', '--batch-size', '5', file(dir, 'p.jsonl', lines.join('\n'))], env);
   assert.equal(r.code, 3, r.stdout + r.stderr);
   // Batches: lines 1-6 (5 plants, line 3 invalid), 7-11, then 12-16 fails at id 13.
-  assert.match(r.stderr, /the commit of lines 12 to 16 failed: .*injected failure/);
+  assert.match(r.stderr, /the commit of lines 12 to 16 failed \(.*injected failure/);
   assert.match(r.stdout, /Lines 1 to 11 were committed; nothing after line 11 was stored/);
   assert.equal(count(r.stdout, 'imported'), 10);
   assert.equal(count(r.stdout, 'invalid'), 1);
@@ -279,4 +280,71 @@ test('bytes that are not UTF-8 and over-long lines are invalid lines, and the li
   assert.match(r.stdout, /^ {2}line 3: line longer than 1 MiB$/m);
   const exported = await runCli(['export'], env);
   assert.equal(exported.stdout, '{"id":1,"name":"after a BOM"}\n{"id":4,"name":"last line without a newline"}\n');
+});
+
+test('Ctrl-C stops an import after what was committed, with the summary saying exactly which lines, exit 3', async (t) => {
+  // Made beforehand: the test reads the same database while the import writes it.
+  const env = { DATABASE_URL: await migratedDatabaseUrl(t) };
+  const proc = spawn(process.execPath, [BIN, 'import', '--batch-size', '2', '-'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // Lines 1-4 fill two batches; line 5 waits in the third, and standard input stays open.
+  proc.stdin.write([1, 2, 3, 4, 5].map((id) => `{"id":${id},"name":"p${id}"}\n`).join(''));
+  const { store } = await openStore(env.DATABASE_URL!);
+  t.after(() => store.close());
+  // Observes the commits through the database itself, then interrupts as a terminal's Ctrl-C would.
+  for (let i = 0; (await store.listPlants({ limit: 10 })).length < 4; i++) {
+    assert.ok(i < 500, 'the first two batches were not committed');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  proc.kill('SIGINT');
+  assert.equal(await exited, 3, stdout + stderr);
+  assert.match(stderr, /^plant-store: The import of standard input stopped: it was interrupted \(Ctrl-C\)\.$/m);
+  assert.match(stdout, /Lines 1 to 4 were committed; nothing after line 4 was stored\./);
+  assert.equal(count(stdout, 'imported'), 4);
+  assert.match(stdout, /Running the same import again is safe/);
+  assert.deepEqual((await store.listPlants({ limit: 10 })).map((p) => p.id), [1n, 2n, 3n, 4n]);
+});
+
+test('export into a reader that stops early (export | head -1) exits 0 without a message', async (t) => {
+  const { dir, env } = await setup(t);
+  // Far more than a pipe holds, so the export is still writing when head goes away.
+  const rows = Array.from({ length: 30_000 }, (_, i) => `{"id":${i + 1},"name":"plant ${i + 1}"}`);
+  assert.equal((await runCli(['import', file(dir, 'many.jsonl', rows.join('\n'))], env)).code, 0);
+  const piped = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const proc = spawn('bash', ['-o', 'pipefail', '-c', `"$0" "$1" export | head -1`, process.execPath, BIN], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(piped.code, 0, piped.stderr);
+  assert.equal(piped.stdout, '{"id":1,"name":"plant 1"}\n');
+  // Only the line naming the database: no EPIPE, no stack.
+  assert.deepEqual(piped.stderr.trim().split('\n').map((l) => /^plant-store: Using the /.test(l)), [true], piped.stderr);
+});
+
+test('a CSV header on standard input, read as JSON Lines by default, says to use --format csv (exit 2, nothing stored)', async (t) => {
+  const env = { DATABASE_URL: await migratedDatabaseUrl(t) };
+  const csv = 'id,name,tag\n1,Fern,green\n2,Moss,\n';
+  const r = await runWithInput(['import', '-'], env, csv);
+  assert.equal(r.code, 2, r.stdout + r.stderr);
+  assert.match(r.stderr, /Line 1 of standard input is a CSV header, but standard input is read as JSON Lines\. Use --format csv: npx plant-store import --format csv -/);
+  assert.match(r.stderr, /Nothing was committed/);
+  assert.equal(r.stdout, '');
+  assert.equal((await runCli(['export'], env)).stdout, '');
+  // As told: the same input with --format csv imports. --format jsonl keeps the header an invalid line.
+  const asCsv = await runWithInput(['import', '--format', 'csv', '-'], env, csv);
+  assert.equal(asCsv.code, 0, asCsv.stderr);
+  assert.equal(count(asCsv.stdout, 'imported'), 2);
+  const forced = await runWithInput(['import', '--format', 'jsonl', '-'], env, 'id,name\n');
+  assert.equal(forced.code, 1, forced.stderr);
+  assert.match(forced.stdout, /^ {2}line 1: not valid JSON/m);
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { errorOf, runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { errorOf, migratedDatabaseUrl, runCli, startApp, tempDir } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
@@ -21,11 +21,8 @@ async function listJson(env: Record<string, string>): Promise<Array<Record<strin
 }
 
 test('token create prints the token alone on the last line, and it works against a server on the same database', async (t) => {
-  const dir = tempDir(t);
-  // The database and its folder do not exist yet: the CLI creates and migrates them.
-  const databaseUrl = `sqlite:${join(dir, 'nested', 'deeper', 'x.db')}`;
+  const databaseUrl = await migratedDatabaseUrl(t);
   const env = { DATABASE_URL: databaseUrl };
-  // One after the other: the first creates the database (concurrent first migrations of one file race).
   const both = await runCli(['token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'ci'], env);
   const readOnly = await runCli(['token', 'create', '--scopes', 'plants:read', '--name', 'reader'], env);
   for (const res of [both, readOnly]) {
@@ -54,7 +51,7 @@ test('token create prints the token alone on the last line, and it works against
 });
 
 test('token create --expires sets the expiry: a duration from now, or an ISO 8601 date', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
+  const env = { DATABASE_URL: await migratedDatabaseUrl(t) };
   const before = Date.now();
   const month = await runCli(['token', 'create', '--scopes', 'plants:write', '--name', 'month', '--expires', '30d'], env);
   const results = await Promise.all([
@@ -105,19 +102,4 @@ test('bad arguments exit 2 with a message on stderr, print no token and create n
     assert.doesNotMatch(res.stdout, /pst_/, JSON.stringify(args));
   });
   assert.equal(existsSync(file), false, 'a usage error created the database');
-});
-
-test('the CLI creates and migrates a database that does not exist yet, and a server then starts on it', async (t) => {
-  const file = join(tempDir(t), 'a', 'b', 'fresh.db');
-  const env = { DATABASE_URL: `sqlite:${file}` };
-  assert.equal(existsSync(file), false);
-  const res = await runCli(['token', 'create', '--scopes', 'plants:write', '--name', 'first'], env);
-  assert.equal(res.code, 0, res.stderr);
-  assert.equal(existsSync(file), true);
-  // `migrate` finds nothing left to do.
-  const migrate = await runCli(['migrate'], env);
-  assert.equal(migrate.code, 0, migrate.stderr);
-  assert.doesNotMatch(migrate.stdout, /: applied/);
-  const s = await startApp(t, { databaseUrl: env.DATABASE_URL });
-  assert.equal((await s.postPlant({ id: 9, name: 'moss' }, { authorization: `Bearer ${lastLine(res.stdout)}` })).status, 200);
 });

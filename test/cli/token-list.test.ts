@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import type { Scope } from '../../src/auth/tokens.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { runCli, spawnServer, tempDir, migratedDatabaseUrl } from '../helpers/app.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -36,7 +36,7 @@ function assertNoSecrets(output: string, secrets: string[]): void {
 }
 
 test('token list on an empty database says there are none; --json gives an empty array', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
+  const env = { DATABASE_URL: (await migratedDatabaseUrl(t)) };
   const text = await runCli(['token', 'list'], env);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /no tokens/i);
@@ -46,7 +46,7 @@ test('token list on an empty database says there are none; --json gives an empty
 });
 
 test('token list shows id, name, scopes, expiry and revocation of each token and never a secret', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
+  const env = { DATABASE_URL: (await migratedDatabaseUrl(t)) };
   const ci = await create(env, ['--scopes', 'plants:read,plants:write', '--name', 'ci']);
   // The others are seeded directly, to keep the test quick.
   const { store } = await openStore(env.DATABASE_URL);
@@ -96,7 +96,7 @@ test('token list shows id, name, scopes, expiry and revocation of each token and
 });
 
 test('token list takes no arguments other than --json', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)) };
+  const env = { DATABASE_URL: (await migratedDatabaseUrl(t)) };
   const results = await Promise.all([
     runCli(['token', 'list', 'everything'], env),
     runCli(['token', 'list', '--scopes', 'plants:read'], env),
@@ -108,7 +108,7 @@ test('token list takes no arguments other than --json', async (t) => {
 });
 
 test('token list shows when a token was last used by the server', async (t) => {
-  const env = { DATABASE_URL: (await freshDatabaseUrl(t)), BOOTSTRAP_TOKEN: 'false' };
+  const env = { DATABASE_URL: (await migratedDatabaseUrl(t)), BOOTSTRAP_TOKEN: 'false' };
   const server = await spawnServer(t, env);
   const [used, idle] = await Promise.all([create(env, ['--scopes', 'plants:write', '--name', 'used']), create(env, ['--scopes', 'plants:write', '--name', 'idle'])]);
   const before = Date.now();

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { runCli, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
+import { runCli, startApp, tempDir, migratedDatabaseUrl } from '../helpers/app.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]{20,}$/;
 
@@ -13,7 +13,7 @@ function lastLine(stdout: string): string {
 }
 
 async function envFor(t: Parameters<typeof tempDir>[0], extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  return { DATABASE_URL: (await freshDatabaseUrl(t)), ...extra };
+  return { DATABASE_URL: (await migratedDatabaseUrl(t)), ...extra };
 }
 
 test('webhook --help, each subcommand --help, and no subcommand', async () => {
@@ -21,13 +21,13 @@ test('webhook --help, each subcommand --help, and no subcommand', async () => {
   const [top, bare, ...subs] = await Promise.all([
     runCli(['webhook', '--help'], env),
     runCli(['webhook'], env),
-    ...['add', 'list', 'remove', 'deliveries', 'retry'].map((sub) => runCli(['webhook', sub, '--help'], env)),
+    ...['add', 'list', 'remove', 'deliveries', 'retry', 'enable'].map((sub) => runCli(['webhook', sub, '--help'], env)),
   ]);
   assert.equal(top!.code, 0, top!.stderr);
-  for (const sub of ['add URL', 'list', 'remove ID', 'deliveries ID', 'retry ID DELIVERY_ID']) assert.ok(top!.stdout.includes(`webhook ${sub}`), sub);
+  for (const sub of ['add URL', 'list', 'remove ID', 'deliveries ID', 'retry ID DELIVERY_ID', 'enable ID']) assert.ok(top!.stdout.includes(`webhook ${sub}`), sub);
   assert.equal(bare!.code, 2);
   assert.equal(bare!.stdout, top!.stdout);
-  for (const [i, sub] of ['add', 'list', 'remove', 'deliveries', 'retry'].entries()) {
+  for (const [i, sub] of ['add', 'list', 'remove', 'deliveries', 'retry', 'enable'].entries()) {
     assert.equal(subs[i]!.code, 0, subs[i]!.stderr);
     assert.match(subs[i]!.stdout, new RegExp(`^Usage:\\n  webhook ${sub}`));
   }
@@ -52,6 +52,8 @@ test('usage errors exit 2 and touch nothing', async (t) => {
     ['webhook', 'deliveries', 'wh_a', '--limit', '1001'],
     ['webhook', 'deliveries', 'wh_a', '--limit', 'ten'],
     ['webhook', 'retry', 'wh_a'],
+    ['webhook', 'enable'],
+    ['webhook', 'enable', 'wh_a', 'wh_b'],
     ['webhook', 'remove', ''],
   ];
   const results = await Promise.all(cases.map((args) => runCli(args, env)));
@@ -64,9 +66,6 @@ test('usage errors exit 2 and touch nothing', async (t) => {
 
 test('webhook add refuses what the API refuses (exit 2): bad schemes, credentials, private hosts unless allowed', async (t) => {
   const env = await envFor(t);
-  // The first run creates the database; the others may then run together.
-  const first = await runCli(['webhook', 'list'], env);
-  assert.equal(first.code, 0, first.stderr);
   const urls = ['not a url', 'ftp://1.1.1.1/x', 'javascript:alert(1)', 'http://u:p@1.1.1.1/x', 'http://127.0.0.1:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/', `https://1.1.1.1/${'a'.repeat(2048)}`];
   const results = await Promise.all(urls.map((url) => runCli(['webhook', 'add', url], env)));
   for (const [i, res] of results.entries()) {
@@ -74,6 +73,8 @@ test('webhook add refuses what the API refuses (exit 2): bad schemes, credential
     assert.match(res.stderr, /^plant-store: /);
     assert.doesNotMatch(res.stdout, /whsec_/);
   }
+  // The internal addresses are refused naming the setting that would allow them.
+  for (const i of [4, 5, 6]) assert.match(results[i]!.stderr, /To allow it, list \S+ in WEBHOOK_ALLOWED_HOSTS/, urls[i]);
   const tooLong = await runCli(['webhook', 'add', 'https://1.1.1.1/x', '--description', 'd'.repeat(501)], env);
   assert.equal(tooLong.code, 2, tooLong.stderr);
   const list = await runCli(['webhook', 'list', '--json'], env);

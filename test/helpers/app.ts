@@ -156,6 +156,14 @@ export async function spawnServer(
   throw new Error(`server did not start:\n${out}\n${err}`);
 }
 
+/** A fresh database of the store under test, created and migrated as `plant-store migrate` leaves it. */
+export async function migratedDatabaseUrl(t: TestContext, file?: string): Promise<string> {
+  const url = await freshDatabaseUrl(t, file);
+  const { store } = await openStore(url);
+  await store.close();
+  return url;
+}
+
 /** Runs the CLI to completion. */
 export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

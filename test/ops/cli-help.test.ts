@@ -58,11 +58,11 @@ test('config --help documents every variable that config prints', async (t) => {
 test('usage mistakes exit 2 with a message on stderr and a pointer to --help', async (t) => {
   const dir = tempDir(t);
   const cases: { args: string[]; message: RegExp }[] = [
-    { args: ['bogus'], message: /unknown command "bogus"/ },
+    { args: ['bogus'], message: /Unknown command "bogus"/ },
     { args: ['serve', '--bogus'], message: /bogus/ },
     { args: ['serve', 'extra'], message: /extra/ },
     { args: ['migrate', '--port', '80'], message: /port/ },
-    { args: ['token', 'bogus'], message: /unknown token command "bogus"/ },
+    { args: ['token', 'bogus'], message: /Unknown command "token bogus"/ },
   ];
   const results = await Promise.all(cases.map(async (c) => ({ ...c, r: await runIn(dir, c.args, { DATABASE_URL: `sqlite:${join(dir, 'x.db')}` }, 10_000) })));
   for (const { args, message, r } of results) {

@@ -56,6 +56,9 @@ export function serveIn(t: TestContext, cwd: string, env: Env = {}): Promise<Chi
 
 /** Creates a token with the real CLI and returns its secret (the last line of stdout). */
 export async function createToken(databaseUrl: string, scopes = 'plants:read,plants:write'): Promise<string> {
+  // Token commands never create a database: make it as the docs say, with `migrate`.
+  const migrated = await runCli(['migrate'], { DATABASE_URL: databaseUrl });
+  if (migrated.code !== 0) throw new Error(`migrate failed (${migrated.code}): ${migrated.stderr}`);
   const r = await runCli(['token', 'create', '--scopes', scopes, '--name', 'test'], { DATABASE_URL: databaseUrl });
   if (r.code !== 0) throw new Error(`token create failed (${r.code}): ${r.stderr}`);
   const secret = r.stdout.trim().split('\n').at(-1)!;

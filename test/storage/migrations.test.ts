@@ -44,7 +44,7 @@ test('migrate on a fresh path creates the folders and the file, applies every mi
 
   const again = await runCli(['migrate'], env);
   assert.equal(again.code, 0, again.stderr);
-  for (const m of MIGRATIONS) assert.match(again.stdout, new RegExp(`^${pad(m.version)} ${m.name}: already-applied$`, 'm'));
+  for (const m of MIGRATIONS) assert.match(again.stdout, new RegExp(`^${pad(m.version)} ${m.name}: already applied$`, 'm'));
   assert.doesNotMatch(again.stdout, /: applied$/m);
 });
 

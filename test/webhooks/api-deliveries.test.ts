@@ -1,7 +1,8 @@
 // Deliveries as the subscription API shows them, driven through a real server and a real receiver on
 // 127.0.0.1: attempts with status codes and errors, the next try, 410 disabling the subscription, and manual
-// retry (202 for a failed delivery, 409 for a pending or succeeded one or a disabled subscription). The
-// schedule up to "failed" runs on a controllable clock, not real hours.
+// retry (202 for a failed delivery or a pending one waiting for its next try, which is then sent at once; 409
+// for a succeeded one, one being sent, or a disabled subscription). The schedule runs on a controllable
+// clock, not real hours.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -21,13 +22,14 @@ interface Received {
 /** A receiver on 127.0.0.1 that records every request and answers with `answer()`'s status. */
 async function receiver(t: TestContext, answer: () => number = () => 200) {
   const received: Received[] = [];
-  const state = { answer };
+  // `gate`, when set, holds every answer until it resolves (a delivery caught in flight).
+  const state: { answer: () => number; gate?: Promise<void> } = { answer };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(state.answer(), { 'content-type': 'text/plain' }).end('ok');
+      void Promise.resolve(state.gate).then(() => res.writeHead(state.answer(), { 'content-type': 'text/plain' }).end('ok'));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -137,7 +139,7 @@ test('deliveries are listed newest first and limit bounds the page', async (t) =
   assert.deepEqual(await deliveries(call, sub.id, 1000), all);
 });
 
-test('a failing receiver leaves the delivery pending with the attempt, its status code and the next try; retrying it is 409', async (t) => {
+test('a failing receiver leaves the delivery pending with the attempt, its status code and the next try', async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const call = await manageClient(s);
   const plants = clientFor(s, s.token.write);
@@ -154,7 +156,44 @@ test('a failing receiver leaves the delivery pending with the attempt, its statu
   // The first retry is due about 5 s after the attempt (+-10 % jitter).
   const wait = Date.parse(d!.nextAttemptAt!) - Date.parse(d!.attempts[0]!.at);
   assert.ok(wait >= 4_400 && wait <= 5_600 + d!.attempts[0]!.durationMs, `next attempt after ${wait} ms`);
-  assert.match(clientError(await retry(call, sub.id, d!.id), 409).message, /pending/);
+});
+
+test('a pending delivery waiting for its next try is sent at once on retry (202), its round going on; not while it is being sent, nor once it succeeded (409)', async (t) => {
+  const s = await startWithClock(t);
+  const r = await receiver(t, () => 500);
+  const sub = await subscribe(s.call, r.url);
+  assert.equal((await s.write.POST('/plants', { body: { id: 5n, name: 'sage' } })).response.status, 200);
+  assert.equal(await s.dispatcher.runOnce(), 1);
+  const [waiting] = await deliveries(s.call, sub.id);
+  assert.equal(waiting!.status, 'pending');
+  assert.equal(await s.dispatcher.runOnce(), 0, 'the next try is not due yet');
+
+  const retried = await retry(s.call, sub.id, waiting!.id);
+  assert.equal(retried.response.status, 202);
+  assert.equal(retried.data!.status, 'pending');
+  assert.ok(Date.parse(retried.data!.nextAttemptAt!) < Date.parse(waiting!.nextAttemptAt!), 'due earlier than its scheduled try');
+  assert.equal(retried.data!.attempts.length, 1, 'the history is kept');
+  assert.equal(await s.dispatcher.runOnce(), 1, 'sent without moving the clock');
+  const [second] = await deliveries(s.call, sub.id);
+  assert.equal(second!.attempts.length, 2);
+  // The round goes on: the next try is the schedule's second delay (5 min), not its first.
+  const gap = Date.parse(second!.nextAttemptAt!) - Date.parse(second!.attempts[1]!.at);
+  assert.ok(gap >= RETRY_SCHEDULE_MS[1]! * 0.9 - 1_000 && gap <= RETRY_SCHEDULE_MS[1]! * 1.1 + 1_000, `next try after ${gap} ms`);
+
+  // Caught while an attempt is in flight (its lease is live): 409, and the attempt is not disturbed.
+  let release!: () => void;
+  r.state.gate = new Promise<void>((resolve) => (release = resolve));
+  r.state.answer = () => 204;
+  assert.equal((await retry(s.call, sub.id, waiting!.id)).response.status, 202);
+  const inFlight = s.dispatcher.runOnce();
+  await until('the attempt to arrive', async () => r.received.length === 3);
+  assert.match(clientError(await retry(s.call, sub.id, waiting!.id), 409).message, /being sent/);
+  release();
+  assert.equal(await inFlight, 1);
+  const [done] = await deliveries(s.call, sub.id);
+  assert.equal(done!.status, 'succeeded');
+  assert.match(clientError(await retry(s.call, sub.id, waiting!.id), 409).message, /already succeeded/);
+  assert.equal(r.received.length, 3);
 });
 
 test('a receiver that cannot be reached records the connection error and no status code', async (t) => {
@@ -254,8 +293,8 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
   assert.equal(pending.status, 'pending');
   assert.ok(pending.nextAttemptAt && Math.abs(Date.parse(pending.nextAttemptAt) - Date.now()) < 60_000);
   assert.equal(pending.attempts.length, RETRY_SCHEDULE_MS.length + 1, 'the history is kept');
-  // Retrying again while pending is 409.
-  clientError(await retry(s.call, sub.id, failed!.id), 409);
+  // Retrying again while it waits is accepted and sends it no more often: it is already due.
+  assert.equal((await retry(s.call, sub.id, failed!.id)).response.status, 202);
 
   assert.equal(await s.dispatcher.runOnce(), 1);
   const [done] = await deliveries(s.call, sub.id);

@@ -220,7 +220,7 @@ test('deleteSubscription cancels pending deliveries and keeps the history; an in
   assert.equal(await store.webhooks.retryDelivery(sub.id, c!.deliveryId, new Date()), false);
 });
 
-test('retryDelivery: only failed or cancelled deliveries of an active subscription, due now, with a new round of attempts', async (t) => {
+test('retryDelivery: a failed or cancelled delivery of an active subscription gets a new round, due now; a pending one no lease holds is only made due now', async (t) => {
   const { store } = await freshStore(t);
   const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
   await plants(store, 1, 2);
@@ -236,7 +236,6 @@ test('retryDelivery: only failed or cancelled deliveries of an active subscripti
   assert.equal(await store.webhooks.retryDelivery(sub.id, 'dlv_nope', new Date()), false);
   const now = at(1_000);
   assert.equal(await store.webhooks.retryDelivery(sub.id, bad!.deliveryId, now), true);
-  assert.equal(await store.webhooks.retryDelivery(sub.id, bad!.deliveryId, now), false, 'already pending');
   const d = (await store.webhooks.getDelivery(sub.id, bad!.deliveryId))!;
   assert.equal(d.status, 'pending');
   assert.equal(d.nextAttemptAt?.getTime(), now.getTime());
@@ -244,6 +243,32 @@ test('retryDelivery: only failed or cancelled deliveries of an active subscripti
   const [again] = await store.webhooks.claimDueDeliveries({ now, leaseUntil: at(60_000), limit: 5, perSubscription: 5, skipSubscriptions: [] });
   assert.equal(again!.deliveryId, bad!.deliveryId);
   assert.equal(again!.attemptCount, 0, 'a manual retry starts a new round of the schedule');
-  await store.webhooks.recordAttempt(again!.deliveryId, { at: new Date(), statusCode: 200, error: null, durationMs: 1 }, { status: 'succeeded' });
-  assert.equal((await store.webhooks.getDelivery(sub.id, bad!.deliveryId))!.attempts.length, 9);
+  // Leased (being sent): not touched.
+  assert.equal(await store.webhooks.retryDelivery(sub.id, bad!.deliveryId, at(2_000)), false, 'held by a live lease');
+  await store.webhooks.recordAttempt(again!.deliveryId, { at: new Date(), statusCode: 503, error: 'HTTP 503', durationMs: 1 }, { status: 'pending', nextAttemptAt: at(300_000) });
+  // Waiting for its next try: due now, the round going on (the attempt count is kept).
+  const later = at(3_000);
+  assert.equal(await store.webhooks.retryDelivery(sub.id, bad!.deliveryId, later), true);
+  assert.equal((await store.webhooks.getDelivery(sub.id, bad!.deliveryId))!.nextAttemptAt?.getTime(), later.getTime());
+  const [third] = await store.webhooks.claimDueDeliveries({ now: later, leaseUntil: at(60_000), limit: 5, perSubscription: 5, skipSubscriptions: [] });
+  assert.equal(third!.attemptCount, 1, 'a pending delivery sent now keeps its round');
+  await store.webhooks.recordAttempt(third!.deliveryId, { at: new Date(), statusCode: 200, error: null, durationMs: 1 }, { status: 'succeeded' });
+  assert.equal((await store.webhooks.getDelivery(sub.id, bad!.deliveryId))!.attempts.length, 10);
+});
+
+test('enableSubscription clears a disabled subscription, keeping its URL and secret; false when absent or active', async (t) => {
+  const { store } = await freshStore(t);
+  const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
+  assert.equal(await store.webhooks.enableSubscription(sub.id), false, 'already active');
+  assert.equal(await store.webhooks.enableSubscription('wh_nope'), false);
+  await plants(store, 1, 1);
+  const [c] = await store.webhooks.claimDueDeliveries({ now: at(0), leaseUntil: at(60_000), limit: 1, perSubscription: 1, skipSubscriptions: [] });
+  await store.webhooks.recordAttempt(c!.deliveryId, { at: new Date(), statusCode: 410, error: 'HTTP 410', durationMs: 1 }, { status: 'disable-subscription', reason: 'gone' });
+  assert.equal((await store.webhooks.getSubscription(sub.id))!.disabledReason, 'gone');
+  assert.equal(await store.webhooks.enableSubscription(sub.id), true);
+  const enabled = (await store.webhooks.getSubscription(sub.id))!;
+  assert.deepEqual([enabled.disabledAt, enabled.disabledReason, enabled.url, enabled.secret], [null, null, sub.url, sub.secret]);
+  // Active again: a new plant makes a delivery to it.
+  await plants(store, 2, 1);
+  assert.equal((await store.webhooks.listDeliveries(sub.id, 10)).length, 2);
 });

@@ -155,9 +155,10 @@ export interface DeliveryApp extends TestApp {
  */
 export async function startDeliveryApp(
   t: TestContext,
-  options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions> } = {},
+  options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions>; databaseUrl?: string } = {},
 ): Promise<DeliveryApp> {
   const s = await startApp(t, {
+    ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
     config: { webhookAllowedHosts: ['127.0.0.1'], ...options.config },
     dispatcher: { pollMs: 200, ...options.dispatcher },
     backgroundDispatcher: options.background ?? false,

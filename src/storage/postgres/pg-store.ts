@@ -24,8 +24,8 @@ const MIGRATION_LOCK = 0x706c616e742d7374n;
 function pageSql(where: string): string {
   const tagFilter = where.includes('tag = ') ? 'tag = $2 AND ' : '';
   return `WITH page AS (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT $1)
-    SELECT '[' || coalesce(string_agg('{"name":' || to_json(name)::text
-             || CASE WHEN tag IS NULL THEN '' ELSE ',"tag":' || to_json(tag)::text END || ',"id":' || id || '}', ',' ORDER BY id), '') || ']' AS json,
+    SELECT '[' || coalesce(string_agg('{"id":' || id || ',"name":' || to_json(name)::text
+             || CASE WHEN tag IS NULL THEN '' ELSE ',"tag":' || to_json(tag)::text END || '}', ',' ORDER BY id), '') || ']' AS json,
            max(id) AS last,
            EXISTS (SELECT 1 FROM plants WHERE ${tagFilter}id > (SELECT max(id) FROM page)) AS more
     FROM page`;

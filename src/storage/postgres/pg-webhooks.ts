@@ -36,6 +36,7 @@ const SQL = {
   cancelPending: `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
+  enableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1 AND disabled_at IS NOT NULL',
   // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
   // rows locked by a concurrent claim are skipped, and rows it leased fail the lease test once it commits.
   dueOffers: `SELECT c.id, c.subscription_id, c.next_attempt_at AS due
@@ -70,8 +71,11 @@ const SQL = {
     WHERE id = $1 AND subscription_id = $2`,
   attemptsOf: 'SELECT * FROM webhook_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempt',
   // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
-  retry: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = $3, lease_until = NULL, updated_at = $3
-    WHERE id = $1 AND subscription_id = $2 AND status IN ('failed', 'cancelled')
+  // A pending delivery that no live lease holds is only made due now: its round goes on.
+  retry: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
+      next_attempt_at = $3, lease_until = NULL, updated_at = $3
+    WHERE id = $1 AND subscription_id = $2
+      AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= $3)))
       AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.disabled_at IS NULL)`,
   countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
   // When the next delivery is due: its next attempt, or the end of its lease if one is held.
@@ -135,6 +139,11 @@ export class PgWebhookStore implements WebhookStore {
         return true;
       }),
     );
+  }
+
+  async enableSubscription(id: string): Promise<boolean> {
+    if (!possibleId(id)) return false;
+    return (await this.query('enableSubscription', [id])).rowCount === 1;
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {

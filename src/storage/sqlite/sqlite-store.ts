@@ -130,8 +130,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    */
   private preparePageJson() {
     const db = this.db;
-    // The members in the order GET /plants/{id} writes them (the Plant schema's).
-    const item = "CASE WHEN tag IS NULL THEN json_object('name', name, 'id', id) ELSE json_object('name', name, 'tag', tag, 'id', id) END";
+    // The members in the order GET /plants/{id} writes them (id, name, tag: the NewPlant schema's).
+    const item = "CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name) ELSE json_object('id', id, 'name', name, 'tag', tag) END";
     const page = (where: string) =>
       db.prepare(`SELECT json_group_array(${item}) AS json, max(id) AS last
         FROM (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT ?)`).safeIntegers(true);

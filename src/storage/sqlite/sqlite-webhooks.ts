@@ -60,6 +60,9 @@ export class SqliteWebhookStore implements WebhookStore {
       disableSubscription: db.prepare(
         'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
       ),
+      enableSubscription: db.prepare(
+        'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = ? AND disabled_at IS NOT NULL',
+      ),
       activeSubscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck(),
       // One subscription's oldest due deliveries: pending, next attempt at or before now, no live lease.
       // Served by webhook_deliveries_pending_by_subscription; the leased ones it steps over are few.
@@ -108,9 +111,12 @@ export class SqliteWebhookStore implements WebhookStore {
         `SELECT * FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY delivery_id, attempt`,
       ),
       // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
+      // A pending delivery that no live lease holds is only made due now: its round goes on.
       retry: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = @now, lease_until = NULL, updated_at = @now
-         WHERE id = @id AND subscription_id = @sub AND status IN ('failed', 'cancelled')
+        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
+           next_attempt_at = @now, lease_until = NULL, updated_at = @now
+         WHERE id = @id AND subscription_id = @sub
+           AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= @now)))
            AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
       ),
       // When the next delivery is due: its next attempt, or the end of its lease if one is held.
@@ -166,6 +172,10 @@ export class SqliteWebhookStore implements WebhookStore {
         })
         .immediate(),
     );
+  }
+
+  async enableSubscription(id: string): Promise<boolean> {
+    return this.run((st) => st.enableSubscription.run(id).changes === 1);
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
