@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { errorOf, startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
+import { VERSION } from '../../src/health/version.js';
 
 test('while another connection holds the write lock, creates get 503 and nothing of them is stored; after release they work', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 50 } });
@@ -30,7 +31,7 @@ test('while another connection holds the write lock, creates get 503 and nothing
   // Reads go on in WAL mode while the writer is blocked: readiness and lookups still answer.
   const ready = await fetch(`${s.url}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: 'ok' });
+  assert.deepEqual(await ready.json(), { status: 'ok', version: VERSION });
   assert.deepEqual(await s.store.getPlant(1n), { id: 1n, name: 'before' });
   // A replay of an existing plant needs the write path too, so it is refused rather than guessed.
   assert.equal((await s.postPlant({ id: 1, name: 'before' })).status, 503);
