@@ -1,5 +1,5 @@
 // Configuration from the environment: bad values stop `serve` (exit 1, the variable named), `plant-store
-// config` shows the effective values with secrets masked, and the defaults are what the README promises.
+// config` shows the effective values with secrets masked, and the defaults are what docs/configuration.md promises.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
