@@ -185,14 +185,17 @@ function proxyList(raw: string): readonly string[] {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Every setting, in the order `plant-store config` prints them. The README's table mirrors this list. */
+/**
+ * Every setting, in the order `plant-store config` prints them. docs/configuration.md's table and .env.example are
+ * written from this list (`npm run docs:config`) and test/ops/config-reference.test.ts fails when they differ.
+ */
 export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'port', env: 'PORT', description: 'TCP port to listen on (0 picks a free one)', default: 8080, parse: integer(0, 65535) },
-  { key: 'host', env: 'HOST', description: 'Address to listen on', default: '127.0.0.1', parse: (raw) => {
+  { key: 'host', env: 'HOST', description: 'Address to listen on (0.0.0.0 for every interface)', default: '127.0.0.1', parse: (raw) => {
     if (!/^[\w.:[\]-]+$/.test(raw)) throw new ConfigError(`not a host name or address: "${raw}"`);
     return raw;
   } },
-  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (PATH relative to the working directory) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://)', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
+  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (relative to the working directory; folder and file are created) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://; libpq parameters such as ?sslmode=require work); the password is masked wherever the URL is printed', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
     if (/^sqlite:.+/.test(raw)) return raw;
     if (/^postgres(ql)?:\/\//.test(raw)) {
       let url: URL | undefined;
@@ -221,11 +224,11 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'headersTimeoutMs', env: 'HEADERS_TIMEOUT_MS', description: 'Deadline to receive request headers', default: 10_000, parse: integer(1_000, 3_600_000) },
   { key: 'keepAliveTimeoutMs', env: 'KEEP_ALIVE_TIMEOUT_MS', description: 'Idle keep-alive connections close after this', default: 5_000, parse: integer(100, 3_600_000) },
   { key: 'shutdownTimeoutMs', env: 'SHUTDOWN_TIMEOUT_MS', description: 'Grace period for in-flight requests on SIGTERM/SIGINT', default: 10_000, parse: integer(0, 600_000) },
-  { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (bounds revocation delay)', default: 2_000, parse: integer(0, 4_000) },
+  { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (at most 4000, so a revocation applies everywhere within 5 s)', default: 2_000, parse: integer(0, 4_000) },
   { key: 'authFailuresPerMinute', env: 'AUTH_FAILURES_PER_MINUTE', description: 'Failed authentications per client address per minute before 429', default: 30, parse: integer(1, 1_000_000) },
   { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },
   { key: 'webhookTimeoutMs', env: 'WEBHOOK_TIMEOUT_MS', description: 'Deadline of one webhook delivery attempt; a timeout is retried', default: 15_000, parse: integer(100, 600_000) },
-  { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals) webhook URLs may use even when they resolve to private or loopback addresses', default: [], parse: hostList },
+  { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals, exact and case-insensitive) webhook URLs may use even when they resolve to private or loopback addresses, e.g. 127.0.0.1 for a receiver on the same machine', default: [], parse: hostList },
   { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
   { key: 'corsOrigins', env: 'CORS_ORIGINS', description: 'Comma-separated browser origins (e.g. https://app.example) allowed to call the API cross-origin; empty turns CORS off', default: [], parse: originList },
   { key: 'jwtJwksUrl', env: 'JWT_JWKS_URL', description: "Accept JWTs signed by a key of this JWKS (the IdP's jwks_uri; https, or http to localhost)", default: '', parse: jwksUrl },
@@ -242,7 +245,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'rateLimit', env: 'RATE_LIMIT', description: 'Limit each token to RATE_LIMIT_PER_TOKEN requests per RATE_LIMIT_WINDOW_S (per instance); off turns the per-token limit off', default: true, parse: boolean },
   { key: 'rateLimitPerToken', env: 'RATE_LIMIT_PER_TOKEN', description: 'Requests one token may make per window before 429', default: 60_000, parse: integer(1, 100_000_000) },
   { key: 'rateLimitWindowS', env: 'RATE_LIMIT_WINDOW_S', description: 'Length of the rate-limit window in seconds', default: 60, parse: integer(1, 86_400) },
-  { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none', default: [], parse: proxyList },
+  { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none. Never list addresses clients connect from directly', default: [], parse: proxyList },
   { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
   { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
@@ -295,4 +298,28 @@ export function describeConfig(config: Config): string[] {
     const shown = s.show ? (s.show as (v: unknown) => string)(value) : s.secret ? maskUrl(String(value)) : String(value);
     return `${s.env}=${shown}`;
   });
+}
+
+/** A setting's default as written in an environment file ('' for an empty list or string). */
+function defaultText(s: Setting<keyof Config>): string {
+  return Array.isArray(s.default) ? s.default.join(',') : String(s.default);
+}
+
+/** The Markdown table of every setting (docs/configuration.md): variable, default, meaning. */
+export function settingsTable(): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = SETTINGS.map((s) => {
+    const d = defaultText(s);
+    return `| \`${s.env}\` | ${d === '' ? '(empty)' : `\`${cell(d)}\``} | ${cell(s.description)} |`;
+  });
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n') + '\n';
+}
+
+/** .env.example: every setting with its default, each under its description. */
+export function envExample(): string {
+  const header =
+    '# Every plant-store setting with its default. The service reads only its environment: load this file with\n' +
+    '# `set -a; . ./.env; set +a`, systemd\'s EnvironmentFile= or `docker run --env-file`. An empty value means the default.\n' +
+    '# Generated from src/config.ts by `npm run docs:config`; docs/configuration.md explains each one.\n';
+  return header + SETTINGS.map((s) => `\n# ${s.description}\n${s.env}=${defaultText(s)}\n`).join('');
 }

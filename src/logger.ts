@@ -1,4 +1,4 @@
-// Structured JSON logs. Tokens and bodies never reach them: request logs carry method, path and status only,
+// Structured logs: JSON lines, or readable lines when standard output is a terminal. Tokens and bodies never reach them: request logs carry method, path and status only,
 // and an Authorization header is censored should anything ever log headers.
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 import { writeSync } from 'node:fs';
@@ -114,7 +114,54 @@ process.on('exit', () => {
   for (const ref of liveBatchers) ref.deref()?.flushSync();
 });
 
-export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream = stdoutDestination()): Logger {
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_COLOURS: Record<number, string> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
+// Fields every line has, or that the line's text already says.
+const QUIET_FIELDS = new Set(['level', 'time', 'msg', 'service', 'err']);
+
+/**
+ * One JSON log line as a line a person reads: time, level, message, then the other fields as key=value (long
+ * values cut short), and an error's stack below. The JSON line stays the format for files and collectors.
+ */
+export function prettyLine(json: string, colour: boolean): string {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json.endsWith('\n') ? json : `${json}\n`;
+  }
+  const level = Number(fields.level);
+  const time = typeof fields.time === 'number' ? new Date(fields.time).toISOString().slice(11, 23) : '';
+  const name = (LEVEL_NAMES[level] ?? String(fields.level)).padEnd(5);
+  const shownLevel = colour ? `\u001b[${LEVEL_COLOURS[level] ?? '0'}m${name}\u001b[0m` : name;
+  const extra = Object.entries(fields)
+    .filter(([key]) => !QUIET_FIELDS.has(key))
+    .map(([key, value]) => {
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      return `${key}=${text.length > 160 ? `${text.slice(0, 159)}…` : text}`;
+    });
+  let line = `${time} ${shownLevel} ${String(fields.msg ?? '')}${extra.length > 0 ? `  ${extra.join(' ')}` : ''}\n`;
+  const err = fields.err as { message?: string; stack?: string } | undefined;
+  if (err && typeof err === 'object') line += `    ${(err.stack ?? err.message ?? '').split('\n').join('\n    ')}\n`;
+  return line;
+}
+
+/** Readable lines on a terminal, written at once: nobody pipes a terminal's output into a collector. */
+function terminalDestination(): DestinationStream {
+  const colour = !process.env.NO_COLOR;
+  return {
+    write(line: string) {
+      writeSync(1, prettyLine(line, colour));
+    },
+  };
+}
+
+/** JSON lines, as pino users expect, unless standard output is a terminal (someone is watching it). */
+function defaultDestination(): DestinationStream {
+  return process.stdout.isTTY ? terminalDestination() : stdoutDestination();
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream = defaultDestination()): Logger {
   return pino(
     {
       level: config.logLevel,

@@ -1,9 +1,10 @@
 // Process entry for `plant-store serve`: config, logger, store, listen, graceful shutdown. Nothing else.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { buildApp } from './app.js';
 import { describeConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
+import { VERSION } from './health/version.js';
 import { createTokenService } from './auth/token-service.js';
 import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
@@ -17,20 +18,29 @@ export async function serve(config: Config): Promise<number> {
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const app = await buildApp(config, { store, logger, tokens });
 
+  const connections = trackResponses(app.server);
+  // Listening comes first: a port already in use stops start-up before a first token is made and shown.
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await app.close().catch(() => {});
+    await store.close();
+    throw err;
+  }
+  const url = publicUrl(config.host, (app.server.address() as AddressInfo).port);
+  logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, config: describeConfig(config) }, 'plant-store is listening');
+
   if (config.bootstrapToken && (await store.countTokens()) === 0) {
     const { token, secret } = await tokens.create({ name: 'bootstrap', scopes: [...SCOPES] });
     logger.info({ tokenId: token.id }, 'created the first API token');
     // Printed once, to the console only (never to the log stream's fields); not recoverable later.
     process.stdout.write(
       `\nNo API token existed, so one was created (id ${token.id}, scopes ${SCOPES.join(' ')}). It is shown only now:\n\n` +
-        `  ${secret}\n\nUse it as: curl -H 'Authorization: Bearer ${secret}' ...\n` +
-        `Manage tokens with: plant-store token create | list | revoke\n\n`,
+        `  ${secret}\n\nUse it as: curl -H 'Authorization: Bearer ${secret}' ${url}/plants\n` +
+        `Try the API at ${url}/docs (Authorize, then paste the token).\n` +
+        `Manage tokens with: npx plant-store token create | list | revoke\n\n`,
     );
   }
-
-  const connections = trackResponses(app.server);
-  await app.listen({ port: config.port, host: config.host });
-  logger.info({ node: process.version, config: describeConfig(config) }, 'plant-store is listening');
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -78,6 +88,12 @@ export async function serve(config: Config): Promise<number> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/** The address to print: a wildcard listen address is reached as localhost from the same machine. */
+function publicUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
 }
 
 /** The responses in progress on a connection, oldest first, kept on the socket itself. */

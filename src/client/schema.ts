@@ -213,6 +213,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where to start; links to the docs page and this document.
+         * @description A small JSON pointing at the interactive documentation (`/docs`), this document (`/openapi.json`)
+         *     and the liveness check, with the service's version. Needs no token.
+         */
+        get: operations["getRoot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -591,7 +612,8 @@ export interface components {
         };
         /**
          * @example {
-         *       "status": "ok"
+         *       "status": "ok",
+         *       "version": "1.0.0"
          *     }
          */
         Health: {
@@ -601,6 +623,37 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+            /**
+             * @description The version of plant-store that answers (its package version).
+             * @example 1.0.0
+             */
+            version: string;
+        };
+        Root: {
+            /** @enum {string} */
+            service: "plant-store";
+            /**
+             * @description The version of plant-store that answers (its package version).
+             * @example 1.0.0
+             */
+            version: string;
+            links: {
+                /**
+                 * @description The interactive documentation page.
+                 * @example /docs
+                 */
+                docs: string;
+                /**
+                 * @description This document as JSON (also /openapi.yaml).
+                 * @example /openapi.json
+                 */
+                openapi: string;
+                /**
+                 * @description The liveness check.
+                 * @example /healthz
+                 */
+                health: string;
+            };
         };
     };
     responses: {
@@ -1581,6 +1634,39 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service's name, version and links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "service": "plant-store",
+                     *       "version": "1.0.0",
+                     *       "links": {
+                     *         "docs": "/docs",
+                     *         "openapi": "/openapi.json",
+                     *         "health": "/healthz"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Root"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getHealth: {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createPlantStoreClient, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { VERSION } from '../../src/health/version.js';
 
 const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;
@@ -169,8 +170,8 @@ test('webhooks CRUD, deliveries and retry with a webhooks:manage token', async (
 test('health, readiness and the document through the client', async (t) => {
   const s = await startApp(t);
   const { anonymous } = clients(s);
-  assert.deepEqual((await anonymous.GET('/healthz')).data, { status: 'ok' });
-  assert.deepEqual((await anonymous.GET('/readyz')).data, { status: 'ok' });
+  assert.deepEqual((await anonymous.GET('/healthz')).data, { status: 'ok', version: VERSION });
+  assert.deepEqual((await anonymous.GET('/readyz')).data, { status: 'ok', version: VERSION });
   const doc = (await anonymous.GET('/openapi.json')).data as { openapi?: string };
   assert.equal(doc.openapi, '3.1.0');
 });

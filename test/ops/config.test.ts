@@ -1,5 +1,5 @@
 // Configuration from the environment: bad values stop `serve` (exit 1, the variable named), `plant-store
-// config` shows the effective values with secrets masked, and the defaults are what the README promises.
+// config` shows the effective values with secrets masked, and the defaults are what docs/configuration.md promises.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -172,4 +172,20 @@ test('a PORT that is already taken stops serve with exit 1 and a message naming 
   assert.equal(r.signal, null, 'serve kept running');
   assert.equal(r.code, 1);
   assert.match(r.stderr, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`));
+});
+
+test('a PORT already in use is reported before a first token is made: nothing printed, no token stored', async (t) => {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+  t.after(() => busy.close());
+  const port = (busy.address() as { port: number }).port;
+  const dir = tempDir(t);
+  const file = join(dir, 'x.db');
+  const r = await runIn(dir, ['serve'], { DATABASE_URL: `sqlite:${file}`, PORT: String(port), BOOTSTRAP_TOKEN: 'true' }, 10_000);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`EADDRINUSE.*127\\.0\\.0\\.1:${port}`));
+  assert.doesNotMatch(r.stdout, /pst_|No API token existed/);
+  const { store } = await openStore(`sqlite:${file}`);
+  t.after(() => store.close());
+  assert.equal(await store.countTokens(), 0, 'a token was created for a server that never listened');
 });

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
+import { VERSION } from '../../src/health/version.js';
 
 test('GET /healthz and /readyz answer 200 {"status":"ok"} without a token, and ignore a bad one', async (t) => {
   const s = await startApp(t);
@@ -11,7 +12,7 @@ test('GET /healthz and /readyz answer 200 {"status":"ok"} without a token, and i
       assert.equal(res.status, 200, `${path} ${JSON.stringify(headers)}`);
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
       assert.equal(res.headers.get('www-authenticate'), null);
-      assert.deepEqual(await res.json(), { status: 'ok' });
+      assert.deepEqual(await res.json(), { status: 'ok', version: VERSION });
     }
   }
 });
@@ -43,7 +44,7 @@ test('/readyz is a 503 Error once the store is closed, while /healthz (the proce
 
   const live = await fetch(`${s.url}/healthz`);
   assert.equal(live.status, 200);
-  assert.deepEqual(await live.json(), { status: 'ok' });
+  assert.deepEqual(await live.json(), { status: 'ok', version: VERSION });
 
   // Writes are refused with the same 503 shape rather than a crash or a 500.
   const write = await s.postPlant({ id: 1, name: 'after close' });

@@ -1,6 +1,6 @@
 // The soak script's short mode as a CI check: 15 s of constant-rate creates and reads against a real
 // server, with zero errors and every acknowledged create in the file afterwards (integrity_check ok).
-// The 10-minute run at 70% of capacity is run by hand: node scripts/soak.mjs (README, Reliability).
+// The 10-minute run at 70% of capacity is run by hand: node scripts/soak.mjs (docs/operations.md, Soak).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// A whole deployment on loopback, built the way the README's Deployment section says: `plant-store migrate`
+// A whole deployment on loopback, built the way docs/deployment.md (Several instances) says: `plant-store migrate`
 // once as a release step, a token made with the CLI, N `plant-store serve` processes on one database, HAProxy
 // in front checking /readyz, and a real webhook receiver subscribed through the API.
 import type { TestContext } from 'node:test';

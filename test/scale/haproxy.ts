@@ -35,7 +35,7 @@ export function haproxyAvailable(): boolean {
 }
 
 /**
- * The config the README's Deployment section shows, with test-sized intervals: round robin, /readyz checks
+ * The config docs/deployment.md (Several instances) shows, with test-sized intervals: round robin, /readyz checks
  * every 500 ms (2 failures mark a server down, 2 successes up again), a refused connection is retried on
  * another server (`option redispatch`; HAProxy never re-sends a request a server has already received), and
  * HAProxy's own 502/503/504 answers in the contract's Error shape, the 503 with Retry-After.

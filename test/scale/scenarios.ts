@@ -222,7 +222,7 @@ export interface DrainReport {
 }
 
 /**
- * The README's rolling-restart recipe under load: drain an instance at the load balancer, wait until it has
+ * The rolling-restart recipe of docs/deployment.md under load: drain an instance at the load balancer, wait until it has
  * no sessions left, SIGTERM it. No client sees anything but 200, the instance exits 0, nothing is lost.
  */
 export async function drainThenStop(d: Deployment, victimName: string, options: { clients: number; firstId: bigint }): Promise<DrainReport> {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { errorOf, startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { VERSION } from '../../src/health/version.js';
 
 test('while another connection holds the write lock, creates get 503 and nothing of them is stored; after release they work', async (t) => {
   const s = await startApp(t, { store: { busyTimeoutMs: 50 } });
@@ -31,7 +32,7 @@ test('while another connection holds the write lock, creates get 503 and nothing
   // Reads go on in WAL mode while the writer is blocked: readiness and lookups still answer.
   const ready = await fetch(`${s.url}/readyz`);
   assert.equal(ready.status, 200);
-  assert.deepEqual(await ready.json(), { status: 'ok' });
+  assert.deepEqual(await ready.json(), { status: 'ok', version: VERSION });
   assert.deepEqual(await storedPlant(s.store, 1n), { id: 1n, name: 'before' });
   // A replay of an existing plant needs the write path too, so it is refused rather than guessed.
   assert.equal((await s.postPlant({ id: 1, name: 'before' })).status, 503);

@@ -1,0 +1,18 @@
+// npm's prepare step (after `npm ci` in a clone, and before `npm pack`): builds dist/ when the development tools
+// are installed. `npm ci --omit=dev` has none; it then says so instead of failing the install, and the commands
+// say dist/ is missing when run (the lean install is the `npm pack` tarball, which carries dist/: docs/deployment.md).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url);
+if (!existsSync(tsc)) {
+  // An installed package tarball carries dist/ already: nothing to say.
+  if (existsSync(new URL('../dist/src/cli/main.js', import.meta.url))) process.exit(0);
+  console.warn('plant-store: TypeScript is not installed (--omit=dev), so dist/ was not built. Run `npm ci` to build it, or install the package tarball (docs/deployment.md).');
+  process.exit(0);
+}
+// The client package first (packages/client, a workspace the tests import), then the service.
+for (const project of ['packages/client/tsconfig.json', 'tsconfig.json']) {
+  const r = spawnSync(process.execPath, [tsc.pathname, '-p', project], { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}

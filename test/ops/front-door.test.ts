@@ -1,0 +1,63 @@
+// What a newcomer meets first: `plant-store --version`, the version in /healthz and /readyz, GET / pointing at
+// the docs page and the document, and a start-up line naming the docs page's URL.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { startApp, spawnServer, tempDir } from '../helpers/app.js';
+import { sleep } from '../helpers/sleep.js';
+import { runIn } from './support.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+test('plant-store --version prints the package version alone and exits 0, touching no database', async (t) => {
+  const dir = tempDir(t);
+  for (const flag of ['--version', '-v']) {
+    const r = await runIn(dir, [flag]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${PACKAGE_VERSION}\n`);
+    assert.equal(r.stderr, '');
+  }
+  assert.equal((await runIn(dir, ['config'])).code, 0);
+  assert.deepEqual(readdirSync(dir), [], '--version or config created files');
+});
+
+test('/healthz and /readyz report the package version', async (t) => {
+  const s = await startApp(t);
+  for (const path of ['/healthz', '/readyz']) {
+    const res = await fetch(`${s.url}${path}`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { status: 'ok', version: PACKAGE_VERSION });
+  }
+});
+
+test('GET / answers a small JSON whose links lead to the docs page, the document and the health check', async (t) => {
+  const s = await startApp(t);
+  const res = await fetch(`${s.url}/`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = (await res.json()) as { service: string; version: string; links: Record<string, string> };
+  assert.deepEqual(body, { service: 'plant-store', version: PACKAGE_VERSION, links: { docs: '/docs', openapi: '/openapi.json', health: '/healthz' } });
+  const docs = await fetch(`${s.url}${body.links.docs}`);
+  assert.equal(docs.status, 200);
+  assert.match(await docs.text(), /<html/i);
+  const document = await fetch(`${s.url}${body.links.openapi}`);
+  assert.equal(document.status, 200);
+  assert.equal(((await document.json()) as { openapi: string }).openapi.slice(0, 2), '3.');
+  assert.equal((await fetch(`${s.url}${body.links.health}`)).status, 200);
+});
+
+test('serve logs the URL of the docs page when it starts listening, and that URL answers', async (t) => {
+  const dir = tempDir(t);
+  const server = await spawnServer(t, { DATABASE_URL: `sqlite:${dir}/x.db`, BOOTSTRAP_TOKEN: 'false' });
+  let line: { msg: string; docs?: string; version?: string } | undefined;
+  for (let i = 0; i < 100 && !line; i++) {
+    line = server.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as typeof line).find((l) => l!.msg === 'plant-store is listening');
+    if (!line) await sleep(50);
+  }
+  assert.ok(line, server.stdout());
+  assert.equal(line.docs, `${server.url}/docs`);
+  assert.equal(line.version, PACKAGE_VERSION);
+  assert.equal((await fetch(line.docs)).status, 200);
+  server.proc.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+});

@@ -1,0 +1,54 @@
+// `npm start` (what a newcomer runs, and what a supervisor might be pointed at) stops with the server: SIGTERM
+// to npm reaches the server, which drains and exits 0, and no server is left behind answering /healthz.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { sleep } from '../helpers/sleep.js';
+import { freshDatabaseUrl } from '../helpers/test-store.js';
+import { cleanEnv } from './support.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+test('SIGTERM to npm start stops the server too: it logs the drain, npm exits, the port is closed', async (t) => {
+  const env = cleanEnv({ PORT: '0', DATABASE_URL: await freshDatabaseUrl(t), BOOTSTRAP_TOKEN: 'false', npm_config_update_notifier: 'false' });
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env, detached: true });
+  t.after(() => {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+  let out = '';
+  npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) => npm.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  let port = 0;
+  for (let waited = 0; !port && waited < 30_000; waited += 50) {
+    port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0);
+    if (!port) await sleep(50);
+  }
+  assert.ok(port, `npm start did not start the server:\n${out}`);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+
+  npm.kill('SIGTERM');
+  const code = await Promise.race([exited, sleep(15_000).then(() => 'npm still running 15 s after SIGTERM')]);
+  assert.notEqual(code, 'npm still running 15 s after SIGTERM');
+  for (let waited = 0; !/"msg":"stopped"/.test(out) && waited < 5_000; waited += 50) await sleep(50);
+  assert.match(out, /"signal":"SIGTERM","msg":"shutting down/, 'the server never got the signal');
+  assert.match(out, /"msg":"stopped"/);
+  assert.ok(await refused(port), 'a server is left answering after npm start was stopped');
+});

@@ -1,0 +1,153 @@
+// The lean install and the production command of docs/deployment.md, done for real: `npm pack`, then
+// `npm install --omit=dev <tarball>` into an empty folder (from the npm registry), `npx plant-store serve`
+// answering /healthz; and the production command line, copied from the page, stopped with SIGTERM while a request
+// is in flight: the request is answered, the exit code is 0 and nothing is left listening or running.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sleep } from '../helpers/sleep.js';
+import { cleanEnv, databaseWithToken } from './support.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
+
+function npm(args: string[], cwd: string): string {
+  // dist/ is already built by the test run; --ignore-scripts keeps `npm pack` from rebuilding it under other tests.
+  const r = spawnSync('npm', args, { cwd, encoding: 'utf8', timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  assert.equal(r.status, 0, `npm ${args.join(' ')} failed:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+let installed: Promise<string> | undefined;
+
+/** An empty folder with the packed tarball installed by `npm install --omit=dev`, made once per test file. */
+function installTarball(): Promise<string> {
+  installed ??= (async () => {
+    const work = mkdtempSync(join(tmpdir(), 'plant-store-pack-'));
+    process.once('exit', () => rmSync(work, { recursive: true, force: true }));
+    const tarball = npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', work], ROOT).trim().split('\n').at(-1)!;
+    const folder = join(work, 'install');
+    spawnSync('mkdir', [folder]);
+    npm(['install', '--omit=dev', '--no-audit', '--no-fund', join(work, tarball)], folder);
+    return folder;
+  })();
+  return installed;
+}
+
+/** Waits for the Fastify start-up line and returns the port; fails with the output when the process ends first. */
+async function listeningPort(proc: ChildProcess, output: () => string): Promise<number> {
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output());
+    if (m) return Number(m[1]);
+    if (proc.exitCode !== null) break;
+    await sleep(50);
+  }
+  throw new Error(`the server did not start:\n${output()}`);
+}
+
+function collect(proc: ChildProcess): () => string {
+  let out = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  return () => out;
+}
+
+/** Processes (other than ours) whose working directory is `dir`. */
+function processesIn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/cwd`) === dir;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+function killGroup(t: TestContext, proc: ChildProcess) {
+  t.after(() => {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  });
+}
+
+test('npm pack, then npm install --omit=dev of the tarball in an empty folder: no development tool, a working npx plant-store serve', async (t) => {
+  const folder = await installTarball();
+  for (const dev of Object.keys(PACKAGE.devDependencies)) {
+    assert.equal(existsSync(join(folder, 'node_modules', dev)), false, `${dev}, a development dependency, was installed`);
+  }
+  assert.ok(existsSync(join(folder, 'node_modules/plant-store/dist/src/cli/main.js')), 'the tarball lacks dist/');
+  assert.ok(existsSync(join(folder, 'node_modules/plant-store/openapi/plant-store.yaml')), 'the tarball lacks the document');
+
+  const version = spawnSync('npx', ['plant-store', '--version'], { cwd: folder, encoding: 'utf8', env: cleanEnv() });
+  assert.equal(version.stdout, `${PACKAGE.version}\n`, version.stderr);
+
+  const proc = spawn('npx', ['plant-store', 'serve'], { cwd: folder, env: cleanEnv({ PORT: '0', BOOTSTRAP_TOKEN: 'false' }), detached: true });
+  killGroup(t, proc);
+  const output = collect(proc);
+  const port = await listeningPort(proc, output);
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+  assert.equal(health.status, 200);
+  assert.deepEqual(await health.json(), { status: 'ok', version: PACKAGE.version });
+  assert.equal((await fetch(`http://127.0.0.1:${port}/docs`)).status, 200, 'the docs page (its assets come from node_modules)');
+  process.kill(-proc.pid!, 'SIGTERM');
+});
+
+test("docs/deployment.md's production command, run as written and sent SIGTERM mid-request: the request is answered, exit 0, nothing left", async (t) => {
+  const page = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+  const command = /<!-- production-command -->\n```sh\n(.+)\n```/.exec(page)?.[1];
+  assert.ok(command, 'docs/deployment.md has no production command block');
+  const folder = await installTarball();
+  const { databaseUrl, token } = await databaseWithToken(t);
+
+  const proc = spawn('sh', ['-c', command], { cwd: folder, env: cleanEnv({ PORT: '0', DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false' }), detached: true });
+  killGroup(t, proc);
+  const output = collect(proc);
+  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const port = await listeningPort(proc, output);
+  // The process the supervisor started is the server itself (the shell exec'd it), so the signal reaches it.
+  assert.match(readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8'), /plant-store\.js\0serve/);
+
+  const body = '{"id":9223372036854775806,"name":"in flight"}';
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.on('data', (d) => (answer += d.toString()));
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(
+    `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+  );
+  await sleep(300);
+  proc.kill('SIGTERM');
+  await sleep(300);
+  assert.equal(proc.exitCode, null, 'the server exited with a request in flight');
+  socket.write(body.slice(10));
+
+  const code = await Promise.race([exited, sleep(15_000).then(() => 'still running 15 s after SIGTERM')]);
+  assert.equal(code, 0, output());
+  assert.match(answer, /^HTTP\/1\.1 200 /, answer);
+  assert.match(answer, /"name":"in flight"/);
+  assert.match(output(), /"msg":"stopped"/);
+  assert.ok(await refused(port), 'something still listens on the port');
+  assert.deepEqual(processesIn(folder), [], 'a process is left running in the install folder');
+});
