@@ -1686,7 +1686,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "status": "ok"
+                     *       "status": "ok",
+                     *       "version": "1.0.0"
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
@@ -1713,7 +1714,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "status": "ok"
+                     *       "status": "ok",
+                     *       "version": "1.0.0"
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];

@@ -71,6 +71,22 @@ test('addPlant is idempotent by id and a conflicting plant is a typed 409 Error'
   assert.match(assertError(conflict.error, conflict.response, 409).message, /9223372036854775807/);
 });
 
+test('updatePlant through the client: the ETag read goes back in If-Match; a stale one is a typed 412 and changes nothing', async (t) => {
+  const s = await startApp(t);
+  const { all } = clients(s);
+  const path = { id: ABOVE_2_53 };
+  await all.POST('/plants', { body: { id: ABOVE_2_53, name: 'Monstera' } });
+  const read = await all.GET('/plants/{id}', { params: { path } });
+  const etag = read.response.headers.get('etag');
+  assert.match(etag ?? '', /^"\d+"$/);
+  const updated = await all.PUT('/plants/{id}', { params: { path, header: { 'If-Match': etag! } }, body: { name: 'Fern', tag: 'shade' } });
+  assert.deepEqual(updated.data, { id: ABOVE_2_53, name: 'Fern', tag: 'shade' });
+  assert.notEqual(updated.response.headers.get('etag'), etag);
+  const stale = await all.PUT('/plants/{id}', { params: { path, header: { 'If-Match': etag! } }, body: { name: 'Moss' } });
+  assert.match(assertError(stale.error, stale.response, 412).message, /If-Match/);
+  assert.deepEqual((await all.GET('/plants/{id}', { params: { path } })).data, { id: ABOVE_2_53, name: 'Fern', tag: 'shade' });
+});
+
 test('listPlants pages through Link rel="next" with exact ids, by hand and with listAllPlants', async (t) => {
   const s = await startApp(t);
   const { all } = clients(s);
