@@ -5,7 +5,7 @@ import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js'
 import { MigrationError } from '../storage/migrator.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 import { StoreUnavailableError } from '../storage/errors.js';
-import { describeDatabase, openCommandStore } from './database.js';
+import { openCommandStore } from './database.js';
 import { COMMAND, commandArgs, sentence, UsageError } from './subcommand.js';
 
 const HELP = `plant-store: the Plant Store API service
@@ -60,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve': {
         if (wantsHelp('serve', rest, SERVE_HELP)) return 0;
         const config = loadConfig();
-        process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
+        // The server's output is JSON log lines: its start line names the database (config.databaseUrl).
         // The web stack is loaded only to serve: every other command starts in a fraction of the time.
         const { serve } = await import('../server.js');
         return await serve(config);
