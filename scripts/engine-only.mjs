@@ -11,6 +11,7 @@ export const ONLY_ON = {
   'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
   'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
   'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
+  'dist/test/cli/backup-postgres.test.js': ['postgres', 'runs the pg_dump and pg_restore recipe of docs/backup.md'],
   'dist/test/storage/pg-store.test.js': ['postgres', 'PostgreSQL-specific behaviour'],
   'dist/test/storage/pg-outage.test.js': ['postgres', 'PostgreSQL outages'],
   'dist/test/storage/pg-commit-unknown.test.js': ['postgres', 'cuts a PostgreSQL connection at COMMIT'],
