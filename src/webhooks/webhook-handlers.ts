@@ -4,6 +4,7 @@ import type { components } from '../client/schema.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
 import { EVENT_TYPES } from './events.js';
+import { WebhookAddressRefusedError } from './ssrf-guard.js';
 import type { WebhookService } from './webhook-service.js';
 
 type Webhook = components['schemas']['Webhook'];
@@ -44,9 +45,15 @@ export function webhookHandlers(service: WebhookService) {
   return {
     async createWebhook(request: OperationRequest<'createWebhook'>, reply: FastifyReply): Promise<WebhookWithSecret> {
       const body = request.body;
-      const { subscription, secret } = await service.create(
-        body.description === undefined ? { url: body.url } : { url: body.url, description: body.description },
-      );
+      let created: Awaited<ReturnType<WebhookService['create']>>;
+      try {
+        created = await service.create(body.description === undefined ? { url: body.url } : { url: body.url, description: body.description });
+      } catch (err) {
+        // The answer is generic (no DNS oracle); the operator's log says what was found.
+        if (err instanceof WebhookAddressRefusedError) request.log.info({ detail: err.detail }, 'webhook URL refused');
+        throw err;
+      }
+      const { subscription, secret } = created;
       reply.code(201).header('location', `/webhooks/${subscription.id}`);
       // The only answer that ever carries the secret.
       return { ...webhookBody(subscription), secret };
