@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { postRaw } from '../helpers/raw-request.js';
+import { postRaw, splitResponses as responses } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
 import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
 import { storedPlant } from '../helpers/stored-plant.js';
@@ -26,23 +26,6 @@ function rawConnection(port: number) {
   socket.on('close', () => (closedAt = Date.now()));
   const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   return { socket, connected, data: () => data, closedAt: () => closedAt };
-}
-
-/** Splits concatenated HTTP/1.1 responses (each with Content-Length) into status, headers and body. */
-function responses(raw: string): { status: number; headers: Record<string, string>; body: string }[] {
-  const out = [];
-  let rest = raw;
-  while (rest.length > 0) {
-    const end = rest.indexOf('\r\n\r\n');
-    if (end < 0) break;
-    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const l of lines) headers[l.slice(0, l.indexOf(':')).trim().toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-    const length = Number(headers['content-length'] ?? 0);
-    out.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
-    rest = rest.slice(end + 4 + length);
-  }
-  return out;
 }
 
 function postHead(token: string, length: number): string {
