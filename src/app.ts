@@ -14,6 +14,7 @@ import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
 import { compileValidator, createAjv, loadContract, type Contract, type JsonSchema } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
+import { answerInOrder } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -51,6 +52,8 @@ declare module 'fastify' {
     dispatcher: Dispatcher;
     /** This app's Prometheus metrics (GET /metrics). */
     metrics: Metrics;
+    /** From now on every request is answered 503 with `Connection: close` (a shutdown has begun). */
+    drain(): void;
   }
 }
 
@@ -107,6 +110,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     ...errorServerOptions(logger as FastifyBaseLogger),
   });
+  // First, while the app's own request listener is the server's only one.
+  answerInOrder(app.server);
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
   app.decorate('metrics', metrics);
@@ -114,6 +119,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
+  app.decorate('drain', () => {
+    closing = true;
+  });
   app.addHook('preClose', async () => {
     closing = true;
   });

@@ -12,6 +12,8 @@ export const ERRORS = {
   BODY_EMPTY: { status: 400, message: 'The request body is empty; send a JSON object.' },
   BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON.' },
   BODY_NOT_UTF8: { status: 400, message: 'The request body is not valid UTF-8.' },
+  /** Bounds the parse work a body can cause (src/http/json-parser.ts MAX_EXACT_NUMBERS). */
+  BODY_TOO_MANY_NUMBERS: { status: 400, message: 'The request body holds too many long or exponent number literals.' },
   BODY_INVALID: { status: 400, message: 'The request body does not match the schema.' },
   /** The document's schema refused a body, path parameter or query; the reply names the field and the rule. */
   VALIDATION_FAILED: { status: 400, message: 'The request does not match the schema.' },

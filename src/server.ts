@@ -1,6 +1,6 @@
 // Process entry for `plant-store serve`: config, logger, store, listen, graceful shutdown. Nothing else.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { buildApp } from './app.js';
 import { describeConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
@@ -8,6 +8,9 @@ import { VERSION } from './health/version.js';
 import { createTokenService } from './auth/token-service.js';
 import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
+
+/** How long a shutdown keeps idle keep-alive connections open for requests already on their way. */
+const DRAIN_IDLE_GRACE_MS = 500;
 
 export async function serve(config: Config): Promise<number> {
   const logger = createLogger(config);
@@ -49,6 +52,8 @@ export async function serve(config: Config): Promise<number> {
     const stop = async (signal: string) => {
       stopping = true;
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
+      // Every request that reaches the server from now on is answered 503 with Connection: close.
+      app.drain();
       // In-flight requests finish, but their connections must not wait idle for the keep-alive timeout
       // (which held the exit back by up to KEEP_ALIVE_TIMEOUT_MS) nor be reused by the client.
       connections.closeAfterResponses();
@@ -57,6 +62,13 @@ export async function serve(config: Config): Promise<number> {
         app.server.closeAllConnections();
       }, config.shutdownTimeoutMs);
       force.unref();
+      // New connections are refused at once, but idle keep-alive ones stay open a moment: a client may have
+      // written its next request on one already, and closing under it would reset that request unanswered.
+      // Each such request gets the 503; connections still idle after the grace are closed by app.close(),
+      // after one more turn of the event loop so that a request already received is read first.
+      NetServer.prototype.close.call(app.server);
+      await connections.idleGone(Math.min(DRAIN_IDLE_GRACE_MS, config.shutdownTimeoutMs / 2));
+      await new Promise((resolve) => setImmediate(resolve));
       let code = 0;
       try {
         await app.close();
@@ -115,6 +127,11 @@ type TrackedSocket = Socket & { [kInFlight]?: ServerResponse[] };
  */
 function trackResponses(server: Server) {
   const busy = new Set<TrackedSocket>();
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as TrackedSocket;
     const list = (socket[kInFlight] ??= []);
@@ -136,6 +153,12 @@ function trackResponses(server: Server) {
         const last = socket[kInFlight]?.at(-1);
         if (last && !last.headersSent) last.setHeader('connection', 'close');
       }
+    },
+    /** Resolves once every open connection has a request in progress or is gone, or after `ms`. */
+    async idleGone(ms: number): Promise<void> {
+      const deadline = Date.now() + ms;
+      const idle = () => [...open].some((socket) => !busy.has(socket as TrackedSocket));
+      while (idle() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     },
   };
 }

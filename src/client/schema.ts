@@ -823,6 +823,7 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
@@ -904,6 +905,11 @@ export interface components {
          * @example "42"
          */
         ETag: string;
+        /**
+         * @description `no-store` (RFC 9111) on every answer to an authenticated operation, errors included: what a token
+         *     may read, and the signing secret of a new webhook, is kept by no cache.
+         */
+        CacheControlNoStore: "no-store";
         /** @description Seconds to wait before retrying (RFC 9110). */
         RetryAfter: number;
         /**
@@ -950,6 +956,7 @@ export interface operations {
             /** @description A page of plants. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
@@ -1009,6 +1016,7 @@ export interface operations {
             /** @description plant response */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
@@ -1110,6 +1118,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1128,6 +1137,7 @@ export interface operations {
             /** @description The plant still has the version `If-None-Match` names. No body. */
             304: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
@@ -1179,6 +1189,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1235,6 +1246,7 @@ export interface operations {
             /** @description Deleted. No body. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1288,6 +1300,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1331,6 +1344,7 @@ export interface operations {
             /** @description All subscriptions, oldest first. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1384,6 +1398,7 @@ export interface operations {
             /** @description Subscribed. */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
@@ -1439,6 +1454,7 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1487,6 +1503,7 @@ export interface operations {
             /** @description Deleted. No body. */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1527,6 +1544,7 @@ export interface operations {
             /** @description Deliveries. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1587,6 +1605,7 @@ export interface operations {
             /** @description Scheduled. */
             202: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
@@ -1798,6 +1817,7 @@ export interface operations {
             /** @description The metrics. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;

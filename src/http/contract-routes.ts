@@ -1,7 +1,7 @@
 // The contract is the router: every operation of the OpenAPI document becomes a route whose handler is
 // found by operationId, whose validation and serialization come from the document's schemas, and whose
 // security hook comes from its security requirements. A missing handler stops start-up.
-import type { FastifyInstance, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
 import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract, OperationSpec } from './contract.js';
@@ -33,6 +33,12 @@ function emptySegmentIsNotFound(request: FastifyRequest, _reply: unknown, done: 
   done();
 }
 
+/** Answers to authenticated operations (errors included) are for their caller alone: no cache keeps them (RFC 9111). */
+function noStore(_request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
+  reply.header('cache-control', 'no-store');
+  done();
+}
+
 const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
 
 export function registerContractRoutes(app: FastifyInstance, contract: Contract, handlers: Handlers, guard: GuardFactory): void {
@@ -59,7 +65,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
       onRequest: [
         // `/plants/` is not a plant whose id is empty: a path with an empty segment names no resource.
         ...(op.params ? [emptySegmentIsNotFound] : []),
-        ...(op.security.length > 0 ? [guard(op.security.map((s) => ({ scopes: s.scopes })))] : []),
+        ...(op.security.length > 0 ? [noStore, guard(op.security.map((s) => ({ scopes: s.scopes })))] : []),
       ],
       ...(op.body && { preValidation: bodyCheck(op.body) }),
     });

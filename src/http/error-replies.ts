@@ -4,6 +4,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
 
 declare module 'fastify' {
@@ -73,11 +74,18 @@ export function sendError(
   headers: Record<string, string> = {},
   status: number = ERRORS[code].status,
 ): void {
-  // Answering before the body has arrived (auth, 405, 413): the unread rest would be taken for the next
-  // request, so the connection closes after this answer.
-  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  // Answering before an announced body has arrived (auth, 405, 413): the client may still be sending it, and
+  // may never finish, so the connection closes after this answer. A request without a body is complete once
+  // its head is read (a 404 of a GET keeps its connection).
+  if (!reply.request.raw.complete && bodyAnnounced(reply.request.raw)) reply.header('connection', 'close');
   reply.errorCode = code;
   reply.code(status).headers(headers).type('application/json; charset=utf-8').send(errorBody(status, message));
+}
+
+/** Whether the request's head announces a body (RFC 9112 section 6.3): chunked, or a non-zero Content-Length. */
+function bodyAnnounced(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
@@ -104,6 +112,17 @@ function writeRawError(res: ServerResponse, code: ErrorCode): void {
   res.end(body);
 }
 
+/** A whole HTTP/1.1 Error answer that closes the connection, for writing on a bare socket. */
+function rawErrorResponse(code: ErrorCode, message: string = ERRORS[code].message, headers: Record<string, string> = {}): string {
+  const { status } = ERRORS[code];
+  const body = JSON.stringify(errorBody(status, message));
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${extra}` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
 export function registerErrorReplies(app: FastifyInstance): void {
   // Node's HTTP server answers two kinds of request itself, with an empty body: an HTTP/1.1 request without
   // Host (400) and an Expect other than 100-continue (417). Both are answered in the Error shape instead.
@@ -120,6 +139,14 @@ export function registerErrorReplies(app: FastifyInstance): void {
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     writeRawError(res, 'EXPECTATION_FAILED');
     logUnhookedAnswer(app.log, 'EXPECTATION_FAILED', { method: req.method, path: pathOf(req.url) });
+  });
+
+  // Node hands CONNECT to 'connect' listeners and, with none, drops the connection without a word. This is not
+  // a proxy: no method is allowed on an authority-form target, hence 405 with an empty Allow (RFC 9110 10.2.1).
+  app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => {});
+    socket.end(rawErrorResponse('METHOD_NOT_ALLOWED', 'CONNECT is not supported: this service is not a proxy.', { ...SECURITY_HEADERS, allow: '' }));
+    logUnhookedAnswer(app.log, 'METHOD_NOT_ALLOWED', { method: req.method, path: pathOf(req.url) });
   });
 
   app.setErrorHandler((thrown: FastifyError | AppError | StoreUnavailableError, request, reply) => {
@@ -170,12 +197,7 @@ export function errorServerOptions(log: FastifyBaseLogger): Pick<FastifyServerOp
         error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT'
         : error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE'
         : 'BAD_HTTP';
-      const { status, message } = ERRORS[code];
-      const body = JSON.stringify(errorBody(status, message));
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      socket.end(rawErrorResponse(code));
       logUnhookedAnswer(log, code);
     },
   };

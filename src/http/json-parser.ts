@@ -3,8 +3,14 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
-import { parseJson } from '../json/lossless-json.js';
+import { parseJson, TooManyExactNumbersError } from '../json/lossless-json.js';
 import { JSON_MEDIA_TYPES } from './contract.js';
+
+/**
+ * Number literals per body that take the exact (slower) path: an exponent or 16+ digits. No operation's body
+ * holds more than a few numbers; the bound keeps a body of nothing else from costing ten times a plain one.
+ */
+export const MAX_EXACT_NUMBERS = 1_000;
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
@@ -29,8 +35,11 @@ export function registerJsonParser(app: FastifyInstance): void {
     if (!isUtf8(buffer)) return done(new AppError('BODY_NOT_UTF8'), undefined);
     let value: unknown;
     try {
-      value = parseJson(buffer.toString('utf8'));
+      value = parseJson(buffer.toString('utf8'), 'schema', { maxExactNumbers: MAX_EXACT_NUMBERS });
     } catch (err) {
+      if (err instanceof TooManyExactNumbersError) {
+        return done(new AppError('BODY_TOO_MANY_NUMBERS', `The request body holds ${err.message}; at most ${err.limit} are accepted.`), undefined);
+      }
       return done(malformedJson(err), undefined);
     }
     done(null, value);

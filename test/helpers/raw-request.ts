@@ -128,3 +128,20 @@ export function parseRawResponse(raw: string): { status: number; headers: Record
   }
   return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
 }
+
+/** Splits concatenated HTTP/1.1 responses (each with Content-Length) into status, lower-cased headers and body. */
+export function splitResponses(raw: string): { status: number; headers: Record<string, string>; body: string }[] {
+  const out = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) break;
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const l of lines) headers[l.slice(0, l.indexOf(':')).trim().toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+    const length = Number(headers['content-length'] ?? 0);
+    out.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return out;
+}

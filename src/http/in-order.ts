@@ -1,0 +1,67 @@
+// Pipelining by RFC 9112: the requests of one connection are handled one at a time, in the order they arrived,
+// and nothing behind an answer that closes the connection is handled at all (sections 9.3.2 and 9.6). Node's
+// HTTP server hands every pipelined request to the app at once, so a GET could read before the POST ahead of
+// it committed, and a DELETE behind a `Connection: close` answer ran with no one to tell.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Requests waiting behind the one in progress on a connection; absent while none is in progress. */
+const kWaiting = Symbol('plant-store requests waiting on this connection');
+/** Set once an answer closed the connection: later requests on it are never handled. */
+const kClosed = Symbol('plant-store connection closed by an answer');
+type QueuedSocket = Socket & { [kWaiting]?: [IncomingMessage, ServerResponse][]; [kClosed]?: true };
+
+/**
+ * Wraps the server's one request listener (the app's) so that each connection's requests reach it in order,
+ * each once the answer before it is written. Serializing safe requests too costs nothing a client can see:
+ * their answers had to leave in order anyway. Other listeners (security headers, response tracking) still
+ * see every request as it arrives.
+ */
+export function answerInOrder(server: Server): void {
+  const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  if (listeners.length !== 1) throw new Error(`answerInOrder: expected the app's request listener alone, found ${listeners.length}`);
+  const handle = listeners[0]!;
+  server.removeListener('request', handle);
+  // A client may send its requests and then close its sending side (`nc -N`): Node would drop those still
+  // waiting; half-open, it answers each and closes after the last.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+
+  const start = (socket: QueuedSocket, req: IncomingMessage, res: ServerResponse) => {
+    let settled = false;
+    const next = () => {
+      if (settled) return;
+      settled = true;
+      const waiting = socket[kWaiting]!;
+      // Node ends the socket's writable side as it finishes an answer that says `Connection: close` (or one
+      // to a request that asked for close); a destroyed socket has no one to answer either.
+      if (!socket.writable || socket.destroyed) {
+        socket[kClosed] = true;
+        socket[kWaiting] = undefined;
+        for (const [queued] of waiting) queued.resume();
+        return;
+      }
+      const following = waiting.shift();
+      if (following) start(socket, following[0], following[1]);
+      else socket[kWaiting] = undefined;
+    };
+    res.once('finish', next);
+    res.once('close', next);
+    handle.call(server, req, res);
+  };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket as QueuedSocket;
+    if (socket[kClosed]) {
+      // Arrived behind an answer that closed the connection: neither handled nor answered (RFC 9112 9.6).
+      req.resume();
+      return;
+    }
+    const waiting = socket[kWaiting];
+    if (waiting) {
+      waiting.push([req, res]);
+      return;
+    }
+    socket[kWaiting] = [];
+    start(socket, req, res);
+  });
+}
