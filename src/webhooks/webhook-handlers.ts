@@ -3,7 +3,6 @@ import type { FastifyReply } from 'fastify';
 import type { components } from '../client/schema.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
-import { EVENT_TYPES } from './events.js';
 import type { WebhookService } from './webhook-service.js';
 
 type Webhook = components['schemas']['Webhook'];
@@ -16,7 +15,7 @@ export function webhookBody(sub: WebhookSubscription): Webhook {
     id: sub.id,
     url: sub.url,
     ...(sub.description !== null && { description: sub.description }),
-    events: [...EVENT_TYPES],
+    events: sub.events as Webhook['events'],
     active: sub.disabledAt === null,
     ...(sub.disabledAt !== null && sub.disabledReason !== null && { disabledReason: sub.disabledReason }),
     createdAt: sub.createdAt.toISOString(),
@@ -44,9 +43,11 @@ export function webhookHandlers(service: WebhookService) {
   return {
     async createWebhook(request: OperationRequest<'createWebhook'>, reply: FastifyReply): Promise<WebhookWithSecret> {
       const body = request.body;
-      const { subscription, secret } = await service.create(
-        body.description === undefined ? { url: body.url } : { url: body.url, description: body.description },
-      );
+      const { subscription, secret } = await service.create({
+        url: body.url,
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.events !== undefined && { events: body.events }),
+      });
       reply.code(201).header('location', `/webhooks/${subscription.id}`);
       // The only answer that ever carries the secret.
       return { ...webhookBody(subscription), secret };

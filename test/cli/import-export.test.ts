@@ -203,10 +203,13 @@ test('new plants get a newPlant event for each active subscription; identical on
   // Reads the outbox tables from the SQLite file directly: stays on SQLite.
   const { dir, env } = await setup(t, true);
   const { store } = await openStore(env.DATABASE_URL!);
-  await store.webhooks.insertSubscription({
-    id: 'wh_test', url: 'https://example.com/hook', description: null, secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
-    createdAt: new Date(), disabledAt: null, disabledReason: null,
-  });
+  await store.webhooks.insertSubscription(
+    {
+      id: 'wh_test', url: 'https://example.com/hook', description: null, events: ['newPlant'], secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
+      createdAt: new Date(), disabledAt: null, disabledReason: null,
+    },
+    () => undefined,
+  );
   await store.close();
   const path = file(dir, 'p.jsonl', `{"id":${MAX},"name":"a"}\n{"id":2,"name":"b","tag":"x"}\n`);
   assert.equal((await runCli(['import', path], env)).code, 0);

@@ -100,10 +100,13 @@ test('postgres: concurrent claims from two stores never hand out the same delive
   const b = await open(t, url);
   const now = new Date();
   for (const id of ['wh_a', 'wh_b', 'wh_c']) {
-    await a.webhooks.insertSubscription({ id, url: `https://example.com/${id}`, description: null, secret: 'whsec_dGVzdA==', createdAt: now, disabledAt: null, disabledReason: null });
+    await a.webhooks.insertSubscription(
+      { id, url: `https://example.com/${id}`, description: null, events: ['newPlant'], secret: 'whsec_dGVzdA==', createdAt: now, disabledAt: null, disabledReason: null },
+      () => undefined,
+    );
   }
   const N = 200;
-  await Promise.all(Array.from({ length: N }, (_, i) => a.createPlant({ id: BigInt(i), name: `p${i}` }, { id: `evt_${i}`, type: 'newPlant', payload: `{"id":${i}}` })));
+  await Promise.all(Array.from({ length: N }, (_, i) => a.createPlant({ id: BigInt(i), name: `p${i}` })));
   const total = N * 3;
   assert.equal(await a.webhooks.countPendingDeliveries!(), total);
 

@@ -3,6 +3,7 @@
 // tests' defaults (a dispatcher the test drives, or lets run in the background).
 import http from 'node:http';
 import type { TestContext } from 'node:test';
+import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../src/config.js';
 import type { DeliveryRecord, WebhookSubscription } from '../../src/webhooks/delivery.js';
@@ -134,12 +135,13 @@ export async function addSubscription(store: Store, url: string, id = 'wh_' + Ma
     id,
     url,
     description: null,
+    events: [...EVENT_TYPES],
     secret: generateWebhookSecret(),
     createdAt: new Date(),
     disabledAt: null,
     disabledReason: null,
   };
-  await store.webhooks.insertSubscription(sub);
+  await store.webhooks.insertSubscription(sub, () => undefined);
   return sub;
 }
 
