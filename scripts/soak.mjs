@@ -43,6 +43,8 @@ const dir = mkdtempSync(join(tmpdir(), 'plant-store-soak-'));
 const file = join(dir, 'soak.db');
 const env = { ...process.env, DATABASE_URL: `sqlite:${file}`, PORT: '0', BOOTSTRAP_TOKEN: 'false', RATE_LIMIT: 'false', LOG_LEVEL: 'warn' };
 
+// The CLI's token commands use an existing database only: create it first, as an operator would.
+execFileSync(process.execPath, [BIN, 'migrate'], { env, stdio: 'ignore' });
 const token = execFileSync(process.execPath, [BIN, 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'soak'], { env })
   .toString().trim().split('\n').at(-1);
 const server = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
 import ipaddr from 'ipaddr.js';
+import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
 
 export interface Config {
   readonly port: number;
@@ -33,6 +34,8 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Hosts (names or IP literals, lower case) exempt from the webhook SSRF address check. */
   readonly webhookAllowedHosts: readonly string[];
+  /** Keys that encrypt webhook signing secrets at rest; the first encrypts, the others only decrypt. Empty: stored in clear. */
+  readonly webhookSecretKeys: readonly SecretKey[];
   /** Webhook sends in flight at most, over all subscriptions. */
   readonly webhookConcurrency: number;
   /** Browser origins (scheme://host[:port]) allowed to call the API cross-origin; empty turns CORS off. */
@@ -231,6 +234,13 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },
   { key: 'webhookTimeoutMs', env: 'WEBHOOK_TIMEOUT_MS', description: 'Deadline of one webhook delivery attempt; a timeout is retried', default: 15_000, parse: integer(100, 600_000) },
   { key: 'webhookAllowedHosts', env: 'WEBHOOK_ALLOWED_HOSTS', description: 'Comma-separated hosts (names or IP literals, exact and case-insensitive) webhook URLs may use even when they resolve to private or loopback addresses, e.g. 127.0.0.1 for a receiver on the same machine', default: [], parse: hostList },
+  { key: 'webhookSecretKeys', env: 'WEBHOOK_SECRET_KEYS', description: 'Comma-separated AES-256-GCM keys, each 32 random bytes in base64 (openssl rand -base64 32), that encrypt webhook signing secrets at rest: the first encrypts, the others only decrypt, and at start-up every secret is encrypted again under the first (rotation: put the new key first, restart, then drop the old one). Empty: secrets are stored in clear, with a warning at start-up', default: [], secret: true, parse: (raw) => {
+    try {
+      return parseSecretKeys(raw);
+    } catch (err) {
+      throw new ConfigError((err as Error).message);
+    }
+  }, show: (keys) => (keys as readonly SecretKey[]).map((k) => `key:${k.id}`).join(',') },
   { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
   { key: 'corsOrigins', env: 'CORS_ORIGINS', description: 'Comma-separated browser origins (e.g. https://app.example) allowed to call the API cross-origin; empty turns CORS off', default: [], parse: originList },
   { key: 'jwtJwksUrl', env: 'JWT_JWKS_URL', description: "Accept JWTs signed by a key of this JWKS (the IdP's jwks_uri; https, or http to localhost)", default: '', parse: jwksUrl },

@@ -11,9 +11,11 @@ import { openStore, storeOptions } from './storage/open-store.js';
 
 export async function serve(config: Config): Promise<number> {
   const logger = createLogger(config);
-  const { store, migrations } = await openStore(config.databaseUrl, storeOptions(config));
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, storeOptions(config));
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
+  if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');
+  if (!secrets.encrypted) logger.warn('WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear');
 
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const app = await buildApp(config, { store, logger, tokens });

@@ -76,13 +76,13 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
         : 'Use the Bearer scheme: Authorization: Bearer <token>.';
       return refuse('malformed', 'UNAUTHENTICATED', message, challenge());
     }
-    const wait = throttle.blockedFor(request.ip);
-    if (wait > 0) return refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(wait) });
-
     // Told apart by shape: opaque tokens start with pst_, JWTs are three base64url segments.
     const secret = match[1]!;
     const result = jwt && looksLikeJwt(secret) ? await jwt.verify(secret) : await tokens.verify(secret);
     if (!result.ok) {
+      // Verified first: a valid token is never refused for its address's failures (a shared NAT or proxy).
+      const wait = throttle.blockedFor(request.ip);
+      if (wait > 0) return refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(wait) });
       throttle.recordFailure(request.ip);
       // Fixed phrases only: nothing of the token is echoed.
       const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;

@@ -15,7 +15,7 @@ export class DatabaseMissingError extends Error {
 }
 
 /** The SQLite file of a sqlite: URL (as the store opens it: relative to the working directory). */
-function sqliteFile(databaseUrl: string): string | undefined {
+export function sqliteFile(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return undefined;
   const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
   return path === ':memory:' ? path : resolve(path);

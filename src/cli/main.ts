@@ -1,11 +1,11 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
-// webhook add|list|remove|deliveries|retry | import | export. Exit codes: 0 ok, 1 failed, 2 usage
+// webhook add|list|remove|deliveries|retry | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError } from '../storage/migrator.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
 import { StoreUnavailableError } from '../storage/errors.js';
-import { describeDatabase, openCommandStore } from './database.js';
+import { openCommandStore } from './database.js';
 import { COMMAND, commandArgs, sentence, UsageError } from './subcommand.js';
 
 const HELP = `plant-store: the Plant Store API service
@@ -21,6 +21,8 @@ Commands:
               (see plant-store webhook --help)
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
   export      Write every plant to stdout as JSON Lines (see plant-store export --help)
+  backup      Copy the SQLite store to a file while it serves (see plant-store backup --help)
+  restore     Replace a stopped SQLite store with a backup (see plant-store restore --help)
 
 Every command reads its configuration from the environment (PORT=9090 npx plant-store serve); see
 plant-store config --help. Commands that use the database name it on stderr. Run plant-store <command>
@@ -60,7 +62,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve': {
         if (wantsHelp('serve', rest, SERVE_HELP)) return 0;
         const config = loadConfig();
-        process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
+        // The server's output is JSON log lines: its start line names the database (config.databaseUrl).
         // The web stack is loaded only to serve: every other command starts in a fraction of the time.
         const { serve } = await import('../server.js');
         return await serve(config);
@@ -95,6 +97,14 @@ export async function main(argv: string[]): Promise<number> {
       case 'export': {
         const { exportCommand } = await import('./export-command.js');
         return await exportCommand(rest);
+      }
+      case 'backup': {
+        const { backupCommand } = await import('./backup-command.js');
+        return await backupCommand(rest);
+      }
+      case 'restore': {
+        const { restoreCommand } = await import('./backup-command.js');
+        return await restoreCommand(rest);
       }
       default:
         throw new UsageError(`Unknown command "${command}".`);

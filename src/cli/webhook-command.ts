@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
 import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
-import { allowedHostNote } from '../webhooks/ssrf-guard.js';
+import { allowedHostNote, WebhookAddressRefusedError } from '../webhooks/ssrf-guard.js';
 import { openCommandStore } from './database.js';
 import { COMMAND, subcommandArgs, UsageError } from './subcommand.js';
 
@@ -177,7 +177,8 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
     }
   } catch (err) {
     if (err instanceof AppError && err.status < 500) {
-      process.stderr.write(`plant-store: ${err.message}\n`);
+      // The operator sees what the API keeps to its log.
+      process.stderr.write(`plant-store: ${err instanceof WebhookAddressRefusedError ? err.detail : err.message}\n`);
       // A URL or description the service refuses is bad input, like a usage error; not found or not retryable is a failure.
       return err.status === 400 ? 2 : 1;
     }

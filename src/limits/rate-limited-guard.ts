@@ -3,6 +3,7 @@
 // token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthFailureReason, BearerGuard } from '../auth/bearer-guard.js';
+import { failureKey } from '../auth/failure-throttle.js';
 import { AppError } from '../errors.js';
 import { rateLimitHeaders, type FixedWindowLimiter } from './fixed-window.js';
 
@@ -36,7 +37,7 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
           // An observer never changes the answer.
         }
       }
-      const headers = result.reason === 'throttled' ? { ...rateLimitHeaders('auth-failures', failures.peek(request.ip)), ...result.headers } : result.headers;
+      const headers = result.reason === 'throttled' ? { ...rateLimitHeaders('auth-failures', failures.peek(failureKey(request.ip))), ...result.headers } : result.headers;
       throw new AppError(result.code, result.message, { headers });
     }
     const tokenId = result.token.id;

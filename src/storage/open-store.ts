@@ -4,17 +4,25 @@ import type { Engine, MigrationResult, Store } from './store.js';
 import { MigrationError, type Migration } from './migrator.js';
 import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
+import { createSecretBox, sealedWebhookStore, sealStoredSecrets, type SecretKey } from '../webhooks/secret-box.js';
 
-/** Options of every engine; each reads its own. */
-export type StoreOptions = SqliteOptions & PgStoreOptions;
+/** Options of every engine (each reads its own), and the keys of webhook secrets at rest. */
+export type StoreOptions = SqliteOptions & PgStoreOptions & { webhookSecretKeys?: readonly SecretKey[] };
 
-/** The engine options the configuration sets (the PostgreSQL pool and its timeouts). */
+/** The engine options the configuration sets (the PostgreSQL pool and its timeouts), and the secret keys. */
 export function storeOptions(config: Config): StoreOptions {
   return {
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    webhookSecretKeys: config.webhookSecretKeys,
   };
+}
+
+/** Where the webhook signing secrets stand after opening: encrypted or not, and how many were encrypted now. */
+export interface SecretsAtRest {
+  encrypted: boolean;
+  resealed: number;
 }
 
 const ENGINES: readonly Engine<StoreOptions>[] = [sqliteEngine, postgresEngine];
@@ -29,7 +37,7 @@ export function createStore(databaseUrl: string, options: StoreOptions = {}): St
 export async function openStore(
   databaseUrl: string,
   options: StoreOptions & { migrations?: readonly Migration[] } = {},
-): Promise<{ store: Store; migrations: MigrationResult[] }> {
+): Promise<{ store: Store; migrations: MigrationResult[]; secrets: SecretsAtRest }> {
   const store = createStore(databaseUrl, options);
   let migrations: MigrationResult[];
   try {
@@ -42,5 +50,15 @@ export async function openStore(
     await store.close().catch(() => {});
     throw new MigrationError(migrations);
   }
-  return { store, migrations };
+  // Every process that opens the store (server, CLI) seals and opens secrets the same way.
+  const box = createSecretBox(options.webhookSecretKeys ?? []);
+  let resealed: number;
+  try {
+    resealed = await sealStoredSecrets(store.webhooks, box);
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+  Object.defineProperty(store, 'webhooks', { value: sealedWebhookStore(store.webhooks, box), enumerable: true });
+  return { store, migrations, secrets: { encrypted: box.encrypts, resealed } };
 }

@@ -18,7 +18,7 @@ export interface WebhookSubscription {
   description: string | null;
   /** The event types it receives, in EVENT_TYPES order (webhooks/events.ts). */
   events: string[];
-  /** The `whsec_` signing secret; needed in clear to sign, so it is stored (see README, Webhooks). */
+  /** The `whsec_` signing secret; needed in clear to sign, so it is stored, encrypted when a key is set (secret-box.ts). */
   secret: string;
   createdAt: Date;
   disabledAt: Date | null;
@@ -88,6 +88,8 @@ export interface WebhookStore {
   getSubscription(id: string): Promise<WebhookSubscription | undefined>;
   /** Deletes a subscription and cancels its pending deliveries; false when absent. */
   deleteSubscription(id: string): Promise<boolean>;
+  /** Stores `next` as the subscription's secret if it still holds `current` (re-encryption); false otherwise. */
+  replaceSecret(id: string, current: string, next: string): Promise<boolean>;
   /** Clears a subscription's disabled state (URL and secret unchanged); false when absent or not disabled. */
   enableSubscription(id: string): Promise<boolean>;
   /**

@@ -1,5 +1,8 @@
 // SSRF guard for subscriber URLs. A URL is accepted when it is http(s), carries no credentials, and every
-// address its host resolves to is public; hosts named in WEBHOOK_ALLOWED_HOSTS skip the address check.
+// address its host resolves to is public; hosts named in WEBHOOK_ALLOWED_HOSTS skip the address check,
+// except that the cloud metadata and host addresses below are refused whatever the list says.
+// A refusal at subscription time says the same for every address problem, so that the API is no oracle
+// for internal DNS (which names exist, what they resolve to); the detail goes to the log and the CLI.
 // One rule (isAllowedHost, addressProblem) runs when a subscription is made (checkWebhookUrl: the API
 // and the CLI) and again at every connect (`lookup` and checkSendTarget, used by the sender), so a DNS
 // answer that changes in between (rebinding) cannot redirect a delivery to an internal address. The CLI
@@ -15,22 +18,54 @@ const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 /** IPv4-compatible IPv6 (deprecated), which some stacks still route to the embedded IPv4 address. */
 const IPV4_COMPATIBLE_V6 = ipaddr.IPv6.parseCIDR('::/96');
 
+/**
+ * Instance metadata and host endpoints of the major clouds (docs/webhooks.md lists them with their owners).
+ * Most also fall in a refused range; listed here they are refused even for a host in WEBHOOK_ALLOWED_HOSTS,
+ * and 168.63.129.16, a public address, is refused at all.
+ */
+export const CLOUD_HOST_ADDRESSES: readonly string[] = [
+  '169.254.169.254', // AWS, Google Cloud, Azure, Oracle Cloud, DigitalOcean, Hetzner, OpenStack: instance metadata
+  '169.254.170.2', // AWS ECS task metadata and credentials
+  '169.254.0.23', // Tencent Cloud metadata
+  '169.254.42.42', // Scaleway metadata
+  '100.100.100.200', // Alibaba Cloud metadata
+  '192.0.0.192', // Oracle Cloud Classic metadata
+  '168.63.129.16', // Azure host endpoint (WireServer: VM agent, DNS, health probes)
+  'fd00:ec2::254', // AWS instance metadata over IPv6
+  'fd20:ce::254', // Google Cloud metadata over IPv6
+];
+const CLOUD_HOSTS = new Set(CLOUD_HOST_ADDRESSES.map((a) => ipaddr.parse(a).toNormalizedString()));
+
 /** Why an address may not be a webhook target ("127.0.0.1 is a loopback address"), or undefined when it is public. */
 export function addressProblem(address: string): string | undefined {
   const verdict = addressVerdict(address);
   return verdict === undefined ? undefined : `${address} ${verdict}`;
 }
 
-/** addressProblem without the address: "is a loopback address". */
-function addressVerdict(address: string): string | undefined {
+/** The address as ipaddr.js parses it, IPv4-mapped IPv6 as the IPv4 address it reaches; undefined if none. */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
   } catch {
-    return 'is not an IP address';
+    return undefined;
   }
-  // ::ffff:a.b.c.d reaches a.b.c.d: judge the IPv4 address it carries.
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed;
+}
+
+/** True for a cloud metadata or host address (CLOUD_HOST_ADDRESSES), in any notation. */
+function isCloudHost(parsed: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  return CLOUD_HOSTS.has(parsed.toNormalizedString());
+}
+
+const CLOUD_VERDICT = 'is a cloud metadata or host address';
+
+/** addressProblem without the address: "is a loopback address". */
+function addressVerdict(address: string): string | undefined {
+  const parsed = parseAddress(address);
+  if (!parsed) return 'is not an IP address';
+  if (isCloudHost(parsed)) return CLOUD_VERDICT;
   const range = parsed.range();
   if (range !== 'unicast') return `is a ${describeRange(range)} address`;
   if (parsed.kind() === 'ipv6') {
@@ -89,11 +124,28 @@ function reject(reason: string): never {
   throw new AppError('WEBHOOK_URL_REJECTED', `The webhook URL is not allowed: ${reason}.`);
 }
 
+/** The one answer to every address problem: it names neither the addresses nor the resolver's error. */
+export const ADDRESS_REFUSED_MESSAGE =
+  'The webhook URL is not allowed: its host does not resolve to public addresses that this server may call. ' +
+  "An internal host can be allowed with WEBHOOK_ALLOWED_HOSTS, in the server's settings and the CLI's.";
+
+/**
+ * A refusal of the URL's host or addresses: the API answers ADDRESS_REFUSED_MESSAGE, while `detail` says
+ * what was found, for the log and for the CLI's operator.
+ */
+export class WebhookAddressRefusedError extends AppError {
+  constructor(readonly detail: string) {
+    super('WEBHOOK_URL_REJECTED', ADDRESS_REFUSED_MESSAGE);
+  }
+}
+
 /** A refusal of an internal address, with the setting that would allow it. */
 function rejectAddress(host: string, problem: string): never {
   const shown = host.includes(':') ? `[${host}]` : host;
-  reject(
-    `${problem}. To allow it, list ${shown} in WEBHOOK_ALLOWED_HOSTS, for the server too: it checks the address again before every delivery`,
+  if (problem.endsWith(CLOUD_VERDICT)) throw new WebhookAddressRefusedError(`The webhook URL is not allowed: ${problem}, which is never allowed.`);
+  throw new WebhookAddressRefusedError(
+    `The webhook URL is not allowed: ${problem}. To allow it, list ${shown} in WEBHOOK_ALLOWED_HOSTS, for the server too: ` +
+      'it checks the address again before every delivery.',
   );
 }
 
@@ -132,7 +184,12 @@ function parseTarget(url: string): { parsed: URL; host: string } {
  */
 export async function checkWebhookUrl(url: string, allowedHosts: readonly string[]): Promise<void> {
   const { host } = parseTarget(url);
-  if (isAllowedHost(host, allowedHosts)) return;
+  if (isAllowedHost(host, allowedHosts)) {
+    // An allowlisted name is resolved only at connect time, where cloud host addresses are refused too.
+    const literal = isIP(host) ? parseAddress(host) : undefined;
+    if (literal && isCloudHost(literal)) rejectAddress(host, `${host} ${CLOUD_VERDICT}`);
+    return;
+  }
   let addresses: LookupAddress[] = [];
   if (!isIP(host)) {
     try {
@@ -140,16 +197,28 @@ export async function checkWebhookUrl(url: string, allowedHosts: readonly string
         dnsLookup(host, { all: true, verbatim: true }, (err, list) => (err ? rejectLookup(err) : resolve(list))),
       );
     } catch (err) {
-      reject(`its host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new WebhookAddressRefusedError(
+        `The webhook URL is not allowed: its host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`,
+      );
     }
-    if (addresses.length === 0) reject(`its host ${host} does not resolve`);
+    if (addresses.length === 0) throw new WebhookAddressRefusedError(`The webhook URL is not allowed: its host ${host} does not resolve.`);
   }
   const problem = hostProblem(host, addresses.map((a) => a.address));
   if (problem) rejectAddress(host, isIP(host) ? problem : `its host ${problem}`);
 }
 
+/** Why an allowlisted host may still not be called: one of its addresses is a cloud host address. */
+function cloudProblem(host: string, addresses: readonly string[]): string | undefined {
+  for (const a of addresses) {
+    const parsed = parseAddress(a);
+    if (parsed && isCloudHost(parsed)) return a === host ? `${host} ${CLOUD_VERDICT}` : `${host} resolves to ${a}, which ${CLOUD_VERDICT}`;
+  }
+  return undefined;
+}
+
 /** The connect-time refusal, naming the setting of the server that refused. */
 function refusal(host: string, problem: string): AddressRejectedError {
+  if (problem.endsWith(CLOUD_VERDICT)) return new AddressRejectedError(`refusing to connect: ${problem}, which is never allowed`);
   return new AddressRejectedError(`refusing to connect: ${problem}, and this server's WEBHOOK_ALLOWED_HOSTS does not list ${host}`);
 }
 
@@ -170,8 +239,8 @@ export function checkSendTarget(url: string, allowedHosts: readonly string[]): U
   } catch (err) {
     throw new AddressRejectedError((err as Error).message);
   }
-  if (isIP(target.host) && !isAllowedHost(target.host, allowedHosts)) {
-    const problem = hostProblem(target.host, []);
+  if (isIP(target.host)) {
+    const problem = isAllowedHost(target.host, allowedHosts) ? cloudProblem(target.host, [target.host]) : hostProblem(target.host, []);
     if (problem) throw refusal(target.host, problem);
   }
   return target.parsed;
@@ -195,10 +264,9 @@ export function createGuardedLookup(allowedHosts: readonly string[]) {
     dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return done(err, opts.all ? [] : '', undefined);
       if (addresses.length === 0) return done(new AddressRejectedError(`${hostname} resolved to no address`), opts.all ? [] : '');
-      if (!isAllowedHost(hostname, allowedHosts)) {
-        const problem = hostProblem(hostname, addresses.map((a) => a.address));
-        if (problem) return done(refusal(hostname, problem), opts.all ? [] : '');
-      }
+      const found = addresses.map((a) => a.address);
+      const problem = isAllowedHost(hostname, allowedHosts) ? cloudProblem(hostname, found) : hostProblem(hostname, found);
+      if (problem) return done(refusal(hostname, problem), opts.all ? [] : '');
       if (opts.all) return done(null, addresses);
       const first = addresses[0]!;
       done(null, first.address, first.family);

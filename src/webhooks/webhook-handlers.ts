@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { components } from '../client/schema.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
+import { WebhookAddressRefusedError } from './ssrf-guard.js';
 import type { WebhookService } from './webhook-service.js';
 
 type Webhook = components['schemas']['Webhook'];
@@ -43,11 +44,19 @@ export function webhookHandlers(service: WebhookService) {
   return {
     async createWebhook(request: OperationRequest<'createWebhook'>, reply: FastifyReply): Promise<WebhookWithSecret> {
       const body = request.body;
-      const { subscription, secret } = await service.create({
-        url: body.url,
-        ...(body.description !== undefined && { description: body.description }),
-        ...(body.events !== undefined && { events: body.events }),
-      });
+      let created: Awaited<ReturnType<WebhookService['create']>>;
+      try {
+        created = await service.create({
+          url: body.url,
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.events !== undefined && { events: body.events }),
+        });
+      } catch (err) {
+        // The answer is generic (no DNS oracle); the operator's log says what was found.
+        if (err instanceof WebhookAddressRefusedError) request.log.info({ detail: err.detail }, 'webhook URL refused');
+        throw err;
+      }
+      const { subscription, secret } = created;
       reply.code(201).header('location', `/webhooks/${subscription.id}`);
       // The only answer that ever carries the secret.
       return { ...webhookBody(subscription), secret };

@@ -42,11 +42,12 @@ test('the guard returns a principal or a refusal record for each kind of request
       reason: 'unknown', code: 'INVALID_TOKEN', challenge: 'Bearer realm="plant-store", error="invalid_token", error_description="the access token is not valid"',
     });
   }
-  const throttled = await guard(request('192.0.2.1', `Bearer ${s.token.read}`));
+  const throttled = await guard(request('192.0.2.1', `Bearer ${unknown}`));
   assert.ok(!throttled.ok);
   assert.equal(throttled.reason, 'throttled');
   assert.equal(throttled.code, 'TOO_MANY_AUTH_FAILURES');
   assert.match(throttled.headers['retry-after'] ?? '', /^\d+$/);
-  // Another address is not throttled.
-  assert.ok((await guard(request('192.0.2.2', `Bearer ${s.token.read}`))).ok);
+  // A valid token is never throttled; another address's failures are plain refusals.
+  assert.ok((await guard(request('192.0.2.1', `Bearer ${s.token.read}`))).ok);
+  assert.equal((await refusal(request('192.0.2.2', `Bearer ${unknown}`)))?.code, 'INVALID_TOKEN');
 });

@@ -1,7 +1,9 @@
 // Failed authentications are limited per client address (AUTH_FAILURES_PER_MINUTE). What the service does:
 // - a bearer token that fails verification (unknown, malformed, expired, revoked) counts as one failure;
-// - once an address reached the limit, every bearer attempt from it gets 429 with Retry-After for the
-//   rest of the minute, valid tokens included (otherwise a guesser would still learn which guess is right);
+// - once an address reached the limit, every failing bearer attempt from it gets 429 with Retry-After for
+//   the rest of the minute; a valid token still passes, so a guesser behind a shared NAT or proxy locks
+//   nobody else out;
+// - an IPv6 client counts by its /64, so a host cannot rotate through its addresses;
 // - requests without a bearer token (401 without error) and valid tokens lacking a scope (403) do not count;
 // - other addresses are not affected.
 import { test } from 'node:test';
@@ -60,13 +62,19 @@ test('malformed, expired and revoked tokens each count as a failure', async (t) 
   await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
 });
 
-test('a throttled address is refused even with a valid token, and nothing is stored', async (t) => {
+test('a valid token passes from a throttled address, and failures from it stay throttled', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
-  assert.equal((await postWith(s, `Bearer ${s.token.write}`)).status, 200);
-  const before = await s.store.countPlants();
   await exhaust(s);
-  await assertThrottled(await postWith(s, `Bearer ${s.token.write}`));
-  assert.equal(await s.store.countPlants(), before);
+  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  const before = await s.store.countPlants();
+  const ok = await postWith(s, `Bearer ${s.token.write}`);
+  assert.equal(ok.status, 200, await ok.text());
+  assert.equal(await s.store.countPlants(), before + 1);
+  // Every other valid token too, read-only ones included, and a scope it lacks is still a 403, not a 429.
+  assert.equal((await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 200);
+  assert.equal((await postWith(s, `Bearer ${s.token.read}`)).status, 403);
+  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  await assertThrottled(await postWith(s, 'Bearer nonsense'));
 });
 
 test('requests without a bearer token and successful ones do not count as failures', async (t) => {
@@ -96,12 +104,35 @@ test('requests without a token still get the 401 challenge from a throttled addr
 test('throttling one address does not affect another', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   await exhaust(s);
-  await assertThrottled(await postWith(s, `Bearer ${s.token.write}`));
+  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
   // 127.0.0.2 is another client as far as the server can tell.
   const other = await postFrom(s, '127.0.0.2', s.token.write);
   assert.equal(other.status, 200, other.body);
   const otherBad = await postFrom(s, '127.0.0.2', UNKNOWN);
   assert.equal(otherBad.status, 401, otherBad.body);
   // The first address is still throttled.
-  await assertThrottled(await postWith(s, `Bearer ${s.token.write}`));
+  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+});
+
+/** A request as the trusted proxy at 127.0.0.1 forwards it for `client`. */
+function postForwarded(s: TestApp, client: string, token: string): Promise<Response> {
+  return fetch(`${s.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-forwarded-for': client },
+    body: JSON.stringify({ id: nextId++, name: 'fern' }),
+  });
+}
+
+test('IPv6 clients are throttled per /64: another address of the same /64 is throttled, another /64 is not', async (t) => {
+  const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT, trustProxy: ['127.0.0.1'] } });
+  // Each failure from a different address of one /64.
+  for (let i = 1; i <= LIMIT; i++) assert.equal((await postForwarded(s, `2001:db8:1:2::${i.toString(16)}`, UNKNOWN)).status, 401);
+  await assertThrottled(await postForwarded(s, '2001:db8:1:2:ffff:ffff:ffff:ffff', UNKNOWN));
+  await assertThrottled(await postForwarded(s, '2001:0db8:0001:0002:0:0:0:abcd', UNKNOWN));
+  assert.equal((await postForwarded(s, '2001:db8:1:2::77', s.token.write)).status, 200);
+  assert.equal((await postForwarded(s, '2001:db8:1:3::1', UNKNOWN)).status, 401);
+  // IPv4 clients still count one address each, whether or not written IPv4-mapped.
+  for (let i = 0; i < LIMIT; i++) assert.equal((await postForwarded(s, '198.51.100.7', UNKNOWN)).status, 401);
+  await assertThrottled(await postForwarded(s, '::ffff:198.51.100.7', UNKNOWN));
+  assert.equal((await postForwarded(s, '198.51.100.8', UNKNOWN)).status, 401);
 });

@@ -74,7 +74,9 @@ test('webhook add refuses what the API refuses (exit 2): bad schemes, credential
     assert.doesNotMatch(res.stdout, /whsec_/);
   }
   // The internal addresses are refused naming the setting that would allow them.
-  for (const i of [4, 5, 6]) assert.match(results[i]!.stderr, /To allow it, list \S+ in WEBHOOK_ALLOWED_HOSTS/, urls[i]);
+  for (const i of [4, 5]) assert.match(results[i]!.stderr, /To allow it, list \S+ in WEBHOOK_ALLOWED_HOSTS/, urls[i]);
+  // A cloud metadata address cannot be allowed.
+  assert.match(results[6]!.stderr, /169\.254\.169\.254 is a cloud metadata or host address, which is never allowed/);
   const tooLong = await runCli(['webhook', 'add', 'https://1.1.1.1/x', '--description', 'd'.repeat(501)], env);
   assert.equal(tooLong.code, 2, tooLong.stderr);
   const list = await runCli(['webhook', 'list', '--json'], env);

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startApp, tempDir } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { storedPlant } from '../helpers/stored-plant.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ABOVE_2_53 = 9007199254740993n; // JSON.parse reads it as 9007199254740992
@@ -97,7 +98,7 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
       last: null,
     });
   });
-  assert.deepEqual(await s.store.getPlant(ABOVE_2_53), { id: ABOVE_2_53, name: 'fern', tag: 'packaged' });
+  assert.deepEqual(await storedPlant(s.store, ABOVE_2_53), { id: ABOVE_2_53, name: 'fern', tag: 'packaged' });
 
   await t.test('TypeScript: the installed types resolve, with bigint ids and the document paths', async () => {
     writeFileSync(join(consumer, 'check.ts'), CONSUMER_TYPES);

@@ -15,7 +15,7 @@ test('unknown paths are 404 Error', async (t) => {
     ['DELETE', '/nope/deeper?x=1'],
     ['POST', '/PLANTS'],
     ['GET', '/plants/1/deeper'],
-    ['GET', '/'],
+    ['GET', '/index.html'],
   ];
   for (const [method, path] of cases) {
     await t.test(`${method} ${path}`, async () => {

@@ -144,9 +144,9 @@ test('DELETE /plants/{id}', async (t) => {
     });
   }
 
-  await t.test('after all the 400s every plant is still there', async () => {
+  await t.test('after all the 400s (and a DELETE of /plants/, 404) every plant is still there', async () => {
     await expectError(await del(s, '+1'), 400);
-    await expectError(await del(s, ''), 400);
+    await expectError(await del(s, ''), 404);
     assert.deepEqual(await listed(c.read), sortIds(remaining));
     assert.equal(await s.store.countPlants(), remaining.size);
   });

@@ -85,9 +85,9 @@ test('GET /plants/{id}', async (t) => {
     });
   }
 
-  await t.test('an unencoded + and a missing id are 400 too', async () => {
+  await t.test('an unencoded + is 400 too; a missing id names no plant: /plants/ is 404', async () => {
     await expectError(await call(s, '/plants/+1'), 400, '+1');
-    await expectError(await call(s, '/plants/'), 400, 'empty');
+    await expectError(await call(s, '/plants/'), 404, 'empty');
   });
 
   await t.test('HEAD answers like GET without a body', async () => {

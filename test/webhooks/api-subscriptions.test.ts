@@ -228,6 +228,27 @@ test('by default loopback, private, link-local and metadata hosts are refused wi
   assert.deepEqual((await a.hooks.GET('/webhooks')).data, []);
 });
 
+test('refusals of a host are one message that names neither its addresses nor the resolver error (no DNS oracle)', async (t) => {
+  const a = await api(t);
+  const urls = [
+    'http://localhost/hook', // resolves to loopback
+    'http://nosuchhost.invalid/hook', // does not resolve
+    'http://127.0.0.1/hook',
+    'http://10.0.0.1/hook',
+    'http://168.63.129.16/hook', // Azure's host endpoint, a public address
+    'http://[fd00:ec2::254]/hook',
+  ];
+  const messages = new Set<string>();
+  for (const url of urls) {
+    const { message } = clientError(await a.hooks.POST('/webhooks', { body: { url } }), 400, url);
+    assert.doesNotMatch(message, /127\.0\.0\.1|::1|10\.0\.0\.1|168\.63|fd00|ENOTFOUND|EAI_|resolves to|loopback|private|localhost|nosuchhost/i, url);
+    messages.add(message);
+  }
+  assert.equal(messages.size, 1, [...messages].join(' | '));
+  assert.match([...messages][0]!, /WEBHOOK_ALLOWED_HOSTS/);
+  assert.deepEqual((await a.hooks.GET('/webhooks')).data, []);
+});
+
 test('WEBHOOK_ALLOWED_HOSTS opens exactly the named hosts', async (t) => {
   const a = await api(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const ok = await a.hooks.POST('/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } });
@@ -235,6 +256,11 @@ test('WEBHOOK_ALLOWED_HOSTS opens exactly the named hosts', async (t) => {
   assert.equal(ok.data?.url, 'http://127.0.0.1:9/hook');
   for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/', 'http://192.168.0.1/']) {
     clientError(await a.hooks.POST('/webhooks', { body: { url } }), 400, url);
+  }
+  // A cloud host address stays refused even when listed.
+  const azure = await api(t, { config: { webhookAllowedHosts: ['168.63.129.16', '169.254.169.254'] } });
+  for (const url of ['http://168.63.129.16/machine', 'http://169.254.169.254/latest/meta-data/']) {
+    clientError(await azure.hooks.POST('/webhooks', { body: { url } }), 400, url);
   }
   // Scheme and credential rules still apply to an allowed host.
   for (const url of ['ftp://127.0.0.1/hook', 'http://u:p@127.0.0.1/hook']) {

@@ -14,7 +14,15 @@ import {
   RETRY_SCHEDULE_MS,
   retryDelayMs,
 } from '../../src/webhooks/retry-policy.js';
-import { addressProblem, checkWebhookUrl, createGuardedLookup } from '../../src/webhooks/ssrf-guard.js';
+import {
+  ADDRESS_REFUSED_MESSAGE,
+  addressProblem,
+  checkSendTarget,
+  checkWebhookUrl,
+  CLOUD_HOST_ADDRESSES,
+  createGuardedLookup,
+  WebhookAddressRefusedError,
+} from '../../src/webhooks/ssrf-guard.js';
 import { newEventId } from '../../src/webhooks/events.js';
 
 const S = 1_000;
@@ -142,9 +150,11 @@ const PUBLIC = ['1.1.1.1', '8.8.8.8', '93.184.215.14', '172.32.0.1', '100.128.0.
 test('addressProblem rejects loopback, private, link-local, metadata, CGNAT, unique-local, multicast, mapped and special addresses', () => {
   for (const a of BLOCKED) assert.ok(addressProblem(a), `${a} should be rejected`);
   for (const a of PUBLIC) assert.equal(addressProblem(a), undefined, a);
-  assert.match(addressProblem('169.254.169.254')!, /link-local/);
+  assert.match(addressProblem('169.254.169.254')!, /cloud metadata/);
+  assert.match(addressProblem('169.254.0.1')!, /link-local/);
   assert.match(addressProblem('::ffff:127.0.0.1')!, /loopback/);
-  assert.match(addressProblem('fd00:ec2::254')!, /unique-local/);
+  assert.match(addressProblem('fd00:ec2::254')!, /cloud metadata/);
+  assert.match(addressProblem('fd00:ec2::253')!, /unique-local/);
 });
 
 async function rejected(url: string, allowed: string[] = []): Promise<string> {
@@ -154,6 +164,11 @@ async function rejected(url: string, allowed: string[] = []): Promise<string> {
     assert.ok(err instanceof AppError, `not an AppError: ${String(err)}`);
     assert.equal(err.code, 'WEBHOOK_URL_REJECTED');
     assert.equal(err.status, 400);
+    // Address problems answer one message; the detail is for the log and the CLI.
+    if (err instanceof WebhookAddressRefusedError) {
+      assert.equal(err.message, ADDRESS_REFUSED_MESSAGE);
+      return err.detail;
+    }
     return err.message;
   }
   assert.fail(`${url} was accepted`);
@@ -165,8 +180,10 @@ test('checkWebhookUrl rejects internal targets with a clear reason', async () =>
   assert.match(await rejected('http://[::ffff:127.0.0.1]/x'), /loopback/);
   assert.match(await rejected('http://10.1.2.3/x'), /private/);
   assert.match(await rejected('http://192.168.0.10/x'), /private/);
-  assert.match(await rejected('http://169.254.169.254/latest/meta-data/'), /link-local/);
-  assert.match(await rejected('http://[fd00:ec2::254]/'), /unique-local/);
+  assert.match(await rejected('http://169.254.169.254/latest/meta-data/'), /cloud metadata/);
+  assert.match(await rejected('http://169.254.1.1/'), /link-local/);
+  assert.match(await rejected('http://[fd00:ec2::254]/'), /cloud metadata/);
+  assert.match(await rejected('http://[fd00::1]/'), /unique-local/);
   assert.match(await rejected('http://[fe80::1]/'), /link-local/);
   assert.match(await rejected('http://0.0.0.0:9/'), /unspecified/);
   // WHATWG URL normalises odd IPv4 spellings first, so they cannot sneak past.
@@ -199,6 +216,30 @@ test('checkWebhookUrl accepts public addresses, and allowlisted hosts (exact, ca
   // The allowlist never relaxes the shape rules.
   assert.match(await rejected('ftp://127.0.0.1/', ['127.0.0.1']), /http or https/);
   assert.match(await rejected('http://a:b@127.0.0.1/', ['127.0.0.1']), /credentials/);
+});
+
+test('cloud metadata and host addresses are refused in any notation, even when WEBHOOK_ALLOWED_HOSTS lists them', async () => {
+  for (const url of [
+    'http://168.63.129.16/machine',
+    'http://[::ffff:168.63.129.16]/',
+    'http://[::ffff:a83f:8110]/',
+    'http://0xa8.63.129.16/',
+    'http://2822734096/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fd00:ec2:0::254]/',
+    'http://[fd20:ce::254]/',
+    'http://100.100.100.200/',
+    'http://192.0.0.192/',
+  ]) {
+    assert.match(await rejected(url), /cloud metadata or host address/, url);
+    const host = new URL(url).hostname;
+    assert.match(await rejected(url, [host]), /cloud metadata or host address, which is never allowed/, `${url} allowlisted`);
+    assert.throws(() => checkSendTarget(url, [host]), (err: Error) => err.name === 'AddressRejectedError' && /cloud metadata or host address/.test(err.message), url);
+  }
+  // Its neighbours are ordinary public addresses.
+  await checkWebhookUrl('http://168.63.129.17/', []);
+  // Every listed address is covered, in its written form.
+  for (const a of CLOUD_HOST_ADDRESSES) assert.match(addressProblem(a) ?? '', /cloud metadata or host address/, a);
 });
 
 test('the connect-time lookup refuses names resolving to internal addresses (DNS rebinding), in both callback forms', async () => {

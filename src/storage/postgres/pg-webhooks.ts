@@ -38,6 +38,7 @@ const SQL = {
   cancelPending: `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
+  replaceSecret: 'UPDATE webhook_subscriptions SET secret = $3 WHERE id = $1 AND secret = $2',
   enableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1 AND disabled_at IS NOT NULL',
   // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
   // rows locked by a concurrent claim are skipped, and rows it leased fail the lease test once it commits.
@@ -155,6 +156,10 @@ export class PgWebhookStore implements WebhookStore {
         return true;
       }),
     );
+  }
+
+  async replaceSecret(id: string, current: string, next: string): Promise<boolean> {
+    return (await this.query('replaceSecret', [id, current, next])).rowCount === 1;
   }
 
   async enableSubscription(id: string): Promise<boolean> {

@@ -60,6 +60,7 @@ export class SqliteWebhookStore implements WebhookStore {
       disableSubscription: db.prepare(
         'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
       ),
+      replaceSecret: db.prepare('UPDATE webhook_subscriptions SET secret = ? WHERE id = ? AND secret = ?'),
       enableSubscription: db.prepare(
         'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = ? AND disabled_at IS NOT NULL',
       ),
@@ -175,6 +176,10 @@ export class SqliteWebhookStore implements WebhookStore {
         })
         .immediate(),
     );
+  }
+
+  async replaceSecret(id: string, current: string, next: string): Promise<boolean> {
+    return this.run((st) => st.replaceSecret.run(next, id, current).changes === 1);
   }
 
   async enableSubscription(id: string): Promise<boolean> {

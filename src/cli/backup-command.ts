@@ -1,0 +1,127 @@
+// `plant-store backup FILE` and `plant-store restore FILE`: an online, checked copy of the SQLite store and
+// its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
+// these commands point at rather than imitate.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from '../config.js';
+import { openStore, storeOptions } from '../storage/open-store.js';
+import { MIGRATIONS } from '../storage/sqlite/migrations.js';
+import { BOOKKEEPING_TABLES, backupSqlite, inspectBackup, inspectTarget, restoreSqlite, type BackupSummary, type TableCounts } from '../storage/sqlite/sqlite-backup.js';
+import { DatabaseMissingError, describeDatabase, sqliteFile } from './database.js';
+import { COMMAND, commandArgs, UsageError } from './subcommand.js';
+
+export const BACKUP_HELP = `Usage: plant-store backup FILE [--force]
+
+Copies the SQLite store at DATABASE_URL to FILE while the server keeps serving. The copy is one snapshot,
+taken in one read transaction (in WAL mode a reader never blocks a writer: commits go on meanwhile), and is
+checked before it takes the name FILE: SQLite's integrity check, and each table's row count against the
+store's in the same snapshot. FILE is then a whole, checked backup, or does not exist.
+FILE is one self-contained database file, readable by its owner only. It holds token hashes and webhook
+signing secrets: keep it as safe as the database. What was written (rows per table, pending webhook
+deliveries, schema version, size) is printed on stdout.
+
+Options:
+  --force   Replace FILE if it exists (without it an existing FILE is refused)
+
+On PostgreSQL use pg_dump and pg_restore, or point-in-time recovery (docs/backup.md).
+Exit codes: 0 written, 1 failed (nothing is left at FILE), 2 usage.
+`;
+
+export const RESTORE_HELP = `Usage: plant-store restore FILE [--force]
+
+Replaces the SQLite store at DATABASE_URL with the backup FILE (made by plant-store backup), then applies
+the migrations this version adds and prints what the store now holds. FILE is checked first (SQLite's
+integrity check, a plant-store schema no newer than this version). The store must not be in use: stop the
+server first. A store that does not exist is created; an empty one (no plants, tokens or webhooks) is
+replaced; one that holds data is refused unless --force is given.
+
+Options:
+  --force   Replace a store that holds data
+
+On PostgreSQL use pg_restore, or point-in-time recovery (docs/backup.md).
+Exit codes: 0 restored, 1 failed or refused (the store is unchanged), 2 usage.
+`;
+
+const OPTIONS = { force: { type: 'boolean' } } as const;
+
+/** The backup file argument and --force, or undefined after --help. */
+function fileArgs(command: string, args: string[], help: string): { file: string; force: boolean } | undefined {
+  const parsed = commandArgs(command, args, OPTIONS, help);
+  if (!parsed) return undefined;
+  const [file, extra] = parsed.positionals;
+  if (file === undefined || file === '') throw new UsageError(`"${command}" needs the backup file: ${COMMAND} ${command} FILE.`, command);
+  if (extra !== undefined) throw new UsageError(`Unexpected argument "${extra}" for "${command}".`, command);
+  return { file: resolve(file), force: parsed.values.force === true };
+}
+
+/** The SQLite file DATABASE_URL names; PostgreSQL and in-memory stores are pointed at their own tools. */
+function storeFile(config: Config, command: string): string {
+  const file = sqliteFile(config.databaseUrl);
+  if (file === undefined) {
+    const tool = command === 'backup' ? 'pg_dump' : 'pg_restore';
+    throw new Error(
+      `${command} works on a SQLite store, and DATABASE_URL names ${describeDatabase(config.databaseUrl)}. ` +
+        `Use ${tool} or point-in-time recovery instead: see docs/backup.md.`,
+    );
+  }
+  if (file === ':memory:') throw new Error(`An in-memory store (sqlite::memory:) cannot be ${command === 'backup' ? 'backed up' : 'restored into'}: it exists only inside its server.`);
+  return file;
+}
+
+export async function backupCommand(args: string[]): Promise<number> {
+  const parsed = fileArgs('backup', args, BACKUP_HELP);
+  if (!parsed) return 0;
+  const config = loadConfig();
+  const source = storeFile(config, 'backup');
+  if (!existsSync(source)) {
+    throw new DatabaseMissingError(`There is no SQLite database at ${source}: set DATABASE_URL to the database the server uses.`);
+  }
+  if (parsed.file === source) throw new Error('The backup file cannot be the store itself.');
+  if (existsSync(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
+  process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
+  const summary = await backupSqlite(source, parsed.file);
+  process.stdout.write(`Backed up ${describeDatabase(config.databaseUrl)} to ${parsed.file} (${describe(summary)}); the integrity check passed.\n`);
+  process.stdout.write(rows(summary.counts, summary.pendingDeliveries));
+  return 0;
+}
+
+export async function restoreCommand(args: string[]): Promise<number> {
+  const parsed = fileArgs('restore', args, RESTORE_HELP);
+  if (!parsed) return 0;
+  const config = loadConfig();
+  const target = storeFile(config, 'restore');
+  if (!existsSync(parsed.file)) throw new Error(`There is no backup file at ${parsed.file}.`);
+  if (parsed.file === target) throw new Error('The backup file cannot be the store itself.');
+  const backup = inspectBackup(parsed.file);
+  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+  if (backup.schemaVersion > known) {
+    throw new Error(`${parsed.file} has schema version ${backup.schemaVersion}, newer than this plant-store knows (${known}): restore it with the version that made it.`);
+  }
+  const database = describeDatabase(config.databaseUrl);
+  const state = inspectTarget(target);
+  if (state.state === 'in-use') throw new Error(`${database} is in use by another process (a running server?). Stop it, then restore.`);
+  if (state.state === 'holds' && !parsed.force) {
+    throw new Error(`${database} holds data (${Object.entries(state.counts).map(([t, n]) => `${n} ${t}`).join(', ')}). Restore into an empty or new database, or add --force to replace it.`);
+  }
+  process.stderr.write(`plant-store: Using ${database}${state.state === 'missing' ? ', which is created now' : ''}.\n`);
+  await restoreSqlite(parsed.file, target);
+  // The restored store is brought to this version's schema now, not by the first server start.
+  const { store } = await openStore(config.databaseUrl, storeOptions(config));
+  await store.close();
+  const restored = inspectBackup(target);
+  process.stdout.write(`Restored ${parsed.file} into ${database} (${describe(restored)}); the integrity check passed.\n`);
+  process.stdout.write(rows(restored.counts, restored.pendingDeliveries));
+  return 0;
+}
+
+function describe(s: BackupSummary): string {
+  return `schema version ${s.schemaVersion}, ${s.bytes.toLocaleString('en-US')} bytes`;
+}
+
+/** "  plants: 120" a line, every table; deliveries with how many are pending. */
+function rows(counts: TableCounts, pending: number): string {
+  return Object.entries(counts)
+    .filter(([t]) => !BOOKKEEPING_TABLES.has(t))
+    .map(([t, n]) => `  ${t}: ${n}${t === 'webhook_deliveries' ? ` (${pending} pending)` : ''}\n`)
+    .join('');
+}

@@ -1,0 +1,199 @@
+// Online backup and restore of a SQLite store with SQLite's backup API. The copy is taken inside one read
+// transaction of the source: in WAL mode a reader never blocks writers, so the server keeps committing while
+// it runs, and the copy is the database exactly as it was at one commit. Nothing here knows about the CLI.
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** Rows per table (every table of the schema, so a table added later is counted and checked too). */
+export type TableCounts = Record<string, number>;
+
+export interface BackupSummary {
+  /** Rows per table in the copy, equal to the source's in the copied snapshot. */
+  counts: TableCounts;
+  /** Pending webhook deliveries in the copy. */
+  pendingDeliveries: number;
+  /** The highest applied migration. */
+  schemaVersion: number;
+  bytes: number;
+}
+
+/** A file that cannot be used as asked; the message says why, for a person. */
+export class BackupError extends Error {
+  override name = 'BackupError';
+}
+
+// Bookkeeping tables: a database holding only these is empty (a migrated, never used store).
+export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter']);
+
+// One backup step copies every page: a copy taken in steps restarts whenever another connection commits,
+// so under steady writes it might never finish. The most better-sqlite3 accepts.
+const ALL_PAGES = 0x7fffffff;
+
+function tables(db: Database.Database): string[] {
+  return db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[];
+}
+
+function countsOf(db: Database.Database): TableCounts {
+  return Object.fromEntries(tables(db).map((t) => [t, db.prepare(`SELECT count(*) FROM "${t.replace(/"/g, '""')}"`).pluck().get() as number]));
+}
+
+function summaryOf(db: Database.Database, file: string): BackupSummary {
+  const counts = countsOf(db);
+  if (counts.schema_migrations === undefined) throw new BackupError(`${file} is a SQLite database but not a plant-store one (it has no schema_migrations table).`);
+  const schemaVersion = db.prepare('SELECT coalesce(max(version), 0) FROM schema_migrations').pluck().get() as number;
+  const pendingDeliveries =
+    counts.webhook_deliveries === undefined ? 0 : (db.prepare("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get() as number);
+  return { counts, pendingDeliveries, schemaVersion, bytes: statSync(file).size };
+}
+
+function integrityCheck(db: Database.Database, file: string): void {
+  const problems = db.prepare('PRAGMA integrity_check(10)').pluck().all() as string[];
+  if (problems.length !== 1 || problems[0] !== 'ok') throw new BackupError(`${file} fails SQLite's integrity check: ${problems.join('; ')}.`);
+}
+
+function openExisting(file: string, options: Database.Options = {}): Database.Database {
+  let db: Database.Database;
+  try {
+    db = new Database(file, { fileMustExist: true, ...options });
+    // The first read happens here: a file that is not a database fails now, with SQLite's words.
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+  } catch (err) {
+    throw new BackupError(`${file} cannot be read as a SQLite database (${(err as Error).message.replace(/\.$/, '')}).`, { cause: err });
+  }
+  return db;
+}
+
+/** fsync a file, or the folder holding a file just renamed, so the rename survives a power cut. */
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Copies the store at `source` to `target` while other processes keep writing to it, then checks the copy
+ * (SQLite's integrity check, and each table's row count against the source's in the copied snapshot) before
+ * it takes the name `target`: a failed or interrupted backup leaves no file there. The copy is one file
+ * (rollback journal, not WAL), readable by the owner only.
+ */
+export async function backupSqlite(source: string, target: string, options: { busyTimeoutMs?: number } = {}): Promise<BackupSummary> {
+  const partial = `${target}.partial-${process.pid}`;
+  const db = openExisting(source, { timeout: options.busyTimeoutMs ?? 5_000 });
+  try {
+    // An empty file is a valid empty database; made here so that the copy, with its secrets, is never readable by others.
+    writeFileSync(partial, '', { mode: 0o600, flag: 'w' });
+    let expected: TableCounts;
+    db.exec('BEGIN');
+    try {
+      // The first read fixes the snapshot that both the counts and the copy see.
+      expected = countsOf(db);
+      await db.backup(partial, { progress: () => ALL_PAGES });
+    } finally {
+      db.exec('COMMIT');
+    }
+    const copy = openExisting(partial);
+    let summary: BackupSummary;
+    try {
+      copy.pragma('journal_mode = DELETE');
+      integrityCheck(copy, target);
+      summary = summaryOf(copy, partial);
+    } finally {
+      copy.close();
+    }
+    for (const [table, n] of Object.entries(expected)) {
+      if (summary.counts[table] !== n) throw new BackupError(`The copy has ${summary.counts[table] ?? 'no'} rows in ${table} where the store had ${n}; nothing was written to ${target}.`);
+    }
+    fsyncPath(partial);
+    renameSync(partial, target);
+    fsyncPath(dirname(target));
+    return summary;
+  } catch (err) {
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
+    throw err;
+  } finally {
+    db.close();
+  }
+}
+
+/** Reads a backup file and checks it: SQLite's integrity check, and the schema of a plant-store store. */
+export function inspectBackup(file: string): BackupSummary {
+  // Not read-only: a read-only connection cannot open a WAL database whose -shm file is gone.
+  const db = openExisting(file);
+  try {
+    integrityCheck(db, file);
+    return summaryOf(db, file);
+  } finally {
+    db.close();
+  }
+}
+
+export type TargetState =
+  | { state: 'missing' }
+  | { state: 'empty' }
+  | { state: 'in-use' }
+  | { state: 'holds'; counts: TableCounts };
+
+/**
+ * What restoring into `file` would replace: nothing, an empty store, or rows. A database another process
+ * has open (a running server holds a shared lock on a WAL database for as long as it runs) is in use.
+ */
+export function inspectTarget(file: string): TargetState {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return { state: 'missing' };
+    throw err;
+  }
+  if (size === 0) return { state: 'empty' };
+  const db = openExisting(file, { timeout: 0 });
+  try {
+    try {
+      db.pragma('locking_mode = EXCLUSIVE');
+      db.exec('BEGIN EXCLUSIVE');
+    } catch (err) {
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return { state: 'in-use' };
+      throw err;
+    }
+    const counts = countsOf(db);
+    db.exec('COMMIT');
+    const rows = Object.entries(counts).filter(([t, n]) => !BOOKKEEPING_TABLES.has(t) && n > 0);
+    return rows.length === 0 ? { state: 'empty' } : { state: 'holds', counts: Object.fromEntries(rows) };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Replaces the database at `target` (created if missing, owner-only) with the backup at `source`, page for
+ * page through the backup API, so SQLite writes it as one transaction, WAL included. The caller has checked
+ * with inspectTarget that no process has the target open.
+ */
+export async function restoreSqlite(source: string, target: string): Promise<void> {
+  const created = !fileExists(target);
+  mkdirSync(dirname(target), { recursive: true });
+  if (created) writeFileSync(target, '', { mode: 0o600, flag: 'wx' });
+  const db = openExisting(source);
+  try {
+    await db.backup(target, { progress: () => ALL_PAGES });
+  } catch (err) {
+    if (created) rmSync(target, { force: true });
+    throw err;
+  } finally {
+    db.close();
+  }
+}
+
+function fileExists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
