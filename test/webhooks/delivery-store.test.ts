@@ -96,7 +96,7 @@ test('claims lease atomically: a leased delivery is not claimed again until its 
   assert.equal(c.subscriptionId, sub.id);
   assert.equal(c.url, sub.url);
   assert.equal(c.secret, sub.secret);
-  assert.match(c.payload, /^\{"id":\d,"name":"p\d"\}$/);
+  assert.match(c.payload, /^\{"id":(\d),"name":"p\1","version":\d+\}$/);
   assert.match(c.eventId, /^msg_/);
   assert.equal(c.attemptCount, 0);
 });

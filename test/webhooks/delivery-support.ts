@@ -180,3 +180,13 @@ export async function onlyDelivery(store: Store, subscriptionId: string): Promis
   if (all.length !== 1) throw new Error(`expected one delivery, found ${all.length}`);
   return all[0]!;
 }
+
+/**
+ * An event body without its trailing `"version"` member (asserting it is there, digits only): what the body
+ * says of the plant, to compare byte for byte whatever version the write took.
+ */
+export function withoutVersion(body: string): string {
+  const m = /,"version":(\d+)\}$/.exec(body);
+  if (!m) throw new Error(`an event body without a version: ${body}`);
+  return body.slice(0, m.index) + '}';
+}
