@@ -179,6 +179,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,
+          maxSubscriptions: config.webhookMaxSubscriptions,
           clock,
           onDue: () => dispatcher.wake(),
         }),

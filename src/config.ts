@@ -66,6 +66,8 @@ export interface Config {
   readonly shedPendingCreates: number;
   /** Updates and deletes of plants without If-Match are refused with 428. */
   readonly requireIfMatch: boolean;
+  /** Webhook subscriptions the store may hold in all. */
+  readonly webhookMaxSubscriptions: number;
 }
 
 export class ConfigError extends Error {
@@ -258,6 +260,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none. Never list addresses clients connect from directly', default: [], parse: proxyList },
   { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
   { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
+  { key: 'webhookMaxSubscriptions', env: 'WEBHOOK_MAX_SUBSCRIPTIONS', description: 'Webhook subscriptions the store may hold in all (every one adds a delivery to each matching write); POST /webhooks beyond it is 409', default: 100, parse: integer(1, 100_000) },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
 ];
 

@@ -9,7 +9,6 @@ import { CsvHeaderError, CsvParser, isCsvHeader, parseJsonLine, type Parsed } fr
 import { loadConfig } from '../config.js';
 import type { PlantRecord } from '../plants/plant.js';
 import type { Store } from '../storage/store.js';
-import { newPlantEvent } from '../webhooks/events.js';
 import { failureMessage } from './main.js';
 import { openCommandStore } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
@@ -101,7 +100,7 @@ export async function importCommand(args: string[]): Promise<number> {
     if (batch.length > 0) {
       let outcomes;
       try {
-        outcomes = await store.importPlants(batch, newPlantEvent);
+        outcomes = await store.importPlants(batch);
       } catch (err) {
         throw new CommitError(`the commit of lines ${batchLines[0]} to ${batchLines[batchLines.length - 1]} failed (${reason(err)})`);
       }

@@ -1,4 +1,4 @@
-// `plant-store webhook add|list|remove|deliveries|retry`: manages newPlant subscriptions in the same database
+// `plant-store webhook add|list|remove|deliveries|retry`: manages plant event subscriptions in the same database
 // the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -8,8 +8,9 @@ import { allowedHostNote, WebhookAddressRefusedError } from '../webhooks/ssrf-gu
 import { openCommandStore } from './database.js';
 import { COMMAND, subcommandArgs, UsageError } from './subcommand.js';
 
-const ADD_HELP = `  webhook add URL [--description TEXT]
-      Subscribes URL (http or https) to the newPlant event. Prints the subscription, then its signing
+const ADD_HELP = `  webhook add URL [--description TEXT] [--events TYPE,...]
+      Subscribes URL (http or https) to plant events: the TYPEs given (newPlant, plantUpdated,
+      plantDeleted; default all three). Prints the subscription, then its signing
       secret (whsec_...) alone on the last line of stdout. The secret is shown only now; deliveries are
       signed with it (Standard Webhooks). By default URLs resolving to loopback, private, link-local or
       metadata addresses are refused; WEBHOOK_ALLOWED_HOSTS opens named hosts. The server that sends
@@ -17,7 +18,7 @@ const ADD_HELP = `  webhook add URL [--description TEXT]
       list for both.
 `;
 const LIST_HELP = `  webhook list [--json]
-      Lists subscriptions, oldest first (id, url, active, created, description); never the secrets.
+      Lists subscriptions, oldest first (id, url, events, active, created, description); never the secrets.
 `;
 const REMOVE_HELP = `  webhook remove ID
       Deletes a subscription; its pending deliveries are cancelled.
@@ -57,7 +58,7 @@ export const WEBHOOK_HELP =
   FOOTER;
 
 const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals: string[] }> = {
-  add: { help: ADD_HELP, options: ['description'], positionals: ['URL'] },
+  add: { help: ADD_HELP, options: ['description', 'events'], positionals: ['URL'] },
   list: { help: LIST_HELP, options: ['json'], positionals: [] },
   remove: { help: REMOVE_HELP, options: [], positionals: ['ID'] },
   deliveries: { help: DELIVERIES_HELP, options: ['json', 'limit'], positionals: ['ID'] },
@@ -85,7 +86,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
   const parsed = subcommandArgs(
     `webhook ${sub}`,
     rest,
-    { description: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' } },
+    { description: { type: 'string' }, events: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' } },
     spec.options,
     `Usage:\n${spec.help}${FOOTER}`,
   );
@@ -107,15 +108,18 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
 
   const { store } = await openCommandStore(config, { create: false });
   try {
-    const webhooks = createWebhookService(store.webhooks, { allowedHosts: config.webhookAllowedHosts });
+    const webhooks = createWebhookService(store.webhooks, { allowedHosts: config.webhookAllowedHosts, maxSubscriptions: config.webhookMaxSubscriptions });
     switch (sub) {
       case 'add': {
-        const input = values.description === undefined ? { url: positionals[0]! } : { url: positionals[0]!, description: values.description };
-        const { subscription, secret } = await webhooks.create(input);
+        const { subscription, secret } = await webhooks.create({
+          url: positionals[0]!,
+          ...(values.description !== undefined && { description: values.description }),
+          ...(values.events !== undefined && { events: values.events.split(',').map((e) => e.trim()) }),
+        });
         const note = allowedHostNote(subscription.url, config.webhookAllowedHosts);
         if (note) process.stderr.write(`plant-store: ${note}\n`);
         process.stdout.write(
-          `Subscribed ${subscription.id} to newPlant events at ${subscription.url}.\n` +
+          `Subscribed ${subscription.id} to ${subscription.events.join(', ')} events at ${subscription.url}.\n` +
             `Its signing secret is shown only now:\n${secret}\n`,
         );
         return 0;
@@ -129,8 +133,8 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
         } else {
           process.stdout.write(
             table(
-              ['ID', 'URL', 'ACTIVE', 'CREATED', 'DESCRIPTION'],
-              subs.map((w) => [w.id, w.url, w.active ? 'yes' : `no (${w.disabledReason ?? 'disabled'})`, w.createdAt, w.description ?? '-']),
+              ['ID', 'URL', 'EVENTS', 'ACTIVE', 'CREATED', 'DESCRIPTION'],
+              subs.map((w) => [w.id, w.url, w.events.join(','), w.active ? 'yes' : `no (${w.disabledReason ?? 'disabled'})`, w.createdAt, w.description ?? '-']),
             ),
           );
         }

@@ -112,10 +112,14 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Subscribes a URL to the newPlant event.
+         * Subscribes a URL to plant events.
          * @description Answers 201 with the subscription and its signing secret (`whsec_...`), shown only in this answer.
+         *     `events` chooses what is delivered (`newPlant`, `plantUpdated`, `plantDeleted`; default all three).
          *     Deliveries are signed per Standard Webhooks. By default the URL must be http(s) and must not resolve
          *     to a loopback, private, link-local or metadata address (`WEBHOOK_ALLOWED_HOSTS` opens named hosts).
+         *
+         *     A subscription with the same URL and the same events already exists: 409. So is a new subscription
+         *     beyond `WEBHOOK_MAX_SUBSCRIPTIONS` (default 100) in all.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -352,14 +356,17 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was created.
-         * @description Sent once per created plant (not for idempotent replays) to every subscription active at the time of
-         *     the commit. The event is written in the same transaction as the plant (transactional outbox), so an
-         *     acknowledged plant's event is never lost; delivery is at-least-once, and every attempt of one event
-         *     to one subscription carries the same `webhook-id`, so receivers de-duplicate by it.
+         * @description Sent once per created plant (not for idempotent replays); the body is the plant with its version.
+         *     The event is written in the same transaction as the change (transactional outbox), so an
+         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
+         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
+         *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
+         *     highest version it has applied and drops older ones.
          *
          *     Signed per Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}">`
          *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
-         *     signed; `id` is written digit for digit.
+         *     signed; `id` and `version` are written digit for digit.
          *
          *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
          *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
@@ -367,6 +374,77 @@ export interface webhooks {
          *     wait at least that long. 410 Gone disables the subscription. Redirects are not followed.
          */
         post: operations["newPlant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    plantUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was changed.
+         * @description Sent once per `PUT` or `PATCH` that changed a plant (not for one that stored what was there); the body
+         *     is the plant after the change, with its new version.
+         *     The event is written in the same transaction as the change (transactional outbox), so an
+         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
+         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
+         *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
+         *     highest version it has applied and drops older ones.
+         *
+         *     Signed per Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}">`
+         *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
+         *     signed; `id` and `version` are written digit for digit.
+         *
+         *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
+         *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
+         *     after which the delivery is marked failed (it can be retried by hand). 429 and 503 with `Retry-After`
+         *     wait at least that long. 410 Gone disables the subscription. Redirects are not followed.
+         */
+        post: operations["plantUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    plantDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted.
+         * @description Sent once per deleted plant; the body is its id and the version it had.
+         *     The event is written in the same transaction as the change (transactional outbox), so an
+         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
+         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
+         *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
+         *     highest version it has applied and drops older ones.
+         *
+         *     Signed per Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}">`
+         *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
+         *     signed; `id` and `version` are written digit for digit.
+         *
+         *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
+         *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
+         *     after which the delivery is marked failed (it can be retried by hand). 429 and 503 with `Retry-After`
+         *     wait at least that long. 410 Gone disables the subscription. Redirects are not followed.
+         */
+        post: operations["plantDeleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -451,13 +529,18 @@ export interface components {
         /**
          * @example {
          *       "url": "https://greenhouse.example.com/hooks/plants",
-         *       "description": "Greenhouse inventory sync"
+         *       "description": "Greenhouse inventory sync",
+         *       "events": [
+         *         "newPlant",
+         *         "plantUpdated",
+         *         "plantDeleted"
+         *       ]
          *     }
          */
         NewWebhook: {
             /**
              * Format: uri
-             * @description Where newPlant events are POSTed; http or https.
+             * @description Where the events are POSTed; http or https.
              * @example https://greenhouse.example.com/hooks/plants
              */
             url: string;
@@ -466,6 +549,59 @@ export interface components {
              * @example Greenhouse inventory sync
              */
             description?: string;
+            /**
+             * @description The events to deliver, each once; all three when absent.
+             * @example [
+             *       "plantUpdated",
+             *       "plantDeleted"
+             *     ]
+             */
+            events?: components["schemas"]["EventType"][];
+        };
+        /**
+         * @description A plant event a subscription can choose.
+         * @example plantUpdated
+         * @enum {string}
+         */
+        EventType: "newPlant" | "plantUpdated" | "plantDeleted";
+        /**
+         * @description The plant as a write left it, and the version that write gave it.
+         * @example {
+         *       "id": 10042,
+         *       "name": "Monstera deliciosa",
+         *       "tag": "tropical",
+         *       "version": 17
+         *     }
+         */
+        PlantEvent: components["schemas"]["NewPlant"] & {
+            /**
+             * Format: int64
+             * @description The plant's version after the write (its ETag without quotes). Versions of one plant only grow,
+             *     so a receiver can drop an event older than one it has applied.
+             * @example 17
+             */
+            version: bigint;
+        };
+        /**
+         * @description The id of the deleted plant, and the version it had.
+         * @example {
+         *       "id": 10042,
+         *       "version": 18
+         *     }
+         */
+        PlantDeletedEvent: {
+            /**
+             * Format: int64
+             * @description The deleted plant's id.
+             * @example 10042
+             */
+            id: bigint;
+            /**
+             * Format: int64
+             * @description The version the plant had when it was deleted.
+             * @example 18
+             */
+            version: bigint;
         };
         /**
          * @example {
@@ -486,7 +622,7 @@ export interface components {
              */
             id: string;
             /**
-             * @description Where newPlant events are POSTed.
+             * @description Where the events are POSTed.
              * @example https://greenhouse.example.com/hooks/plants
              */
             url: string;
@@ -498,10 +634,12 @@ export interface components {
             /**
              * @description The events delivered to this subscription.
              * @example [
-             *       "newPlant"
+             *       "newPlant",
+             *       "plantUpdated",
+             *       "plantDeleted"
              *     ]
              */
-            events: "newPlant"[];
+            events: components["schemas"]["EventType"][];
             /**
              * @description False once disabled (the receiver answered 410 Gone).
              * @example true
@@ -1388,7 +1526,12 @@ export interface operations {
                 /**
                  * @example {
                  *       "url": "https://greenhouse.example.com/hooks/plants",
-                 *       "description": "Greenhouse inventory sync"
+                 *       "description": "Greenhouse inventory sync",
+                 *       "events": [
+                 *         "newPlant",
+                 *         "plantUpdated",
+                 *         "plantDeleted"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["NewWebhook"];
@@ -1428,6 +1571,21 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description A subscription with this URL and these events exists, or the subscription limit is reached. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "Subscription wh_Vh3q9LmT0xKa2bYc already delivers these events to this URL."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1868,10 +2026,114 @@ export interface operations {
                  * @example {
                  *       "id": 10042,
                  *       "name": "Monstera deliciosa",
-                 *       "tag": "tropical"
+                 *       "tag": "tropical",
+                 *       "version": 17
                  *     }
                  */
-                "application/json": components["schemas"]["NewPlant"];
+                "application/json": components["schemas"]["PlantEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the subscription. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id, the same on every attempt of one delivery; receivers de-duplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds of this attempt.
+                 * @example 1767225600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 10042,
+                 *       "name": "Monstera deliciosa",
+                 *       "version": 18
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlantEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disables the subscription. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id, the same on every attempt of one delivery; receivers de-duplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds of this attempt.
+                 * @example 1767225600
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 10042,
+                 *       "version": 18
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlantDeletedEvent"];
             };
         };
         responses: {

@@ -2,7 +2,6 @@
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
 import type { ChangeOutcome, PlantPage, PlantQuery, PlantRecord, PlantStore, VersionedPlant } from './plant.js';
-import { newPlantEvent } from '../webhooks/events.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -100,7 +99,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
   return {
     async add(plant) {
       wellFormed(plant);
-      const outcome = await admitted(() => store.createPlant(plant, newPlantEvent(plant)));
+      const outcome = await admitted(() => store.createPlant(plant));
       if (outcome.kind === 'conflict') {
         throw new AppError('PLANT_CONFLICT', `A plant with id ${plant.id} already exists with a different name or tag.`);
       }

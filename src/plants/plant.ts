@@ -1,5 +1,4 @@
 // The plant record, the store port every engine implements for plants, and the page the list answers.
-import type { OutboxEvent } from '../webhooks/delivery.js';
 
 /** A plant as stored. `id` is an exact int64. */
 export interface PlantRecord {
@@ -61,9 +60,11 @@ export function decideChange(result: WriteResult, ifVersion: bigint | undefined)
 /**
  * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
  * `ifVersion` (when given) and differs from `plant`; a delete only when the plant exists and has `ifVersion`.
+ * A write that happens is announced in its transaction: its event (webhooks/events.ts plantEvent, with the new
+ * version) is written with one delivery per active subscription that chose the event's type.
  */
 export type PlantWrite =
-  | { op: 'create'; plant: PlantRecord; event: OutboxEvent | (() => OutboxEvent) | undefined }
+  | { op: 'create'; plant: PlantRecord }
   | { op: 'replace'; plant: PlantRecord; ifVersion: bigint | undefined }
   | { op: 'delete'; id: bigint; ifVersion: bigint | undefined };
 
@@ -91,15 +92,14 @@ export interface PlantStore {
   /**
    * Durably creates a plant: resolves only after the row is committed and synced. Concurrent calls may
    * share one commit. Rejects with StoreUnavailableError when the commit fails; then nothing was stored.
-   * The event is written with the plant, in its transaction, when it is new and a subscription is active.
+   * A new plant's newPlant event is written with it, in its transaction (PlantWrite).
    */
-  createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome>;
+  createPlant(plant: PlantRecord): Promise<CreateOutcome>;
   /**
-   * Durably creates many plants in one transaction (one fsync), each by createPlant's rules, in order; the
-   * event of a new plant comes from `eventFor`, called only when a subscription is active. Rejects with
-   * StoreUnavailableError when the commit fails; then nothing of the batch was stored.
+   * Durably creates many plants in one transaction (one fsync), each by createPlant's rules and with its
+   * event, in order. Rejects with StoreUnavailableError when the commit fails; then nothing of the batch was stored.
    */
-  importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]>;
+  importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]>;
   getPlant(id: bigint): Promise<VersionedPlant | undefined>;
   /** Plants with id > after (and the tag, if given), in id order, as records (export). */
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;
@@ -107,10 +107,13 @@ export interface PlantStore {
   listPlantsJson(query: PlantQuery): Promise<PlantPage>;
   /**
    * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,
-   * in the same group commit as creates. A change takes a new version.
+   * in the same group commit as creates. A change takes a new version and writes its plantUpdated event.
    */
   replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome>;
-  /** Durably deletes a plant (decideChange's rules; `changed` carries the deleted plant), in the group commit. */
+  /**
+   * Durably deletes a plant (decideChange's rules; `changed` carries the deleted plant), in the group commit,
+   * with its plantDeleted event.
+   */
   deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;
   countPlants(): Promise<number>;
 }

@@ -1,7 +1,6 @@
 // The write half of the plant port for every engine: creates, replaces and deletes go through the engine's
 // group commit (batcher.ts) and plants/ judges what each write did and found. An engine supplies the batcher.
 import { decideChange, decideCreate, type ChangeOutcome, type CreateOutcome, type PlantRecord, type PlantWrite, type WriteResult } from '../plants/plant.js';
-import type { OutboxEvent } from '../webhooks/delivery.js';
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
 import type { CommitObserver } from './store.js';
@@ -12,8 +11,8 @@ export abstract class GroupCommittedPlants {
   /** Set once the store is closing: new writes are refused. */
   protected abstract closed: boolean;
 
-  async createPlant(plant: PlantRecord, event?: OutboxEvent): Promise<CreateOutcome> {
-    return decideCreate(plant, await this.write({ op: 'create', plant, event }));
+  async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
+    return decideCreate(plant, await this.write({ op: 'create', plant }));
   }
 
   async replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome> {

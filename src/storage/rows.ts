@@ -56,6 +56,8 @@ export interface SubscriptionRow {
   id: string;
   url: string;
   description: string | null;
+  /** Space-separated event types. */
+  events: string;
   secret: string;
   created_at: Time;
   disabled_at: Time | null;
@@ -67,6 +69,7 @@ export function subscriptionOf(row: SubscriptionRow, text: TextDecoder = asStore
     id: row.id,
     url: row.url,
     description: text(row.description),
+    events: row.events.split(' '),
     secret: row.secret,
     createdAt: new Date(row.created_at),
     disabledAt: dateOf(row.disabled_at),

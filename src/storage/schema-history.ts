@@ -112,6 +112,14 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       ${d.versionCounter}
     `,
   },
+  {
+    version: 4,
+    name: 'event types of subscriptions',
+    ddl: () => `
+      -- Space-separated event types. Subscriptions made before there were other events keep receiving newPlant only.
+      ALTER TABLE webhook_subscriptions ADD COLUMN events TEXT NOT NULL DEFAULT 'newPlant';
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

@@ -2,9 +2,8 @@
 // implements for them.
 
 /**
- * An event to write in the same transaction as the plant it announces (transactional outbox). It is
- * written only when the plant is newly created and at least one subscription is active; one delivery
- * row per active subscription is created with it.
+ * An event to write in the same transaction as the plant write it announces (transactional outbox), with
+ * one delivery row per active subscription that chose its type; not written when there is none.
  */
 export interface OutboxEvent {
   id: string;
@@ -17,6 +16,8 @@ export interface WebhookSubscription {
   id: string;
   url: string;
   description: string | null;
+  /** The event types it receives, in EVENT_TYPES order (webhooks/events.ts). */
+  events: string[];
   /** The `whsec_` signing secret; needed in clear to sign, so it is stored, encrypted when a key is set (secret-box.ts). */
   secret: string;
   createdAt: Date;
@@ -71,8 +72,18 @@ export interface ClaimRequest {
   skipSubscriptions: string[];
 }
 
+/** Why a new subscription is refused (the rule is webhooks/webhook-service.ts's). */
+export type SubscriptionRefusal = { kind: 'duplicate'; of: string } | { kind: 'limit'; max: number };
+
 export interface WebhookStore {
-  insertSubscription(sub: WebhookSubscription): Promise<void>;
+  /**
+   * Inserts the subscription unless `admit`, shown every stored subscription, refuses it; the look and the
+   * insert are one step under the engine's write lock, so concurrent creates cannot both pass the rule.
+   */
+  insertSubscription(
+    sub: WebhookSubscription,
+    admit: (existing: readonly WebhookSubscription[]) => SubscriptionRefusal | undefined,
+  ): Promise<SubscriptionRefusal | undefined>;
   listSubscriptions(): Promise<WebhookSubscription[]>;
   getSubscription(id: string): Promise<WebhookSubscription | undefined>;
   /** Deletes a subscription and cancels its pending deliveries; false when absent. */

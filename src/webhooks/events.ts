@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { OutboxEvent } from './delivery.js';
 import type { PlantRecord } from '../plants/plant.js';
 
-export const EVENT_TYPES = ['newPlant'] as const;
+/** Every event a subscription can choose; a new subscription gets all of them unless it names some. */
+export const EVENT_TYPES = ['newPlant', 'plantUpdated', 'plantDeleted'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 // Ids are cut from a pool of random bytes refilled 256 ids at a time: one randomBytes(16) per create was 3% of
 // a durable POST's CPU time. The bytes are the same CSPRNG's; each is used once.
@@ -21,8 +23,18 @@ export function newEventId(): string {
   return id;
 }
 
-/** The newPlant event: its body is the NewPlant that was created, `id` written digit for digit. */
-export function newPlantEvent(plant: PlantRecord): OutboxEvent {
-  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
-  return { id: newEventId(), type: 'newPlant', payload: `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${tag}}` };
+/**
+ * The event of one plant write, made in the write's transaction with the version it gave the plant: newPlant
+ * and plantUpdated carry the plant as it now is, plantDeleted its id. Every body carries `version`, so a
+ * receiver can drop an event older than one it has already applied. Ids are written digit for digit.
+ */
+export function plantEvent(type: EventType, plant: PlantRecord, version: bigint): OutboxEvent {
+  const body =
+    type === 'plantDeleted'
+      ? `{"id":${plant.id},"version":${version}}`
+      : `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`},"version":${version}}`;
+  return { id: newEventId(), type, payload: body };
 }
+
+/** The event type of each plant write. */
+export const EVENT_OF_WRITE = { create: 'newPlant', replace: 'plantUpdated', delete: 'plantDeleted' } as const satisfies Record<string, EventType>;

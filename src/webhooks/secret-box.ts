@@ -104,7 +104,7 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
 export function sealedWebhookStore(store: WebhookStore, box: SecretBox): WebhookStore {
   const opened = (sub: WebhookSubscription): WebhookSubscription => ({ ...sub, secret: box.open(sub.id, sub.secret) });
   const overrides: Partial<WebhookStore> = {
-    insertSubscription: (sub) => store.insertSubscription({ ...sub, secret: box.seal(sub.id, sub.secret) }),
+    insertSubscription: (sub, admit) => store.insertSubscription({ ...sub, secret: box.seal(sub.id, sub.secret) }, admit),
     listSubscriptions: async () => (await store.listSubscriptions()).map(opened),
     getSubscription: async (id) => {
       const sub = await store.getSubscription(id);

@@ -3,7 +3,6 @@ import type { FastifyReply } from 'fastify';
 import type { components } from '../client/schema.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
-import { EVENT_TYPES } from './events.js';
 import { WebhookAddressRefusedError } from './ssrf-guard.js';
 import type { WebhookService } from './webhook-service.js';
 
@@ -17,7 +16,7 @@ export function webhookBody(sub: WebhookSubscription): Webhook {
     id: sub.id,
     url: sub.url,
     ...(sub.description !== null && { description: sub.description }),
-    events: [...EVENT_TYPES],
+    events: sub.events as Webhook['events'],
     active: sub.disabledAt === null,
     ...(sub.disabledAt !== null && sub.disabledReason !== null && { disabledReason: sub.disabledReason }),
     createdAt: sub.createdAt.toISOString(),
@@ -47,7 +46,11 @@ export function webhookHandlers(service: WebhookService) {
       const body = request.body;
       let created: Awaited<ReturnType<WebhookService['create']>>;
       try {
-        created = await service.create(body.description === undefined ? { url: body.url } : { url: body.url, description: body.description });
+        created = await service.create({
+          url: body.url,
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.events !== undefined && { events: body.events }),
+        });
       } catch (err) {
         // The answer is generic (no DNS oracle); the operator's log says what was found.
         if (err instanceof WebhookAddressRefusedError) request.log.info({ detail: err.detail }, 'webhook URL refused');

@@ -3,7 +3,8 @@
 // subscription. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { DeliveryRecord, WebhookStore, WebhookSubscription } from './delivery.js';
+import type { DeliveryRecord, SubscriptionRefusal, WebhookStore, WebhookSubscription } from './delivery.js';
+import { EVENT_TYPES } from './events.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
 import { systemClock, type Clock } from '../clock.js';
@@ -16,6 +17,8 @@ export const MAX_DELIVERIES_PAGE = 1000;
 export interface NewWebhookInput {
   url: string;
   description?: string;
+  /** Event types to deliver; all of them when absent. */
+  events?: readonly string[];
 }
 
 export interface WebhookService {
@@ -44,6 +47,35 @@ export interface WebhookServiceOptions {
   clock?: Clock;
   /** Called after a delivery was made due again, so a dispatcher in this process can start at once. */
   onDue?: () => void;
+  /** Subscriptions the store may hold in all (WEBHOOK_MAX_SUBSCRIPTIONS); a new one beyond it is refused. */
+  maxSubscriptions?: number;
+}
+
+/** The default of WEBHOOK_MAX_SUBSCRIPTIONS. */
+export const DEFAULT_MAX_SUBSCRIPTIONS = 100;
+
+/** The event types asked for, checked, each once, in EVENT_TYPES order (so equal sets are equal lists). */
+function chosenEvents(events: readonly string[] | undefined): string[] {
+  if (events === undefined) return [...EVENT_TYPES];
+  if (!Array.isArray(events) || events.length === 0) throw new AppError('BODY_INVALID', `events must list at least one of ${EVENT_TYPES.join(', ')}.`);
+  for (const e of events) {
+    if (!(EVENT_TYPES as readonly string[]).includes(e)) {
+      throw new AppError('BODY_INVALID', `events: ${JSON.stringify(String(e)).slice(0, 80)} is not an event type; the types are ${EVENT_TYPES.join(', ')}.`);
+    }
+  }
+  if (new Set(events).size !== events.length) throw new AppError('BODY_INVALID', 'events must name each event type once.');
+  return EVENT_TYPES.filter((t) => events.includes(t));
+}
+
+/**
+ * The subscription rule: one subscription per URL and set of events (a second would double every delivery),
+ * and at most `max` in all (each one adds work to every write).
+ */
+export function admitSubscription(sub: WebhookSubscription, existing: readonly WebhookSubscription[], max: number): SubscriptionRefusal | undefined {
+  const same = existing.find((e) => e.url === sub.url && e.events.join(' ') === sub.events.join(' '));
+  if (same) return { kind: 'duplicate', of: same.id };
+  if (existing.length >= max) return { kind: 'limit', max };
+  return undefined;
 }
 
 export function newWebhookId(): string {
@@ -104,6 +136,7 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
     async create(input) {
       const url = normalizeUrl(input.url);
       const description = checkDescription(input.description);
+      const events = chosenEvents(input.events);
       // Resolves the host: by default no loopback, private, link-local or metadata address is accepted.
       await checkWebhookUrl(url, options.allowedHosts);
       const secret = generateWebhookSecret();
@@ -111,12 +144,20 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
         id: newWebhookId(),
         url,
         description,
+        events,
         secret,
         createdAt: now(),
         disabledAt: null,
         disabledReason: null,
       };
-      await store.insertSubscription(sub);
+      const max = options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS;
+      const refusal = await store.insertSubscription(sub, (existing) => admitSubscription(sub, existing, max));
+      if (refusal?.kind === 'duplicate') {
+        throw new AppError('WEBHOOK_DUPLICATE', `Subscription ${refusal.of} already delivers these events to this URL; nothing was added.`);
+      }
+      if (refusal?.kind === 'limit') {
+        throw new AppError('WEBHOOK_LIMIT', `There are already ${refusal.max} webhook subscriptions (WEBHOOK_MAX_SUBSCRIPTIONS); delete one first.`);
+      }
       return { subscription: sub, secret };
     },
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, freshDatabaseUrl, migratedDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
+import { withoutVersion } from '../webhooks/delivery-support.js';
 
 /** A folder for input files and a new database of the store under test (`sqlite` forces a SQLite file, `db`). */
 async function setup(t: TestContext, sqlite = false): Promise<{ dir: string; env: Record<string, string>; db: string }> {
@@ -203,10 +204,13 @@ test('new plants get a newPlant event for each active subscription; identical on
   // Reads the outbox tables from the SQLite file directly: stays on SQLite.
   const { dir, env } = await setup(t, true);
   const { store } = await openStore(env.DATABASE_URL!);
-  await store.webhooks.insertSubscription({
-    id: 'wh_test', url: 'https://example.com/hook', description: null, secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
-    createdAt: new Date(), disabledAt: null, disabledReason: null,
-  });
+  await store.webhooks.insertSubscription(
+    {
+      id: 'wh_test', url: 'https://example.com/hook', description: null, events: ['newPlant'], secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
+      createdAt: new Date(), disabledAt: null, disabledReason: null,
+    },
+    () => undefined,
+  );
   await store.close();
   const path = file(dir, 'p.jsonl', `{"id":${MAX},"name":"a"}\n{"id":2,"name":"b","tag":"x"}\n`);
   assert.equal((await runCli(['import', path], env)).code, 0);
@@ -214,7 +218,7 @@ test('new plants get a newPlant event for each active subscription; identical on
   const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length), { readonly: true });
   t.after(() => db.close());
   const payloads = db.prepare('SELECT payload FROM webhook_events ORDER BY payload').pluck().all();
-  assert.deepEqual(payloads, ['{"id":2,"name":"b","tag":"x"}', `{"id":${MAX},"name":"a"}`]);
+  assert.deepEqual((payloads as string[]).map(withoutVersion), ['{"id":2,"name":"b","tag":"x"}', `{"id":${MAX},"name":"a"}`]);
   assert.equal(db.prepare("SELECT count(*) FROM webhook_deliveries WHERE subscription_id = 'wh_test' AND status = 'pending'").pluck().get(), 2);
 });
 

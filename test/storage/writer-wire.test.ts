@@ -6,12 +6,12 @@ import type { PlantWrite } from '../../src/plants/plant.js';
 import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
 import { decodeItems, encodeItems } from '../../src/storage/sqlite/writer-wire.js';
 
-test('writes survive the trip to the writer: int64 ids and versions, absent tags, absent events, any text', () => {
+test('writes survive the trip to the writer: int64 ids and versions, absent tags, any text', () => {
   const items: PlantWrite[] = [
-    { op: 'create', plant: { id: 2n ** 63n - 1n, name: 'max' }, event: undefined },
-    { op: 'create', plant: { id: -(2n ** 63n), name: 'min', tag: 'x' }, event: { id: 'msg_a', type: 'newPlant', payload: '{"id":-9223372036854775808,"name":"min","tag":"x"}' } },
-    { op: 'create', plant: { id: 0n, name: '', tag: '' }, event: { id: 'msg_b', type: 'newPlant', payload: '' } },
-    { op: 'create', plant: { id: 9007199254740993n, name: 'café 🌵 \u0000 "q"' }, event: { id: 'msg_c', type: 'newPlant', payload: '{}' } },
+    { op: 'create', plant: { id: 2n ** 63n - 1n, name: 'max' } },
+    { op: 'create', plant: { id: -(2n ** 63n), name: 'min', tag: 'x' } },
+    { op: 'create', plant: { id: 0n, name: '', tag: '' } },
+    { op: 'create', plant: { id: 9007199254740993n, name: 'café 🌵 \u0000 "q"' } },
     { op: 'replace', plant: { id: 5n, name: 'renamed', tag: 't' }, ifVersion: 2n ** 62n + 1n },
     { op: 'replace', plant: { id: 6n, name: 'untagged' }, ifVersion: undefined },
     { op: 'delete', id: -1n, ifVersion: 7n },
@@ -21,17 +21,12 @@ test('writes survive the trip to the writer: int64 ids and versions, absent tags
   assert.deepEqual(back, items);
   assert.equal(typeof (back[3] as { plant: { id: unknown } }).plant.id, 'bigint');
   assert.deepEqual(decodeItems(structuredClone(encodeItems([]))), []);
-  // An event made on demand crosses as the event it makes.
-  const made = { id: 'msg_d', type: 'newPlant', payload: '{"id":1,"name":"n"}' };
-  assert.deepEqual(decodeItems(structuredClone(encodeItems([{ op: 'create', plant: { id: 1n, name: 'n' }, event: () => made }]))), [
-    { op: 'create', plant: { id: 1n, name: 'n' }, event: made },
-  ]);
 });
 
 test('what each write did and found survives the trip back: its new version, the stored plant exactly, or nothing', () => {
   const items: PlantWrite[] = [
-    { op: 'create', plant: { id: 1n, name: 'new' }, event: undefined },
-    { op: 'create', plant: { id: 2n ** 62n, name: 'again' }, event: undefined },
+    { op: 'create', plant: { id: 1n, name: 'new' } },
+    { op: 'create', plant: { id: 2n ** 62n, name: 'again' } },
     { op: 'replace', plant: { id: 2n ** 63n - 1n, name: 'x' }, ifVersion: 3n },
     { op: 'delete', id: 9n, ifVersion: undefined },
     { op: 'delete', id: 10n, ifVersion: undefined },

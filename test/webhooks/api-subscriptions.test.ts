@@ -52,7 +52,7 @@ test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a 
   assert.doesNotThrow(() => new StandardWebhook(String(created.secret)));
   assert.equal(created.url, 'https://1.1.1.1/hooks/plants');
   assert.equal(created.description, 'inventory sync');
-  assert.deepEqual(created.events, ['newPlant']);
+  assert.deepEqual(created.events, ['newPlant', 'plantUpdated', 'plantDeleted']);
   assert.equal(created.active, true);
   assert.equal('disabledReason' in created, false);
   assert.match(String(created.createdAt), ISO);

@@ -7,7 +7,6 @@ import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { WebhookStore } from '../../src/webhooks/delivery.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
-import { newPlantEvent } from '../../src/webhooks/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
 import { addSubscription, startReceiver } from './delivery-support.js';
@@ -18,7 +17,7 @@ async function storeWithPlants(t: Parameters<typeof tempDir>[0], url: string, co
   const { store } = await openStore((await freshDatabaseUrl(t)));
   t.after(() => store.close());
   const sub = await addSubscription(store, url);
-  await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(i + 1), name: 'p' }, newPlantEvent({ id: BigInt(i + 1), name: 'p' }))));
+  await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(i + 1), name: 'p' })));
   return { store, sub };
 }
 

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
-import { newPlantEvent } from '../../src/webhooks/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { addSubscription } from './delivery-support.js';
 
@@ -17,16 +16,9 @@ async function freshStore(t: TestContext): Promise<{ store: Store; databaseUrl: 
   return { store, databaseUrl };
 }
 
-async function plants(store: Store, from: number, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  await Promise.all(
-    Array.from({ length: count }, (_, i) => {
-      const event = newPlantEvent({ id: BigInt(from + i), name: `p${from + i}` });
-      ids.push(event.id);
-      return store.createPlant({ id: BigInt(from + i), name: `p${from + i}` }, event);
-    }),
-  );
-  return ids;
+/** Creates plants from..from+count-1 at once (one group commit); each new one writes its newPlant event. */
+async function plants(store: Store, from: number, count: number): Promise<void> {
+  await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(from + i), name: `p${from + i}` })));
 }
 
 const at = (ms: number) => new Date(Date.now() + ms);
@@ -35,13 +27,22 @@ test('subscriptions: inserted ones are listed in creation order and read back as
   const { store } = await freshStore(t);
   assert.deepEqual(await store.webhooks.listSubscriptions(), []);
   assert.equal(await store.webhooks.countPendingDeliveries(), 0);
-  const second = { id: 'wh_2', url: 'http://127.0.0.1:1/b', description: 'the second', secret: 'whsec_' + 'B'.repeat(32), createdAt: at(-1_000), disabledAt: null, disabledReason: null };
+  const second = { id: 'wh_2', url: 'http://127.0.0.1:1/b', description: 'the second', events: ['newPlant', 'plantDeleted'], secret: 'whsec_' + 'B'.repeat(32), createdAt: at(-1_000), disabledAt: null, disabledReason: null };
   const first = { ...second, id: 'wh_1', url: 'http://127.0.0.1:1/a', description: null, secret: 'whsec_' + 'A'.repeat(32), createdAt: at(-2_000) };
-  await store.webhooks.insertSubscription(second);
-  await store.webhooks.insertSubscription(first);
+  await store.webhooks.insertSubscription(second, () => undefined);
+  await store.webhooks.insertSubscription(first, () => undefined);
   assert.deepEqual(await store.webhooks.listSubscriptions(), [first, second]);
   assert.deepEqual(await store.webhooks.getSubscription('wh_2'), second);
   assert.equal(await store.webhooks.getSubscription('wh_none'), undefined);
+  // The rule sees every stored subscription, under the write lock; what it refuses is not inserted.
+  let seen: string[] = [];
+  const refused = await store.webhooks.insertSubscription({ ...second, id: 'wh_3' }, (existing) => {
+    seen = existing.map((e) => e.id);
+    return { kind: 'duplicate', of: 'wh_2' };
+  });
+  assert.deepEqual(refused, { kind: 'duplicate', of: 'wh_2' });
+  assert.deepEqual(seen, ['wh_1', 'wh_2']);
+  assert.equal(await store.webhooks.getSubscription('wh_3'), undefined);
   await plants(store, 1, 3);
   assert.equal(await store.webhooks.countPendingDeliveries(), 6);
   const [c] = await store.webhooks.claimDueDeliveries({ now: at(0), leaseUntil: at(60_000), limit: 1, perSubscription: 1, skipSubscriptions: [] });
@@ -58,15 +59,18 @@ test('a commit fans out one pending delivery per active subscription; none witho
   await plants(store, 1, 2); // no subscription yet: no event
   const a = await addSubscription(store, 'http://127.0.0.1:1/a', 'wh_a');
   const b = await addSubscription(store, 'http://127.0.0.1:1/b', 'wh_b');
-  const [eventId] = await plants(store, 10, 1);
-  await store.createPlant({ id: 10n, name: 'p10' }, newPlantEvent({ id: 10n, name: 'p10' })); // replay
+  await plants(store, 10, 1);
+  await store.createPlant({ id: 10n, name: 'p10' }); // replay
+  const eventIds = new Set<string>();
   for (const sub of [a, b]) {
     const list = await store.webhooks.listDeliveries(sub.id, 100);
     assert.equal(list.length, 1);
-    assert.equal(list[0]!.eventId, eventId);
+    assert.match(list[0]!.eventId, /^msg_/);
+    eventIds.add(list[0]!.eventId);
     assert.equal(list[0]!.status, 'pending');
     assert.deepEqual(list[0]!.attempts, []);
   }
+  assert.equal(eventIds.size, 1, 'one event, delivered to both subscriptions');
 });
 
 test('claims lease atomically: a leased delivery is not claimed again until its lease expires', async (t) => {
@@ -92,7 +96,7 @@ test('claims lease atomically: a leased delivery is not claimed again until its 
   assert.equal(c.subscriptionId, sub.id);
   assert.equal(c.url, sub.url);
   assert.equal(c.secret, sub.secret);
-  assert.match(c.payload, /^\{"id":\d,"name":"p\d"\}$/);
+  assert.match(c.payload, /^\{"id":(\d),"name":"p\1","version":\d+\}$/);
   assert.match(c.eventId, /^msg_/);
   assert.equal(c.attemptCount, 0);
 });

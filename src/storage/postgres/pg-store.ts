@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import type { Engine, MigrationResult, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
-import type { OutboxEvent } from '../../webhooks/delivery.js';
+import { plantEvent, type EventType } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
@@ -42,15 +42,16 @@ const SQL = {
     WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
     RETURNING version`,
   deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2) RETURNING id, name, tag, version`,
-  anyActiveSubscription: 'SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL) AS any',
-  // The events and one delivery per subscription active at commit time, in the plants' transaction.
-  insertEvents: `WITH subs AS (SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL),
+  subscribedEvents: 'SELECT DISTINCT events FROM webhook_subscriptions WHERE disabled_at IS NULL',
+  // The events and one delivery per subscription active at commit time that chose the event's type, in the
+  // plants' transaction.
+  insertEvents: `WITH subs AS (SELECT id, ' ' || events || ' ' AS events FROM webhook_subscriptions WHERE disabled_at IS NULL),
     ev AS (INSERT INTO webhook_events (id, type, payload, created_at)
            SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)
-           RETURNING id)
+           RETURNING id, type)
     INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
     SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $4, $4, $4
-    FROM ev CROSS JOIN subs ORDER BY ev.id, subs.id`,
+    FROM ev JOIN subs ON strpos(subs.events, ' ' || ev.type || ' ') > 0 ORDER BY ev.id, subs.id`,
   getPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1',
   countPlants: 'SELECT count(*) AS n FROM plants',
   listPlants: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
@@ -116,8 +117,8 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
 
 
-  async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
-    const items = plants.map((plant): PlantWrite => ({ op: 'create', plant, event: () => eventFor(plant) }));
+  async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
+    const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
     const results = await this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items)));
     return results.map((r, i) => decideCreate(plants[i]!, r));
   }
@@ -195,16 +196,20 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
 /**
  * Writes a batch inside the caller's transaction and reports each write (plants/ judges the reports). The
- * creates go first, in one statement: a free id is inserted (its event written with one delivery per active
- * subscription); a later create of an id created earlier in the batch finds it. Then replaces and deletes, in
- * order. Every write of the batch is still waiting for its answer, so any order of them is one a client could
- * have seen.
+ * creates go first, in one statement: a free id is inserted; a later create of an id created earlier in the
+ * batch finds it. Then replaces and deletes, in order. Every write of the batch is still waiting for its
+ * answer, so any order of them is one a client could have seen. Last, the events of the writes that happened,
+ * with their deliveries, in one statement.
  */
 async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<WriteResult[]> {
   const now = new Date();
   const results = new Array<WriteResult>(items.length);
+  const happened: { type: EventType; plant: PlantRecord; version: bigint }[] = [];
   const creates = items.flatMap((item, i) => (item.op === 'create' ? [{ item, i }] : []));
   if (creates.length > 0) await writeCreates(client, creates, results, now);
+  for (const { item, i } of creates) {
+    if (results[i]!.wrote) happened.push({ type: 'newPlant', plant: item.plant, version: results[i]!.row!.version });
+  }
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     if (item.op === 'create') continue;
@@ -215,18 +220,22 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
       const { rows } = await client.query<{ version: string }>(named('replacePlant', [id, toDbText(name), toDbText(tag), ifVersion]));
       if (rows[0]) {
         results[i] = { wrote: true, row: { ...item.plant, version: BigInt(rows[0].version) } };
+        happened.push({ type: 'plantUpdated', plant: item.plant, version: BigInt(rows[0].version) });
         continue;
       }
     } else {
       const { rows } = await client.query<PlantRow>(named('deletePlant', [id, ifVersion]));
       if (rows[0]) {
-        results[i] = { wrote: true, row: versionedPlantOf(rows[0], pgText) };
+        const row = versionedPlantOf(rows[0], pgText);
+        results[i] = { wrote: true, row };
+        happened.push({ type: 'plantDeleted', plant: row, version: row.version });
         continue;
       }
     }
     const { rows } = await client.query<PlantRow>(named('getPlant', [id]));
     results[i] = { wrote: false, row: rows[0] ? versionedPlantOf(rows[0], pgText) : undefined };
   }
+  if (happened.length > 0) await writeEvents(client, happened, now);
   return results;
 }
 
@@ -255,22 +264,22 @@ async function writeCreates(client: pg.PoolClient, creates: readonly Create[], r
   }
   for (const [id, version] of created) stored.set(id, { ...first.get(id)!.item.plant, version });
 
-  const events: OutboxEvent[] = [];
-  let subscribers: boolean | undefined;
   for (const c of creates) {
     const id = c.item.plant.id;
     const row = stored.get(id);
     // Deleted by another instance between the insert and the read: the whole batch is tried again.
     if (!row) throw Object.assign(new Error(`plant ${id} vanished during the commit`), { code: '40001' });
-    const wrote = first.get(id) === c && created.has(id);
-    results[c.i] = { wrote, row };
-    if (!wrote || !c.item.event) continue;
-    subscribers ??= (await client.query<{ any: boolean }>(named('anyActiveSubscription', []))).rows[0]?.any === true;
-    if (subscribers) events.push(typeof c.item.event === 'function' ? c.item.event() : c.item.event);
+    results[c.i] = { wrote: first.get(id) === c && created.has(id), row };
   }
-  if (events.length > 0) {
-    await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
-  }
+}
+
+/** The events of the writes that happened, for the types some active subscription chose, with their deliveries. */
+async function writeEvents(client: pg.PoolClient, happened: readonly { type: EventType; plant: PlantRecord; version: bigint }[], now: Date): Promise<void> {
+  const { rows } = await client.query<{ events: string }>(named('subscribedEvents', []));
+  const chosen = new Set(rows.flatMap((r) => r.events.split(' ')));
+  const events = happened.filter((h) => chosen.has(h.type)).map((h) => plantEvent(h.type, h.plant, h.version));
+  if (events.length === 0) return;
+  await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
 }
 
 /**

@@ -5,7 +5,7 @@
 // their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
 // (its instance died) makes the delivery due again (at-least-once, same webhook-id).
 import type pg from 'pg';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
@@ -28,8 +28,10 @@ function possibleId(id: string): boolean {
 }
 
 const SQL = {
-  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  // Held until commit by whoever is adding a subscription: instances add them one at a time.
+  lockSubscriptions: 'SELECT pg_advisory_xact_lock(7085608232398170483)',
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
   getSubscription: 'SELECT * FROM webhook_subscriptions WHERE id = $1',
   deleteSubscription: 'DELETE FROM webhook_subscriptions WHERE id = $1',
@@ -114,10 +116,24 @@ export class PgWebhookStore implements WebhookStore {
     return guarded(this.closed, () => this.pool.query<R>(named(name, values)));
   }
 
-  async insertSubscription(sub: WebhookSubscription): Promise<void> {
-    await this.query('insertSubscription', [
-      sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason),
-    ]);
+  async insertSubscription(
+    sub: WebhookSubscription,
+    admit: (existing: readonly WebhookSubscription[]) => SubscriptionRefusal | undefined,
+  ): Promise<SubscriptionRefusal | undefined> {
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        await c.query(named('lockSubscriptions', []));
+        const { rows } = await c.query<SubscriptionRow>(named('listSubscriptions', []));
+        const refusal = admit(rows.map((r) => subscriptionOf(r, pgText)));
+        if (refusal) return refusal;
+        await c.query(
+          named('insertSubscription', [
+            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '),
+          ]),
+        );
+        return undefined;
+      }),
+    );
   }
 
   async listSubscriptions(): Promise<WebhookSubscription[]> {

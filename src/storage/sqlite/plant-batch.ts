@@ -1,10 +1,11 @@
-// One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken
-// (with its event and one delivery per active subscription), a replace or a delete writes only under the
-// conditions of PlantWrite. Each write takes a new version from the store-wide counter. For each write it
+// One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken, a
+// replace or a delete writes only under the conditions of PlantWrite, and each write that happens writes its
+// event with one delivery per active subscription that chose its type. Each write takes a new version from the store-wide counter. For each write it
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
 // (write-worker.ts), or on the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
 import type { PlantRecord, PlantWrite, WriteResult } from '../../plants/plant.js';
+import { plantEvent, type EventType } from '../../webhooks/events.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
 
 /**
@@ -24,14 +25,24 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
-  const anyActiveSubscription = db.prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE disabled_at IS NULL)').pluck();
+  const subscribedEvents = db.prepare('SELECT DISTINCT events FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck();
   const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)');
-  // One delivery per subscription active at commit time.
+  // One delivery per subscription active at commit time that chose the event's type.
   const fanOut = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-    SELECT 'dlv_' || lower(hex(randomblob(12))), ?, id, 'pending', 0, ?, ?, ? FROM webhook_subscriptions WHERE disabled_at IS NULL`);
+    SELECT 'dlv_' || lower(hex(randomblob(12))), @event, id, 'pending', 0, @now, @now, @now FROM webhook_subscriptions
+    WHERE disabled_at IS NULL AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`);
   const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
     const now = Date.now();
-    let subscribers: boolean | undefined;
+    // The event types some active subscription chose, read once per batch; an event nobody chose is not written.
+    let chosen: Set<string> | undefined;
+    const announce = (type: EventType, plant: PlantRecord, version: bigint) => {
+      chosen ??= new Set((subscribedEvents.all() as string[]).flatMap((events) => events.split(' ')));
+      if (!chosen.has(type)) return;
+      // The event commits with the write or not at all: nothing acknowledged can lose its event.
+      const e = plantEvent(type, plant, version);
+      insertEvent.run(e.id, e.type, e.payload, now);
+      fanOut.run({ event: e.id, now, type });
+    };
     // One step of the counter for the batch: write i gets version base + i + 1 (unused ones are gaps).
     const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);
     const results: BatchResults = new Array(items.length * 2);
@@ -43,19 +54,17 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
         const { id, name, tag } = item.plant;
         if (insertPlant.run(id, name, tag ?? null, now, version).changes === 1) {
           wrote = version;
-          // The event commits with the plant or not at all: nothing acknowledged can lose its event.
-          subscribers ??= anyActiveSubscription.get() === 1;
-          if (item.event && subscribers) {
-            const e = typeof item.event === 'function' ? item.event() : item.event;
-            insertEvent.run(e.id, e.type, e.payload, now);
-            fanOut.run(e.id, now, now, now);
-          }
+          announce('newPlant', item.plant, version);
         }
       } else if (item.op === 'replace') {
         const { id, name, tag } = item.plant;
-        if (replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: item.ifVersion ?? null }).changes === 1) wrote = version;
+        if (replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: item.ifVersion ?? null }).changes === 1) {
+          wrote = version;
+          announce('plantUpdated', item.plant, version);
+        }
       } else {
         wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
+        if (wrote) announce('plantDeleted', { id: item.id, name: wrote.name }, BigInt(wrote.version!));
       }
       results[2 * i] = wrote !== undefined;
       // A write that did not happen reports what it found; a later write of an id written earlier in the same

@@ -208,9 +208,9 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    * by the same writer and rule as createPlant, row by row (a plant after another with its id in the same
    * batch sees it). `eventFor` is called only for new plants while a subscription is active.
    */
-  async importPlants(plants: readonly PlantRecord[], eventFor: (plant: PlantRecord) => OutboxEvent): Promise<CreateOutcome[]> {
+  async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
     return this.guard(() => {
-      const items = plants.map((plant): PlantWrite => ({ op: 'create', plant, event: () => eventFor(plant) }));
+      const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
       return writeResultsOf(items, this.writer()(items)).map((r, i) => decideCreate(plants[i]!, r));
     });
   }

@@ -9,7 +9,7 @@ import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
 type Statements = ReturnType<SqliteWebhookStore['prepare']>;
@@ -47,8 +47,8 @@ export class SqliteWebhookStore implements WebhookStore {
     const db = this.db;
     return {
       insertSubscription: db.prepare(
-        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
@@ -139,17 +139,20 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  async insertSubscription(sub: WebhookSubscription): Promise<void> {
-    this.run((st) =>
-      st.insertSubscription.run(
-        sub.id,
-        sub.url,
-        sub.description,
-        sub.secret,
-        sub.createdAt.getTime(),
-        ms(sub.disabledAt),
-        sub.disabledReason,
-      ),
+  async insertSubscription(
+    sub: WebhookSubscription,
+    admit: (existing: readonly WebhookSubscription[]) => SubscriptionRefusal | undefined,
+  ): Promise<SubscriptionRefusal | undefined> {
+    return this.run((st) =>
+      // IMMEDIATE: the write lock is held from the look to the insert.
+      this.db
+        .transaction(() => {
+          const refusal = admit((st.listSubscriptions.all() as SubscriptionRow[]).map((r) => subscriptionOf(r)));
+          if (refusal) return refusal;
+          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '));
+          return undefined;
+        })
+        .immediate(),
     );
   }
 

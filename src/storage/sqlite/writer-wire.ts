@@ -1,10 +1,11 @@
 // How a batch crosses to the write worker: flat arrays of values rather than an object per write. Structured
 // clone writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of
-// ~95 us on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them.
+// ~95 us on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them;
+// events are made in the writer, with the versions the writes took.
 import type { PlantWrite } from '../../plants/plant.js';
 
-/** Per write: its kind, id, name, tag, required version, then its event's id, type and payload (null when none). */
-const SLOTS = 8;
+/** Per write: its kind, id, name, tag, required version. */
+const SLOTS = 5;
 const OPS = ['create', 'replace', 'delete'] as const;
 export type WireItems = (number | bigint | string | null)[];
 
@@ -15,22 +16,12 @@ export function encodeItems(items: readonly PlantWrite[]): WireItems {
     wire[k] = OPS.indexOf(item.op);
     if (item.op === 'delete') {
       wire[k + 1] = item.id;
-      wire[k + 4] = item.ifVersion ?? null;
-      continue;
+    } else {
+      wire[k + 1] = item.plant.id;
+      wire[k + 2] = item.plant.name;
+      wire[k + 3] = item.plant.tag ?? null;
     }
-    wire[k + 1] = item.plant.id;
-    wire[k + 2] = item.plant.name;
-    wire[k + 3] = item.plant.tag ?? null;
-    if (item.op === 'replace') {
-      wire[k + 4] = item.ifVersion ?? null;
-      continue;
-    }
-    const event = typeof item.event === 'function' ? item.event() : item.event;
-    if (event) {
-      wire[k + 5] = event.id;
-      wire[k + 6] = event.type;
-      wire[k + 7] = event.payload;
-    }
+    if (item.op !== 'create') wire[k + 4] = item.ifVersion ?? null;
   }
   return wire;
 }
@@ -47,12 +38,7 @@ export function decodeItems(wire: WireItems): PlantWrite[] {
     }
     const tag = wire[k + 3] as string | null;
     const plant = tag === null ? { id, name: wire[k + 2] as string } : { id, name: wire[k + 2] as string, tag };
-    if (op === 'replace') {
-      items[i] = { op, plant, ifVersion };
-      continue;
-    }
-    const eventId = wire[k + 5] as string | null;
-    items[i] = { op, plant, event: eventId === null ? undefined : { id: eventId, type: wire[k + 6] as string, payload: wire[k + 7] as string } };
+    items[i] = op === 'replace' ? { op, plant, ifVersion } : { op, plant };
   }
   return items;
 }
