@@ -156,7 +156,7 @@ test('webhooks CRUD, deliveries and retry with a webhooks:manage token', async (
   assert.match(secret, /^whsec_/);
   assert.match(subscription.id, /^wh_/);
   assert.equal(created.response.headers.get('location'), `/webhooks/${subscription.id}`);
-  assert.deepEqual(subscription.events, ['newPlant']);
+  assert.deepEqual(subscription.events, ['newPlant', 'plantUpdated', 'plantDeleted']);
   assert.equal(subscription.active, true);
 
   const one = await hooks.GET('/webhooks/{id}', { params: { path: { id: subscription.id } } });
