@@ -175,7 +175,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     contract,
     {
       // A commit that wrote events wakes the dispatcher; delivery itself never runs on the request path.
-      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
+      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), onChange: metrics.observeChange, maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,

@@ -65,7 +65,7 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     headers: { ...(token !== undefined && { authorization: `Bearer ${token}` }), ...(headers as Record<string, string> | undefined) },
     bodySerializer: (body: unknown) => stringifyJson(body),
   });
-  client.use(losslessJson);
+  client.use(losslessJson, mergePatch);
   // openapi-fetch parses with JSON.parse; replace its data/error with the lossless parse of the same text.
   for (const method of ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE'] as const) {
     const original = client[method] as (...args: unknown[]) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
@@ -80,6 +80,23 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
 }
 
 const parsedBodies = new WeakMap<Response, { body: unknown }>();
+
+/** Every PATCH of the document is a JSON Merge Patch (RFC 7396): sent as application/merge-patch+json. */
+const mergePatch: Middleware = {
+  onRequest({ request }) {
+    if (request.method !== 'PATCH') return undefined;
+    request.headers.set('content-type', 'application/merge-patch+json');
+    return request;
+  },
+};
+
+/**
+ * The entity tag of an answer that shows one plant (`ETag`, e.g. `"42"`), to send back in `If-Match` (a
+ * change only if nobody changed the plant since) or `If-None-Match`; undefined when there is none.
+ */
+export function etagOf(response: Response): string | undefined {
+  return response.headers.get('etag') ?? undefined;
+}
 
 /** Reads each JSON response body once, exactly, and hands openapi-fetch a copy of the text. */
 const losslessJson: Middleware = {

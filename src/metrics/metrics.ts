@@ -7,6 +7,7 @@ import type { AuthFailureReason } from '../auth/bearer-guard.js';
 import type { Contract } from '../http/contract.js';
 import type { CommitObserver, Store } from '../storage/store.js';
 import type { AttemptOutcome } from '../webhooks/delivery.js';
+import type { EventType } from '../webhooks/events.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,6 +51,8 @@ export interface Metrics {
   observeCommit: CommitObserver;
   observeDelivery(outcome: AttemptOutcome): void;
   observeAuthFailure(reason: AuthFailureReason): void;
+  /** A plant change committed, by the event that announces it. */
+  observeChange(event: EventType): void;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;
 }
@@ -111,6 +114,12 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const changes = new Counter({
+    name: `${PREFIX}plant_changes_total`,
+    help: 'Plant changes committed, by the event that announces them: newPlant, plantUpdated, plantDeleted (written when a subscription chose it).',
+    labelNames: ['event'] as const,
+    registers: [registry],
+  });
   const authFailures = new Counter({
     name: `${PREFIX}auth_failures_total`,
     help: 'Requests refused by bearer authentication, by reason.',
@@ -155,6 +164,9 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     },
     observeDelivery(outcome) {
       deliveries.inc({ outcome: DELIVERY_LABELS[outcome.status] });
+    },
+    observeChange(event) {
+      changes.inc({ event });
     },
     observeAuthFailure(reason) {
       authFailures.inc({ reason });

@@ -2,6 +2,7 @@
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
 import type { ChangeOutcome, PlantPage, PlantQuery, PlantRecord, PlantStore, VersionedPlant } from './plant.js';
+import type { EventType } from '../webhooks/events.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -30,6 +31,8 @@ export interface PlantService {
 export interface PlantServiceOptions {
   /** Called after a commit that wrote events, so delivery starts without waiting for a poll. */
   onEvents?: () => void;
+  /** Told of every committed change, by the event that announces it (metrics). */
+  onChange?: (event: EventType) => void;
   /**
    * Writes waiting for their commit above which a new one is refused with 503 and Retry-After rather than
    * queued (load shedding); 0 or absent means no bound.
@@ -61,6 +64,12 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     }
   }
 
+  /** A change committed (with its event, when a subscription chose it): delivery starts now, metrics count it. */
+  function changed(event: EventType): void {
+    options.onEvents?.();
+    options.onChange?.(event);
+  }
+
   function required(precondition: Precondition): void {
     if (options.requireIfMatch && precondition === undefined) throw new AppError('IF_MATCH_REQUIRED');
   }
@@ -69,7 +78,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     return new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
   }
 
-  function changed(id: bigint): AppError {
+  function mismatch(id: bigint): AppError {
     return new AppError('PLANT_CHANGED', `Plant ${id} does not have a version that If-Match names; nothing was changed. Read it again for its current ETag.`);
   }
 
@@ -79,7 +88,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     if (precondition.versions.length === 1) return precondition.versions[0];
     const current = await store.getPlant(id);
     if (!current) throw notFound(id);
-    if (!precondition.versions.includes(current.version)) throw changed(id);
+    if (!precondition.versions.includes(current.version)) throw mismatch(id);
     return current.version;
   }
 
@@ -92,7 +101,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       case 'not-found':
         throw notFound(id);
       case 'version-mismatch':
-        throw changed(id);
+        throw mismatch(id);
     }
   }
 
@@ -103,7 +112,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       if (outcome.kind === 'conflict') {
         throw new AppError('PLANT_CONFLICT', `A plant with id ${plant.id} already exists with a different name or tag.`);
       }
-      if (outcome.kind === 'created') options.onEvents?.();
+      if (outcome.kind === 'created') changed('newPlant');
       return { ...plant, version: outcome.version };
     },
 
@@ -121,7 +130,9 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       required(precondition);
       wellFormed(plant);
       const ifVersion = await versionFor(plant.id, precondition);
-      return settled(plant.id, await admitted(() => store.replacePlant(plant, ifVersion)));
+      const outcome = await admitted(() => store.replacePlant(plant, ifVersion));
+      if (outcome.kind === 'changed') changed('plantUpdated');
+      return settled(plant.id, outcome);
     },
 
     async patch(id, patch, precondition) {
@@ -130,10 +141,11 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       for (let attempt = 1; ; attempt++) {
         const current = await store.getPlant(id);
         if (!current) throw notFound(id);
-        if (precondition !== undefined && precondition !== '*' && !precondition.versions.includes(current.version)) throw changed(id);
+        if (precondition !== undefined && precondition !== '*' && !precondition.versions.includes(current.version)) throw mismatch(id);
         const next = merged(current, patch);
         if (next.name === current.name && next.tag === current.tag) return current;
         const outcome = await admitted(() => store.replacePlant(next, current.version));
+        if (outcome.kind === 'changed') changed('plantUpdated');
         // Another write committed between the read and this one: with If-Match the client's tag is now stale;
         // without it the patch applies to the newer plant.
         if (outcome.kind !== 'version-mismatch' || (precondition !== undefined && precondition !== '*')) return settled(id, outcome);
@@ -146,7 +158,9 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     async remove(id, precondition) {
       required(precondition);
       const ifVersion = await versionFor(id, precondition);
-      settled(id, await admitted(() => store.deletePlant(id, ifVersion)));
+      const outcome = await admitted(() => store.deletePlant(id, ifVersion));
+      if (outcome.kind === 'changed') changed('plantDeleted');
+      settled(id, outcome);
     },
   };
 }

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // The client package, as a consumer imports it (packages/client, linked into node_modules as a workspace).
-import { createPlantStoreClient, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
+import { createPlantStoreClient, etagOf, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 import { VERSION } from '../../src/health/version.js';
@@ -71,7 +71,7 @@ test('addPlant is idempotent by id and a conflicting plant is a typed 409 Error'
   assert.match(assertError(conflict.error, conflict.response, 409).message, /9223372036854775807/);
 });
 
-test('updatePlant through the client: the ETag read goes back in If-Match; a stale one is a typed 412 and changes nothing', async (t) => {
+test('updatePlant and patchPlant through the client: the ETag read goes back in If-Match; a stale one is a typed 412 and changes nothing', async (t) => {
   const s = await startApp(t);
   const { all } = clients(s);
   const path = { id: ABOVE_2_53 };
@@ -85,6 +85,13 @@ test('updatePlant through the client: the ETag read goes back in If-Match; a sta
   const stale = await all.PUT('/plants/{id}', { params: { path, header: { 'If-Match': etag! } }, body: { name: 'Moss' } });
   assert.match(assertError(stale.error, stale.response, 412).message, /If-Match/);
   assert.deepEqual((await all.GET('/plants/{id}', { params: { path } })).data, { id: ABOVE_2_53, name: 'Fern', tag: 'shade' });
+  // PATCH goes as a JSON Merge Patch: null removes the tag; the ETag helper reads what to send back.
+  const current = etagOf((await all.GET('/plants/{id}', { params: { path } })).response)!;
+  const patched = await all.PATCH('/plants/{id}', { params: { path, header: { 'If-Match': current } }, body: { tag: null } });
+  assert.deepEqual(patched.data, { id: ABOVE_2_53, name: 'Fern' });
+  assert.notEqual(etagOf(patched.response), current);
+  const stalePatch = await all.PATCH('/plants/{id}', { params: { path, header: { 'If-Match': current } }, body: { name: 'Moss' } });
+  assert.equal(assertError(stalePatch.error, stalePatch.response, 412).error, 412);
 });
 
 test('listPlants pages through Link rel="next" with exact ids, by hand and with listAllPlants', async (t) => {

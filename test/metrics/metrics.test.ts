@@ -140,6 +140,28 @@ test('requests, group commits and authentication failures move their counters', 
   assert.equal(delta('plant_store_auth_failures_total{reason="malformed"}'), 1);
 });
 
+test('plant changes are counted by their event: creates, updates and deletes, not replays or writes that change nothing', async (t) => {
+  const { url, token, scrape, postPlant } = await startMetricsApp(t);
+  const send = (method: string, body?: string) =>
+    fetch(`${url}/plants/7`, {
+      method,
+      headers: { authorization: `Bearer ${token.write}`, ...(body !== undefined && { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' }) },
+      ...(body !== undefined && { body }),
+    });
+  const before = await scrape();
+  assert.equal((await postPlant(7)).status, 200);
+  assert.equal((await postPlant(7)).status, 200); // a replay
+  assert.equal((await send('PUT', '{"name": "renamed"}')).status, 200);
+  assert.equal((await send('PUT', '{"name": "renamed"}')).status, 200); // the same again: no change
+  assert.equal((await send('PATCH', '{"tag": "t"}')).status, 200);
+  assert.equal((await send('DELETE')).status, 204);
+  const after = await scrape();
+  const delta = (key: string) => at(after, key) - at(before, key);
+  assert.equal(delta('plant_store_plant_changes_total{event="newPlant"}'), 1);
+  assert.equal(delta('plant_store_plant_changes_total{event="plantUpdated"}'), 2);
+  assert.equal(delta('plant_store_plant_changes_total{event="plantDeleted"}'), 1);
+});
+
 test('every served route has its own operation label: the docs page and its assets, and a method a path lacks', async (t) => {
   const { url, scrape } = await startMetricsApp(t);
   const before = await scrape();
