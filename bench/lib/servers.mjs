@@ -105,6 +105,8 @@ async function startPlantStore(port, opts = {}) {
   const root = opts.root ?? ROOT;
   const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
   const node = opts.node ?? process.execPath;
+  // The token commands use an existing database only (older builds made it themselves): create it first.
+  execFileSync(node, [join(root, 'bin/plant-store.js'), 'migrate'], { env, stdio: 'ignore' });
   const out = execFileSync(node, [join(root, 'bin/plant-store.js'), 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'bench'], { env, encoding: 'utf8' });
   const token = out.trim().split('\n').pop().trim();
   // One bench token sends far more than the default per-token quota (60,000/min): keep the limiter in the
