@@ -17,12 +17,14 @@ Commands:
   migrate     Apply pending database migrations and exit
   config      Print the effective configuration (secrets masked)
   token       Manage API tokens: create, list, revoke (see plant-store token --help)
-  webhook     Manage newPlant webhook subscriptions: add, list, remove, deliveries, retry
-              (see plant-store webhook --help)
+  webhook     Manage plant event webhook subscriptions: add, list, remove, deliveries, retry,
+              enable (see plant-store webhook --help)
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
   export      Write every plant to stdout as JSON Lines (see plant-store export --help)
   backup      Copy the SQLite store to a file while it serves (see plant-store backup --help)
   restore     Replace a stopped SQLite store with a backup (see plant-store restore --help)
+
+plant-store --version prints the version.
 
 Every command reads its configuration from the environment (PORT=9090 npx plant-store serve); see
 plant-store config --help. Commands that use the database name it on stderr. Run plant-store <command>

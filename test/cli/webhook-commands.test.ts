@@ -32,7 +32,7 @@ test('webhook --help, each subcommand --help, and no subcommand', async () => {
     assert.match(subs[i]!.stdout, new RegExp(`^Usage:\\n  webhook ${sub}`));
   }
   const main = await runCli(['--help'], env);
-  assert.match(main.stdout, /webhook +Manage newPlant webhook subscriptions/);
+  assert.match(main.stdout, /webhook +Manage plant event webhook subscriptions/);
 });
 
 test('usage errors exit 2 and touch nothing', async (t) => {
