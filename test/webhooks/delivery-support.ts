@@ -130,12 +130,17 @@ export async function startReceiver(
   return r;
 }
 
-export async function addSubscription(store: Store, url: string, id = 'wh_' + Math.random().toString(36).slice(2)): Promise<WebhookSubscription> {
+export async function addSubscription(
+  store: Store,
+  url: string,
+  id = 'wh_' + Math.random().toString(36).slice(2),
+  events: string[] = [...EVENT_TYPES],
+): Promise<WebhookSubscription> {
   const sub: WebhookSubscription = {
     id,
     url,
     description: null,
-    events: [...EVENT_TYPES],
+    events,
     secret: generateWebhookSecret(),
     createdAt: new Date(),
     disabledAt: null,
