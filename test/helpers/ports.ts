@@ -1,4 +1,6 @@
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+import type { TestContext } from 'node:test';
 
 /**
  * A loopback port nothing listens on right now: the kernel picks it, we release it. Another process could
@@ -12,5 +14,28 @@ export function freePort(): Promise<number> {
       const { port } = srv.address() as { port: number };
       srv.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether a connection to 127.0.0.1:`port` is refused (nothing listens there any more). */
+export function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+/** Kills a detached child's whole process group when the test ends (npm, its shell and the server). */
+export function killGroupAfter(t: TestContext, proc: ChildProcess): void {
+  t.after(() => {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
   });
 }

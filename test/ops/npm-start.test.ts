@@ -3,35 +3,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
 import { cleanEnv } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-  });
-}
-
 test('SIGTERM to npm start stops the server too: it logs the drain, npm exits, the port is closed', async (t) => {
   const env = cleanEnv({ PORT: '0', DATABASE_URL: await freshDatabaseUrl(t), BOOTSTRAP_TOKEN: 'false', npm_config_update_notifier: 'false' });
   const npm = spawn('npm', ['start'], { cwd: ROOT, env, detached: true });
-  t.after(() => {
-    try {
-      process.kill(-npm.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
+  killGroupAfter(t, npm);
   let out = '';
   npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
   npm.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -2,7 +2,7 @@
 // `npm install --omit=dev <tarball>` into an empty folder (from the npm registry), `npx plant-store serve`
 // answering /healthz; and the production command line, copied from the page, stopped with SIGTERM while a request
 // is in flight: the request is answered, the exit code is 0 and nothing is left listening or running.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
 import { cleanEnv, databaseWithToken } from './support.js';
 
@@ -71,27 +72,6 @@ function processesIn(dir: string): number[] {
     .map(Number);
 }
 
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-  });
-}
-
-function killGroup(t: TestContext, proc: ChildProcess) {
-  t.after(() => {
-    try {
-      process.kill(-proc.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  });
-}
-
 test('npm pack, then npm install --omit=dev of the tarball in an empty folder: no development tool, a working npx plant-store serve', async (t) => {
   const folder = await installTarball();
   for (const dev of Object.keys(PACKAGE.devDependencies)) {
@@ -104,7 +84,7 @@ test('npm pack, then npm install --omit=dev of the tarball in an empty folder: n
   assert.equal(version.stdout, `${PACKAGE.version}\n`, version.stderr);
 
   const proc = spawn('npx', ['plant-store', 'serve'], { cwd: folder, env: cleanEnv({ PORT: '0', BOOTSTRAP_TOKEN: 'false' }), detached: true });
-  killGroup(t, proc);
+  killGroupAfter(t, proc);
   const output = collect(proc);
   const port = await listeningPort(proc, output);
   const health = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -122,7 +102,7 @@ test("docs/deployment.md's production command, run as written and sent SIGTERM m
   const { databaseUrl, token } = await databaseWithToken(t);
 
   const proc = spawn('sh', ['-c', command], { cwd: folder, env: cleanEnv({ PORT: '0', DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false' }), detached: true });
-  killGroup(t, proc);
+  killGroupAfter(t, proc);
   const output = collect(proc);
   const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const port = await listeningPort(proc, output);

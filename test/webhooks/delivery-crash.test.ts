@@ -1,7 +1,7 @@
 // kill -9 between the commit and the delivery: the real server (a child process) acknowledges a plant, its
 // dispatcher has the delivery in flight to a receiver that has not answered, and the process dies. After a
 // restart on the same file the event is delivered, with the same webhook-id, its signature valid.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
@@ -9,19 +9,25 @@ import { databaseWithToken, portOf } from '../ops/support.js';
 import { answered, postRaw } from '../helpers/raw-request.js';
 import { addSubscription, startReceiver, withoutVersion, type Reply } from './delivery-support.js';
 
-test('kill -9 after the commit, before the delivery completed: the restarted server delivers the event', async (t) => {
+/**
+ * A database with a token and a subscription (`events`, default all) to a receiver that takes requests and
+ * never answers until `answer()`, so a delivery is in flight when the server dies. The server's settings make
+ * the lease timeout + 5 s: after a kill the delivery is due again within about 6 s.
+ */
+async function inFlightScene(t: TestContext, subscriptionId: string, events?: string[]) {
   const { databaseUrl, token } = await databaseWithToken(t);
   let secret = '';
-  // First the receiver takes the request and never answers, so the delivery is in flight when the server dies.
   let mode: 'hang' | 'answer' = 'hang';
   const rx = await startReceiver(t, () => secret, (): Reply => (mode === 'hang' ? 'hang' : { status: 200 }));
-  {
-    const { store } = await openStore(databaseUrl);
-    secret = (await addSubscription(store, rx.url, 'wh_crash')).secret;
-    await store.close();
-  }
-  // Lease = timeout + 5 s: after the kill the delivery is due again within about 6 s.
+  const { store } = await openStore(databaseUrl);
+  secret = (await addSubscription(store, rx.url, subscriptionId, events)).secret;
+  await store.close();
   const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
+  return { databaseUrl, token, rx, env, answer: () => void (mode = 'answer') };
+}
+
+test('kill -9 after the commit, before the delivery completed: the restarted server delivers the event', async (t) => {
+  const { databaseUrl, token, rx, env, answer } = await inFlightScene(t, 'wh_crash');
   const first = await spawnServer(t, env);
   const body = '{"id":9007199254740993,"name":"survivor","tag":"crash"}';
   const res = answered(await postRaw(portOf(first.url), token, body));
@@ -41,7 +47,7 @@ test('kill -9 after the commit, before the delivery completed: the restarted ser
     await store.close();
   }
 
-  mode = 'answer';
+  answer();
   const t0 = Date.now();
   const second = await spawnServer(t, env);
   await rx.until((r) => r.requests.length >= 2, 15_000);
@@ -92,17 +98,8 @@ test('events committed while the receiver is down are delivered after a kill -9 
 });
 
 test('kill -9 with plantUpdated and plantDeleted events in flight: the restarted server delivers both, with their versions', async (t) => {
-  const { databaseUrl, token } = await databaseWithToken(t);
-  let secret = '';
-  let mode: 'hang' | 'answer' = 'hang';
-  const rx = await startReceiver(t, () => secret, (): Reply => (mode === 'hang' ? 'hang' : { status: 200 }));
-  {
-    const { store } = await openStore(databaseUrl);
-    // Only changes: the creates below make no event for this subscription.
-    secret = (await addSubscription(store, rx.url, 'wh_changes', ['plantUpdated', 'plantDeleted'])).secret;
-    await store.close();
-  }
-  const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '1000' };
+  // Only changes: the creates below make no event for this subscription.
+  const { token, rx, env, answer } = await inFlightScene(t, 'wh_changes', ['plantUpdated', 'plantDeleted']);
   const first = await spawnServer(t, env);
   const port = portOf(first.url);
   for (const id of [1, 2]) assert.equal(answered(await postRaw(port, token, `{"id":${id},"name":"p${id}"}`)).status, 200);
@@ -116,7 +113,7 @@ test('kill -9 with plantUpdated and plantDeleted events in flight: the restarted
   assert.equal(await first.exited, 'SIGKILL');
 
   const beforeRestart = rx.requests.length;
-  mode = 'answer';
+  answer();
   const second = await spawnServer(t, env);
   // Both events reach the receiver again after the restart (whatever was in flight was never recorded as done).
   const after = () => new Set(rx.requests.slice(beforeRestart).map((r) => String(r.headers['webhook-id'])));
