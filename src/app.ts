@@ -28,6 +28,8 @@ import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js';
+import { createSequencer, type Sequencer } from './events/sequencer.js';
+import { eventHandlers } from './events/event-handlers.js';
 import type { Store } from './storage/store.js';
 
 export interface AppDeps {
@@ -50,6 +52,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService;
     dispatcher: Dispatcher;
+    /** Gives committed events their feed positions and deliveries, in the background. */
+    events: Sequencer;
     /** This app's Prometheus metrics (GET /metrics). */
     metrics: Metrics;
     /** From now on every request is answered 503 with `Connection: close` (a shutdown has begun). */
@@ -71,8 +75,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs, clock });
   const ajv = createAjv();
   const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }) });
+  // Every commit's events get their feed positions and deliveries here, off the request path.
+  const sequencer = createSequencer({
+    store: deps.store.events,
+    clock,
+    logger: logger.child({ component: 'events' }),
+    retentionMs: config.eventRetentionMs,
+    onDeliveries: () => dispatcher.wake(),
+  });
   // A dispatcher given by the caller reports outcomes only if the caller passed metrics' observer itself.
-  const dispatcher =
+  const dispatcher: Dispatcher =
     deps.dispatcher ??
     createDispatcher({
       store: deps.store.webhooks,
@@ -82,6 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       clock,
       logger: logger.child({ component: 'webhooks' }),
       onOutcome: (outcome) => metrics.observeDelivery(outcome),
+      prepare: () => sequencer.runOnce(),
     });
 
   const app = Fastify({
@@ -114,16 +127,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   answerInOrder(app.server);
   app.decorate('tokens', tokens);
   app.decorate('dispatcher', dispatcher);
+  app.decorate('events', sequencer);
   app.decorate('metrics', metrics);
   const stopObservingCommits = deps.store.addCommitObserver(metrics.observeCommit);
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
+  // Requests waiting on the events feed answer at once when a shutdown begins.
   app.decorate('drain', () => {
     closing = true;
+    sequencer.releaseReaders();
   });
   app.addHook('preClose', async () => {
     closing = true;
+    sequencer.releaseReaders();
   });
   // Hooks on every request take Fastify's callback form: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
@@ -174,8 +191,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     app,
     contract,
     {
-      // A commit that wrote events wakes the dispatcher; delivery itself never runs on the request path.
-      ...plantHandlers(createPlantService(deps.store, { onEvents: () => dispatcher.wake(), onChange: metrics.observeChange, maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
+      // A commit that wrote events wakes the sequencer; their deliveries are made and sent off the request path.
+      ...plantHandlers(createPlantService(deps.store, { onEvents: () => sequencer.wake(), onChange: metrics.observeChange, maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,
@@ -184,6 +201,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           onDue: () => dispatcher.wake(),
         }),
       ),
+      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, maxWaiting: config.eventsMaxWaiting }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
       ...metricsHandlers(metrics),
@@ -199,8 +217,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   touch.unref();
   // Deliveries start once the app is ready (listening, or app.ready() in tests), including those left over
   // from before a restart; they stop before the store is closed (server.ts closes it after app.close()).
+  app.addHook('onReady', async () => sequencer.start());
   if (deps.startDispatcher !== false) app.addHook('onReady', async () => dispatcher.start());
   app.addHook('onClose', async () => {
+    await sequencer.stop();
     await dispatcher.stop();
     stopObservingCommits();
     clearInterval(touch);

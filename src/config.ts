@@ -68,6 +68,10 @@ export interface Config {
   readonly requireIfMatch: boolean;
   /** Webhook subscriptions the store may hold in all. */
   readonly webhookMaxSubscriptions: number;
+  /** How long events stay in the feed (and finished deliveries in the history). */
+  readonly eventRetentionMs: number;
+  /** GET /events requests waiting for an event at most at once. */
+  readonly eventsMaxWaiting: number;
 }
 
 export class ConfigError extends Error {
@@ -188,6 +192,25 @@ function proxyList(raw: string): readonly string[] {
   return Object.freeze(entries);
 }
 
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A duration such as `90s`, `30m`, `36h` or `7d`, in milliseconds, between `min` and `max`. */
+function duration(min: number, max: number) {
+  return (raw: string): number => {
+    const m = /^(\d{1,7})(s|m|h|d)$/.exec(raw.trim());
+    if (!m) throw new ConfigError(`expected a number and a unit (s, m, h or d), such as 7d or 36h, got "${raw}"`);
+    const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+    if (ms < min || ms > max) throw new ConfigError(`expected between ${min / 60_000}m and ${max / 86_400_000}d, got "${raw}"`);
+    return ms;
+  };
+}
+
+/** Milliseconds as the largest whole unit that `duration` reads back. */
+function durationText(ms: number): string {
+  for (const unit of ['d', 'h', 'm'] as const) if (ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  return `${Math.round(ms / 1_000)}s`;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -261,6 +284,8 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
   { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
   { key: 'webhookMaxSubscriptions', env: 'WEBHOOK_MAX_SUBSCRIPTIONS', description: 'Webhook subscriptions the store may hold in all (every one adds a delivery to each matching write); POST /webhooks beyond it is 409', default: 100, parse: integer(1, 100_000) },
+  { key: 'eventRetentionMs', env: 'EVENT_RETENTION', description: 'How long events stay in the feed (GET /events), as a number and a unit: 30m, 36h, 7d. Older events are removed in the background with their finished webhook deliveries and attempts; an event with a delivery still pending stays', default: 7 * 86_400_000, parse: duration(60_000, 3_650 * 86_400_000), show: (v) => durationText(v as number) },
+  { key: 'eventsMaxWaiting', env: 'EVENTS_MAX_WAITING', description: 'GET /events requests waiting (wait=) for an event at most at once; past it such a request is answered at once', default: 1_000, parse: integer(0, 100_000) },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
 ];
 
@@ -315,6 +340,7 @@ export function describeConfig(config: Config): string[] {
 
 /** A setting's default as written in an environment file ('' for an empty list or string). */
 function defaultText(s: Setting<keyof Config>): string {
+  if (s.show) return (s.show as (v: unknown) => string)(s.default);
   return Array.isArray(s.default) ? s.default.join(',') : String(s.default);
 }
 

@@ -31,6 +31,8 @@ export const ERRORS = {
   DELIVERY_NOT_RETRYABLE: { status: 409, message: 'Only a delivery of an active subscription that has not succeeded and is not being sent can be retried.' },
   WEBHOOK_NOT_DISABLED: { status: 409, message: 'The webhook subscription is not disabled.' },
   WEBHOOK_URL_REJECTED: { status: 400, message: 'The webhook URL is not allowed.' },
+  EVENT_NOT_FOUND: { status: 400, message: 'The after parameter names no event of the feed.' },
+  EVENTS_GONE: { status: 410, message: 'The after event was removed by retention; start again from the oldest event kept: GET /events without after.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this resource.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
   WEBHOOK_DUPLICATE: { status: 409, message: 'A subscription already delivers these events to this URL.' },

@@ -31,6 +31,7 @@ export type NewWebhook = components['schemas']['NewWebhook'];
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type FeedEvent = components['schemas']['FeedEvent'];
 
 /** The typed client: `GET`, `POST`, `DELETE`, ... of openapi-fetch over the document's paths. */
 export type PlantStoreClient = Client<paths>;
@@ -165,5 +166,45 @@ export async function* listAllPlants(
     if (data === undefined) throw new PlantStoreError(response.status, error as ErrorBody | undefined);
     yield* data;
     next = nextPlantsPage(response);
+  }
+}
+
+export interface FollowEventsOptions {
+  /** The id of the last event already handled; without it, from the oldest event the service keeps. */
+  after?: string;
+  /** Seconds each request waits for a new event (1 to 30, default 30). */
+  wait?: number;
+  /** Events per request at most (default 100). */
+  limit?: number;
+  /** Ends the iteration (a request waiting is cancelled). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Every event after `after`, in commit order, then each new one moments after it commits, for as long as the
+ * caller iterates: long polls GET /events, resuming after the last event yielded (keep its `id` to resume
+ * after a restart). Ends when `signal` aborts. Throws PlantStoreError when a request fails; 410 means the
+ * cursor is older than the service keeps events (start again without `after`).
+ */
+export async function* followEvents(client: PlantStoreClient, options: FollowEventsOptions = {}): AsyncGenerator<FeedEvent, void, undefined> {
+  let after = options.after;
+  const limit = options.limit ?? 100;
+  const wait = options.wait ?? 30;
+  const signal = options.signal;
+  while (!signal?.aborted) {
+    let result;
+    try {
+      result = await client.GET('/events', { params: { query: { ...(after !== undefined && { after }), limit, wait } }, ...(signal && { signal }) });
+    } catch (err) {
+      if (signal?.aborted) return;
+      throw err;
+    }
+    const { data, error, response } = result;
+    if (data === undefined) throw new PlantStoreError(response.status, error as ErrorBody | undefined);
+    for (const event of data) {
+      yield event;
+      after = event.id;
+      if (signal?.aborted) return;
+    }
   }
 }

@@ -97,6 +97,43 @@ export interface paths {
         patch: operations["patchPlant"];
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events feed, in commit order, a page at a time, with long polling.
+         * @description Every plant change is an event (`newPlant`, `plantUpdated`, `plantDeleted`), the same events the
+         *     webhooks send, kept for `EVENT_RETENTION` (default 7 days) whether or not anyone subscribes. This
+         *     returns the events that follow the one named by `after` (the `id` of the last event the client has
+         *     seen, which is also the `webhook-id` of its deliveries), oldest first, at most `limit` of them; without
+         *     `after`, from the oldest event retained. When more follow, `Link` carries the next page's URL with
+         *     `rel="next"`. A client that has read everything keeps the last `id` and asks again.
+         *
+         *     Order: events appear in the order their writes committed, moments after the commit (a background
+         *     pass gives each committed event its place, on every instance of the service). A reader never finds a
+         *     new event behind one it has already read, so following the feed from a cursor sees every event exactly
+         *     once. Events of one plant come in version order.
+         *
+         *     `wait` (seconds, at most 30): when no event follows the cursor, the answer waits until one is committed
+         *     (on any instance sharing the database; it is answered at once) or the time passes (then an empty
+         *     array). A server that is shutting down answers waiting requests at once.
+         *
+         *     An `after` that names no event is 400; one removed by retention (older than `EVENT_RETENTION`) is 410:
+         *     start again without `after`, from the oldest event retained.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -358,8 +395,9 @@ export interface webhooks {
          * A plant was created.
          * @description Sent once per created plant (not for idempotent replays); the body is the plant with its version.
          *     The event is written in the same transaction as the change (transactional outbox), so an
-         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
-         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     acknowledged change's event is never lost; moments after the commit, off the request path, it is
+         *     given its place in the events feed (`GET /events`) and a delivery to every subscription active then
+         *     that chose this event. Delivery is at-least-once, and every attempt of one event to one
          *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
          *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
          *     highest version it has applied and drops older ones.
@@ -394,8 +432,9 @@ export interface webhooks {
          * @description Sent once per `PUT` or `PATCH` that changed a plant (not for one that stored what was there); the body
          *     is the plant after the change, with its new version.
          *     The event is written in the same transaction as the change (transactional outbox), so an
-         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
-         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     acknowledged change's event is never lost; moments after the commit, off the request path, it is
+         *     given its place in the events feed (`GET /events`) and a delivery to every subscription active then
+         *     that chose this event. Delivery is at-least-once, and every attempt of one event to one
          *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
          *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
          *     highest version it has applied and drops older ones.
@@ -429,8 +468,9 @@ export interface webhooks {
          * A plant was deleted.
          * @description Sent once per deleted plant; the body is its id and the version it had.
          *     The event is written in the same transaction as the change (transactional outbox), so an
-         *     acknowledged change's event is never lost; it goes to every subscription active at the time of the
-         *     commit that chose this event. Delivery is at-least-once, and every attempt of one event to one
+         *     acknowledged change's event is never lost; moments after the commit, off the request path, it is
+         *     given its place in the events feed (`GET /events`) and a delivery to every subscription active then
+         *     that chose this event. Delivery is at-least-once, and every attempt of one event to one
          *     subscription carries the same `webhook-id`, so receivers de-duplicate by it. Every body carries the
          *     plant's `version`: events of one plant may arrive out of order (retries), so a receiver keeps the
          *     highest version it has applied and drops older ones.
@@ -602,6 +642,36 @@ export interface components {
              * @example 18
              */
             version: bigint;
+        };
+        /**
+         * @description One event of the feed.
+         * @example {
+         *       "id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+         *       "type": "plantUpdated",
+         *       "createdAt": "2026-03-14T09:26:55.012Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "name": "Monstera deliciosa",
+         *         "tag": "tropical",
+         *         "version": 17
+         *       }
+         *     }
+         */
+        FeedEvent: {
+            /**
+             * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed.
+             * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+             */
+            id: string;
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When the write that made it committed.
+             * @example 2026-03-14T09:26:55.012Z
+             */
+            createdAt: string;
+            /** @description The body its webhooks send (PlantEvent for newPlant and plantUpdated, PlantDeletedEvent for plantDeleted). */
+            data: components["schemas"]["PlantEvent"] | components["schemas"]["PlantDeletedEvent"];
         };
         /**
          * @example {
@@ -854,6 +924,21 @@ export interface components {
                  * @example {
                  *       "error": 404,
                  *       "message": "No such plant."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `after` event was removed by retention (older than `EVENT_RETENTION`); start again without `after`. */
+        EventsGone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": 410,
+                 *       "message": "The event msg_2KWPBgLlAfxdpx2AI54pPJ is no longer in the feed: events are kept for 7 days (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1464,6 +1549,82 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             417: components["responses"]["ExpectationFailed"];
             428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `id` of the last event the client has seen; the answer starts after it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                after?: string;
+                /**
+                 * @description Maximum number of events in the answer.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description Seconds to wait for an event when none follows the cursor (long polling); 0 answers at once.
+                 * @example 30
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events after the cursor, oldest first (empty when none followed within `wait`). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description `<...>; rel="next"` when more events follow this page.
+                     * @example </events?after=msg_2KWPBgLlAfxdpx2AI54pPJ&limit=100>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *         "type": "newPlant",
+                     *         "createdAt": "2026-03-14T09:26:55.012Z",
+                     *         "data": {
+                     *           "id": 10042,
+                     *           "name": "Monstera deliciosa",
+                     *           "tag": "tropical",
+                     *           "version": 17
+                     *         }
+                     *       },
+                     *       {
+                     *         "id": "msg_Q1xLk9a0VbT3mZr8hY2wEu",
+                     *         "type": "plantDeleted",
+                     *         "createdAt": "2026-03-14T09:31:02.448Z",
+                     *         "data": {
+                     *           "id": 10042,
+                     *           "version": 18
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["FeedEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            410: components["responses"]["EventsGone"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2175,6 +2336,12 @@ export const responseInt64: Readonly<Record<string, Readonly<Record<string, read
   "PATCH /plants/{id}": {
     "200": [
       "/id"
+    ]
+  },
+  "GET /events": {
+    "200": [
+      "/*/data/id",
+      "/*/data/version"
     ]
   }
 };

@@ -25,6 +25,10 @@ export interface SchemaDialect {
    * an id, even after a delete and a new create), starting above 1, the version every older plant gets.
    */
   versionCounter: string;
+  /** DDL that gives webhook_events an insertion-order column where the engine has no implicit one (or empty). */
+  addEventOrder: string;
+  /** The expression of webhook_events' insertion order (`rowid`, `seq`). */
+  eventOrder: string;
 }
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
@@ -118,6 +122,32 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
     ddl: () => `
       -- Space-separated event types. Subscriptions made before there were other events keep receiving newPlant only.
       ALTER TABLE webhook_subscriptions ADD COLUMN events TEXT NOT NULL DEFAULT 'newPlant';
+    `,
+  },
+  {
+    version: 5,
+    name: 'events feed',
+    ddl: (d) => `
+      -- Every write's event, with its feed position once the sequencer gave it one (events/event-log.ts).
+      ALTER TABLE webhook_events ADD COLUMN position ${d.int64};
+      ${d.addEventOrder}
+      -- Events written before this version already have their deliveries: they are sequenced here.
+      UPDATE webhook_events SET position = ${d.eventOrder};
+      CREATE UNIQUE INDEX webhook_events_position ON webhook_events (position);
+      CREATE INDEX webhook_events_unsequenced ON webhook_events (created_at) WHERE position IS NULL;
+      CREATE INDEX webhook_events_created ON webhook_events (created_at);
+      -- Retention removes an event's finished deliveries with it.
+      CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries (event_id);
+      -- One row: the last position given, the last one whose deliveries are made, and the last one retention
+      -- removed (0: none).
+      CREATE TABLE event_log (
+        id              INTEGER PRIMARY KEY CHECK (id = 1),
+        last_position   ${d.int64} NOT NULL,
+        fanned_through  ${d.int64} NOT NULL,
+        removed_through ${d.int64} NOT NULL
+      )${d.tableOptions};
+      INSERT INTO event_log (id, last_position, fanned_through, removed_through)
+        SELECT 1, coalesce(max(position), 0), coalesce(max(position), 0), 0 FROM webhook_events;
     `,
   },
 ];

@@ -3,6 +3,7 @@
 import type { TokenStore } from '../auth/token.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
+import type { EventLogStore } from '../events/event-log.js';
 import type { Migration } from './migrator.js';
 
 /** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
@@ -24,6 +25,7 @@ export interface Store extends PlantStore, TokenStore {
    */
   migrate(migrations?: readonly Migration[]): Promise<MigrationResult[]>;
   readonly webhooks: WebhookStore;
+  readonly events: EventLogStore;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /** Commits whatever is pending, then releases the database. */

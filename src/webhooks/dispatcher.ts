@@ -40,6 +40,11 @@ export interface DispatcherOptions {
   sender?: Sender;
   /** Told the outcome of every recorded attempt (metrics). */
   onOutcome?: (outcome: AttemptOutcome) => void;
+  /**
+   * Makes the deliveries of events committed so far (the event sequencer's pass); runOnce calls it first, so
+   * that a test's runOnce sends what its writes announced.
+   */
+  prepare?: () => Promise<unknown>;
 }
 
 export interface Dispatcher {
@@ -50,7 +55,8 @@ export interface Dispatcher {
   /** Something may be due now (a commit wrote events). Cheap, and coalesced. */
   wake(): void;
   /**
-   * Claims, sends and records everything due at now(), including what becomes claimable as slots free up;
+   * Makes the deliveries of the events committed so far (options.prepare), then claims, sends and records
+   * everything due at now(), including what becomes claimable as slots free up;
    * resolves with the number of attempts made once all of them are recorded. For tests with a fake clock.
    */
   runOnce(): Promise<number>;
@@ -263,6 +269,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     wake,
 
     async runOnce() {
+      await options.prepare?.();
       let total = 0;
       for (;;) {
         if (stopped) break;

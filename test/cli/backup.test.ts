@@ -132,7 +132,7 @@ test('restore refuses a store in use, or holding data without --force, and --for
 
   const refused = await runCli(['restore', backupFile], target.env);
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /holds data \(1 api_tokens, 1 plants\)\. Restore into an empty or new database, or add --force to replace it\./);
+  assert.match(refused.stderr, /holds data \(1 api_tokens, 1 plants, 1 webhook_events\)\. Restore into an empty or new database, or add --force to replace it\./);
   assert.deepEqual(rows(target.file, 'SELECT name FROM plants'), ['kept']);
 
   const forced = await runCli(['restore', '--force', backupFile], target.env);

@@ -2,6 +2,7 @@
 // conflicts and invalid lines reported by line number, int64 ids exact, an export that imports into an
 // identical store, newPlant events for new plants, the exit codes 0 / 1 / 2 / 3, Ctrl-C during an import,
 // a reader that stops early, and a CSV header given to the JSON Lines reader.
+import { sequenced } from '../helpers/events.js';
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -215,6 +216,10 @@ test('new plants get a newPlant event for each active subscription; identical on
   const path = file(dir, 'p.jsonl', `{"id":${MAX},"name":"a"}\n{"id":2,"name":"b","tag":"x"}\n`);
   assert.equal((await runCli(['import', path], env)).code, 0);
   assert.equal((await runCli(['import', path], env)).code, 0);
+  // The deliveries are made by the next sequencing pass (the next serve's first).
+  const reopened = await openStore(env.DATABASE_URL!);
+  assert.equal(await sequenced(reopened.store), 2);
+  await reopened.store.close();
   const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length), { readonly: true });
   t.after(() => db.close());
   const payloads = db.prepare('SELECT payload FROM webhook_events ORDER BY payload').pluck().all();

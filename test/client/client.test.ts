@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // The client package, as a consumer imports it (packages/client, linked into node_modules as a workspace).
-import { createPlantStoreClient, etagOf, listAllPlants, nextPlantsPage, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
+import { createPlantStoreClient, etagOf, followEvents, listAllPlants, nextPlantsPage, type FeedEvent, type ErrorBody, type NewPlant, type PlantStoreClient } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 import { VERSION } from '../../src/health/version.js';
@@ -197,4 +197,37 @@ test('health, readiness and the document through the client', async (t) => {
   assert.deepEqual((await anonymous.GET('/readyz')).data, { status: 'ok', version: VERSION });
   const doc = (await anonymous.GET('/openapi.json')).data as { openapi?: string };
   assert.equal(doc.openapi, '3.1.0');
+});
+
+test('followEvents yields every event after the cursor, then new ones as they commit, with exact ids; abort ends it', async (t) => {
+  const s = await startApp(t);
+  const { all, read } = clients(s);
+  assert.equal((await all.POST('/plants', { body: { id: ABOVE_2_53, name: 'before' } })).response.status, 200);
+  const controller = new AbortController();
+  const seen: FeedEvent[] = [];
+  const following = (async () => {
+    for await (const e of followEvents(read, { wait: 5, limit: 1, signal: controller.signal })) {
+      seen.push(e);
+      if (seen.length === 1) {
+        // Written while the follower runs: it sees them as they commit.
+        await all.PUT('/plants/{id}', { params: { path: { id: ABOVE_2_53 } }, body: { name: 'after' } });
+        await all.DELETE('/plants/{id}', { params: { path: { id: ABOVE_2_53 } } });
+      }
+      if (seen.length === 3) controller.abort();
+    }
+  })();
+  await following;
+  assert.deepEqual(seen.map((e) => [e.type, e.data.id]), [['newPlant', ABOVE_2_53], ['plantUpdated', ABOVE_2_53], ['plantDeleted', ABOVE_2_53]]);
+  // Resuming after the second event gives the third.
+  const rest: FeedEvent[] = [];
+  const again = new AbortController();
+  for await (const e of followEvents(read, { after: seen[1]!.id, wait: 1, signal: again.signal })) {
+    rest.push(e);
+    again.abort();
+  }
+  assert.deepEqual(rest, [seen[2]]);
+  // A cursor the service never gave is a typed error.
+  await assert.rejects(async () => {
+    for await (const _ of followEvents(read, { after: `msg_${'B'.repeat(22)}` })) void _;
+  }, (err: Error & { status?: number }) => err.name === 'PlantStoreError' && err.status === 400);
 });

@@ -20,6 +20,7 @@ import type { Store } from '../../src/storage/store.js';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { freshDatabaseUrl } from './test-store.js';
 import { sleep } from './sleep.js';
+import { sequenced } from './events.js';
 
 export { TEST_STORE, freshDatabaseUrl } from './test-store.js';
 
@@ -82,6 +83,7 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
       allowedHosts: config.webhookAllowedHosts,
       logger: silent,
       clock: options.clock,
+      prepare: () => sequenced(store, options.clock),
       ...options.dispatcher,
     });
   const app = await buildApp(config, { store, tokens, clock: options.clock, dispatcher, startDispatcher: options.backgroundDispatcher ?? true });

@@ -10,6 +10,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../webhooks/delivery-support.js';
+import { sequenced } from '../helpers/events.js';
 
 async function freshStore(t: TestContext): Promise<Store> {
   const { store } = await openStore(await freshDatabaseUrl(t));
@@ -50,9 +51,10 @@ test('createPlant: a free id is created; the same name and tag again is replayed
   assert.equal(await store.countPlants(), 3);
 });
 
-test('importPlants: the create rules in order, a repeated id within the batch included; events only for new plants while subscribed', async (t) => {
+test('importPlants: the create rules in order, a repeated id within the batch included; events only for new plants, delivered to subscribers', async (t) => {
   const store = await freshStore(t);
   await store.createPlant({ id: 1n, name: 'old' });
+  await sequenced(store);
   const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
   const outcomes = await store.importPlants(
     [
@@ -72,8 +74,10 @@ test('importPlants: the create rules in order, a repeated id within the batch in
     { kind: 'conflict', existing: { id: MAX, name: 'max', tag: 't' } },
     { kind: 'created' },
   ]);
+  assert.equal(await sequenced(store), 2);
   assert.equal(await store.webhooks.countPendingDeliveries(), 2);
   assert.equal((await store.webhooks.listDeliveries(sub.id, 10)).length, 2);
+  assert.deepEqual((await store.events.readAfter(null, 10)).map((e) => e.type), ['newPlant', 'newPlant', 'newPlant']);
   assert.deepEqual(unversioned(await store.getPlant(MAX)), { id: MAX, name: 'max', tag: 't' });
   assert.equal(await store.countPlants(), 3);
   assert.deepEqual(await store.importPlants([]), []);

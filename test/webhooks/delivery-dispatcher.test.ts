@@ -7,6 +7,7 @@ import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { WebhookStore } from '../../src/webhooks/delivery.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
+import { sequenced } from '../helpers/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
 import { addSubscription, startReceiver } from './delivery-support.js';
@@ -18,6 +19,7 @@ async function storeWithPlants(t: Parameters<typeof tempDir>[0], url: string, co
   t.after(() => store.close());
   const sub = await addSubscription(store, url);
   await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(i + 1), name: 'p' })));
+  await sequenced(store);
   return { store, sub };
 }
 

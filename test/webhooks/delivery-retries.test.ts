@@ -260,8 +260,8 @@ test('an idempotent replay of POST /plants emits no second event; a conflict emi
   assert.deepEqual(statuses, [200, 200, 200]);
   assert.equal(await s.postJson(body), 200);
   assert.equal(await s.postJson(plantJson(42, 'Other')), 409);
-  assert.equal((await s.store.webhooks.listDeliveries(sub.id, 10)).length, 1);
   await s.dispatcher.runOnce();
+  assert.equal((await s.store.webhooks.listDeliveries(sub.id, 10)).length, 1);
   clock.advance(48 * 3600_000);
   await s.dispatcher.runOnce();
   assert.equal(rx.requests.length, 1);

@@ -8,6 +8,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { addSubscription } from './delivery-support.js';
+import { sequenced } from '../helpers/events.js';
 
 async function freshStore(t: TestContext): Promise<{ store: Store; databaseUrl: string }> {
   const databaseUrl = (await freshDatabaseUrl(t));
@@ -16,9 +17,13 @@ async function freshStore(t: TestContext): Promise<{ store: Store; databaseUrl: 
   return { store, databaseUrl };
 }
 
-/** Creates plants from..from+count-1 at once (one group commit); each new one writes its newPlant event. */
+/**
+ * Creates plants from..from+count-1 at once (one group commit); each new one writes its newPlant event, and the
+ * sequencing pass that follows makes its deliveries.
+ */
 async function plants(store: Store, from: number, count: number): Promise<void> {
   await Promise.all(Array.from({ length: count }, (_, i) => store.createPlant({ id: BigInt(from + i), name: `p${from + i}` })));
+  await sequenced(store);
 }
 
 const at = (ms: number) => new Date(Date.now() + ms);
@@ -54,13 +59,14 @@ test('subscriptions: inserted ones are listed in creation order and read back as
   assert.equal(await store.webhooks.countPendingDeliveries(), c!.subscriptionId === 'wh_1' ? 3 : 2);
 });
 
-test('a commit fans out one pending delivery per active subscription; none without subscriptions, none for replays', async (t) => {
+test('a sequencing pass fans out one pending delivery per active subscription; none without subscriptions, none for replays', async (t) => {
   const { store } = await freshStore(t);
-  await plants(store, 1, 2); // no subscription yet: no event
+  await plants(store, 1, 2); // no subscription yet: no delivery
   const a = await addSubscription(store, 'http://127.0.0.1:1/a', 'wh_a');
   const b = await addSubscription(store, 'http://127.0.0.1:1/b', 'wh_b');
   await plants(store, 10, 1);
   await store.createPlant({ id: 10n, name: 'p10' }); // replay
+  await sequenced(store);
   const eventIds = new Set<string>();
   for (const sub of [a, b]) {
     const list = await store.webhooks.listDeliveries(sub.id, 100);

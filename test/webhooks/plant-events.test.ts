@@ -76,7 +76,7 @@ test('a plant created, renamed, patched and deleted: four signed events whose ve
   assert.equal(deliveries.length, 4);
 });
 
-test('a subscription receives only the event types it chose; an event nobody chose is not written at all', async (t) => {
+test('a subscription receives only the event types it chose; an event nobody chose is in the feed and delivered to nobody', async (t) => {
   const s = await startDeliveryApp(t);
   const secrets: Record<string, string> = {};
   const created = await startReceiver(t, () => secrets.created!);
@@ -98,11 +98,12 @@ test('a subscription receives only the event types it chose; an event nobody cho
   assert.deepEqual([...created.byId.values()].map((r) => JSON.parse(r.body).name), ['fern']);
   assert.deepEqual([...deleted.byId.values()].map((r) => Object.keys(JSON.parse(r.body)).sort()), [['id', 'version']]);
   assert.deepEqual([...created.problems, ...deleted.problems], []);
-  // Nobody chose plantUpdated: the update wrote no event, so each subscription has exactly one delivery.
+  // Nobody chose plantUpdated: its event has no delivery, so each subscription has exactly one; the feed has all three.
   assert.equal(await s.store.webhooks.countPendingDeliveries(), 0);
   for (const sub of await s.store.webhooks.listSubscriptions()) {
     assert.equal((await s.store.webhooks.listDeliveries(sub.id, 10)).length, 1, sub.url);
   }
+  assert.deepEqual((await s.store.events.readAfter(null, 10)).map((e) => e.type), ['newPlant', 'plantUpdated', 'plantDeleted']);
 });
 
 test('POST /webhooks: unknown or repeated event types are 400; the same URL and events again is 409; the limit is 409', async (t) => {

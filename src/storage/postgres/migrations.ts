@@ -12,4 +12,6 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   // A sequence, not a row every writer would lock: instances commit in parallel.
   versionCounter: `CREATE SEQUENCE plant_versions START 2;
       ALTER TABLE plants ALTER COLUMN version SET DEFAULT nextval('plant_versions');`,
+  addEventOrder: 'ALTER TABLE webhook_events ADD COLUMN seq BIGSERIAL NOT NULL;',
+  eventOrder: 'seq',
 });

@@ -10,6 +10,7 @@ import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
+import { PgEventStore } from './pg-events.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
@@ -42,16 +43,9 @@ const SQL = {
     WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
     RETURNING version`,
   deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2) RETURNING id, name, tag, version`,
-  subscribedEvents: 'SELECT DISTINCT events FROM webhook_subscriptions WHERE disabled_at IS NULL',
-  // The events and one delivery per subscription active at commit time that chose the event's type, in the
-  // plants' transaction.
-  insertEvents: `WITH subs AS (SELECT id, ' ' || events || ' ' AS events FROM webhook_subscriptions WHERE disabled_at IS NULL),
-    ev AS (INSERT INTO webhook_events (id, type, payload, created_at)
-           SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)
-           RETURNING id, type)
-    INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-    SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $4, $4, $4
-    FROM ev JOIN subs ON strpos(subs.events, ' ' || ev.type || ' ') > 0 ORDER BY ev.id, subs.id`,
+  // The events of the writes, in the plants' transaction; their positions and deliveries come after (pg-events.ts).
+  insertEvents: `INSERT INTO webhook_events (id, type, payload, created_at)
+    SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)`,
   getPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1',
   countPlants: 'SELECT count(*) AS n FROM plants',
   listPlants: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
@@ -93,11 +87,13 @@ export class PgStore extends GroupCommittedPlants implements Store {
   protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
   protected closed = false;
   readonly webhooks: PgWebhookStore;
+  readonly events: PgEventStore;
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     super();
     this.pool = createPool(url, options);
     this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    this.events = new PgEventStore(this.pool, url, () => this.closed);
     this.groupCommit = new Batcher({
       commit: (items) => this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items))),
     });
@@ -190,6 +186,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     // Commits what is queued (and waits for the commit in flight) before the pool goes.
     await this.groupCommit.close();
     this.closed = true;
+    await this.events.close();
     await this.pool.end();
   }
 }
@@ -199,7 +196,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
  * creates go first, in one statement: a free id is inserted; a later create of an id created earlier in the
  * batch finds it. Then replaces and deletes, in order. Every write of the batch is still waiting for its
  * answer, so any order of them is one a client could have seen. Last, the events of the writes that happened,
- * with their deliveries, in one statement.
+ * in one statement.
  */
 async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<WriteResult[]> {
   const now = new Date();
@@ -273,12 +270,9 @@ async function writeCreates(client: pg.PoolClient, creates: readonly Create[], r
   }
 }
 
-/** The events of the writes that happened, for the types some active subscription chose, with their deliveries. */
+/** The events of the writes that happened, in one statement. */
 async function writeEvents(client: pg.PoolClient, happened: readonly { type: EventType; plant: PlantRecord; version: bigint }[], now: Date): Promise<void> {
-  const { rows } = await client.query<{ events: string }>(named('subscribedEvents', []));
-  const chosen = new Set(rows.flatMap((r) => r.events.split(' ')));
-  const events = happened.filter((h) => chosen.has(h.type)).map((h) => plantEvent(h.type, h.plant, h.version));
-  if (events.length === 0) return;
+  const events = happened.map((h) => plantEvent(h.type, h.plant, h.version));
   await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
 }
 

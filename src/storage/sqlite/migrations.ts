@@ -11,4 +11,6 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   int64: 'INTEGER',
   versionCounter: `CREATE TABLE plant_version_counter (last INTEGER NOT NULL) STRICT;
       INSERT INTO plant_version_counter (last) VALUES (1);`,
+  addEventOrder: '',        // rowid
+  eventOrder: 'rowid',
 });

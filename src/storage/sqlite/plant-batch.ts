@@ -1,6 +1,6 @@
 // One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken, a
 // replace or a delete writes only under the conditions of PlantWrite, and each write that happens writes its
-// event with one delivery per active subscription that chose its type. Each write takes a new version from the store-wide counter. For each write it
+// event. Each write takes a new version from the store-wide counter. For each write it
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
 // (write-worker.ts), or on the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
@@ -25,23 +25,14 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
-  const subscribedEvents = db.prepare('SELECT DISTINCT events FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck();
   const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)');
-  // One delivery per subscription active at commit time that chose the event's type.
-  const fanOut = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-    SELECT 'dlv_' || lower(hex(randomblob(12))), @event, id, 'pending', 0, @now, @now, @now FROM webhook_subscriptions
-    WHERE disabled_at IS NULL AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`);
   const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
     const now = Date.now();
-    // The event types some active subscription chose, read once per batch; an event nobody chose is not written.
-    let chosen: Set<string> | undefined;
+    // The event commits with the write or not at all: nothing acknowledged can lose its event. Its feed
+    // position and deliveries come after, off this path (events/sequencer.ts).
     const announce = (type: EventType, plant: PlantRecord, version: bigint) => {
-      chosen ??= new Set((subscribedEvents.all() as string[]).flatMap((events) => events.split(' ')));
-      if (!chosen.has(type)) return;
-      // The event commits with the write or not at all: nothing acknowledged can lose its event.
       const e = plantEvent(type, plant, version);
       insertEvent.run(e.id, e.type, e.payload, now);
-      fanOut.run({ event: e.id, now, type });
     };
     // One step of the counter for the batch: write i gets version base + i + 1 (unused ones are gaps).
     const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);

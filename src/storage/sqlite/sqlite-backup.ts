@@ -24,7 +24,7 @@ export class BackupError extends Error {
 }
 
 // Bookkeeping tables: a database holding only these is empty (a migrated, never used store).
-export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter']);
+export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log']);
 
 // One backup step copies every page: a copy taken in steps restarts whenever another connection commits,
 // so under steady writes it might never finish. The most better-sqlite3 accepts.

@@ -17,6 +17,8 @@ import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
+import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
+import { createEventJobs, type EventJobs } from './event-jobs.js';
 import { configureConnection } from './connection-setup.js';
 
 export interface SqliteOptions {
@@ -42,6 +44,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   private prepared?: ReturnType<SqliteStore['prepare']>;
   private batchWriter?: ReturnType<typeof createBatchWriter>;
   readonly webhooks: SqliteWebhookStore;
+  readonly events: SqliteEventStore;
+  private eventJobs?: EventJobs;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
@@ -61,9 +65,25 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
     // Prepared on first use, after migrating.
-    const committer: BatchCommitter<PlantWrite, WriteResult> =
-      file === ':memory:' ? { commit: async (items) => writeResultsOf(items, this.writer()(items)) } : new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    let committer: BatchCommitter<PlantWrite, WriteResult>;
+    let passes: EventPassRunner;
+    if (file === ':memory:') {
+      committer = { commit: async (items) => writeResultsOf(items, this.writer()(items)) };
+      const jobs = () => (this.eventJobs ??= createEventJobs(this.db));
+      passes = {
+        sequence: async (maxDeliveries, now) => this.guard(() => jobs().sequence(maxDeliveries, now)),
+        removeOlderThan: async (cutoff, maxEvents) => this.guard(() => jobs().removeOlderThan(cutoff, maxEvents)),
+      };
+    } else {
+      const worker = new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+      committer = worker;
+      passes = {
+        sequence: (maxDeliveries, now) => this.guardAsync(() => worker.sequence(maxDeliveries, now)),
+        removeOlderThan: (cutoff, maxEvents) => this.guardAsync(() => worker.removeOlderThan(cutoff, maxEvents)),
+      };
+    }
     this.groupCommit = new Batcher(committer);
+    this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes);
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -206,7 +226,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   /**
    * Bulk create (plant-store import): the plants in one transaction and one fsync, outside the group commit,
    * by the same writer and rule as createPlant, row by row (a plant after another with its id in the same
-   * batch sees it). `eventFor` is called only for new plants while a subscription is active.
+   * batch sees it), each new plant with its event (sequenced by the next serve).
    */
   async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
     return this.guard(() => {
@@ -218,6 +238,15 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   /** The batch writer on this connection (import, and the group commit of an in-memory database). */
   private writer(): ReturnType<typeof createBatchWriter> {
     return (this.batchWriter ??= createBatchWriter(this.db));
+  }
+
+  private async guardAsync<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
+    try {
+      return await fn();
+    } catch (err) {
+      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
+    }
   }
 
   /** Driver failures become StoreUnavailableError (503); programming errors would too, and are logged. */

@@ -1,11 +1,13 @@
 // Webhook subscriptions, outbox deliveries and attempts on SQLite. The outbox rows themselves are written by
-// SqliteStore's group commit, in the transaction that creates the plant.
+// SqliteStore's group commit, in the transaction of the plant write; their deliveries by the sequencing pass
+// (event-jobs.ts).
 //
 // A delivery is `pending` until it succeeds, fails for good, or is cancelled. A dispatcher leases due
 // pending deliveries (lease_until) in one IMMEDIATE transaction, so two dispatchers never send the same
 // delivery at once; a lease that expires (its dispatcher died) makes the delivery due again.
 import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
+import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
@@ -24,7 +26,6 @@ export class SqliteWebhookStore implements WebhookStore {
   private prepared?: Statements;
   /** Attempts that finish together share one transaction. */
   private readonly attempts: Batcher<PendingAttempt, void>;
-  private syncLevel?: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -223,21 +224,12 @@ export class SqliteWebhookStore implements WebhookStore {
   /**
    * Runs a write whose loss on power failure is harmless without waiting for fsync: a lost lease or attempt
    * record only makes its delivery due again (at-least-once). In WAL mode the commit is still atomic and
-   * survives a process crash, and the next synchronous commit (any plant create) makes it durable too.
+   * survives a process crash, and the next synchronous commit (any plant write) makes it durable too.
    * Plants, events, subscriptions, deletes and manual retries stay synchronous=FULL. Measured: an fsync
-   * per attempt capped one receiver at about 200 deliveries/s. better-sqlite3 is synchronous, so no other
-   * statement can run between the two pragmas.
+   * per attempt capped one receiver at about 200 deliveries/s.
    */
   private withoutSync<T>(fn: () => T): T {
-    // The level the store chose (FULL); read once, it never changes afterwards.
-    const level = (this.syncLevel ??= this.db.pragma('synchronous', { simple: true }) as number);
-    if (level <= 1) return fn();
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return fn();
-    } finally {
-      this.db.pragma(`synchronous = ${level}`);
-    }
+    return withoutSync(this.db, fn);
   }
 
   /**

@@ -1,7 +1,9 @@
-// Commits batches on the write worker (write-worker.ts), started on first use and again after it dies.
+// Commits batches, and the event log's passes, on the write worker (write-worker.ts), started on first use and
+// again after it dies. The worker answers in the order it was asked.
 import { Worker } from 'node:worker_threads';
 import { StoreUnavailableError } from '../errors.js';
 import type { PlantWrite, WriteResult } from '../../plants/plant.js';
+import type { SequencePass } from '../../events/event-log.js';
 import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import type { BatchCommitter } from '../batcher.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
@@ -13,7 +15,7 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
   private worker?: Worker;
   private ready?: Promise<Worker>;
   private seq = 0;
-  private waiting?: { seq: number; resolve: (o: BatchResults) => void; reject: (e: unknown) => void };
+  private readonly waiting = new Map<number, { resolve: (o: unknown) => void; reject: (e: unknown) => void }>();
 
   constructor(private readonly data: WriterData) {}
 
@@ -27,19 +29,20 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
       worker.on('message', (msg: WriterReply) => {
         if ('ready' in msg) return resolve(worker);
         if ('failed' in msg) return reject(new Error(msg.failed));
-        const w = this.waiting;
-        if (!w || w.seq !== msg.seq) return;
-        this.waiting = undefined;
-        worker.unref();
+        const w = this.waiting.get(msg.seq);
+        if (!w) return;
+        this.waiting.delete(msg.seq);
+        // Idle again, unless closing (close() holds the reference until the writer has exited).
+        if (this.waiting.size === 0 && this.worker === worker) worker.unref();
         if (msg.ok) w.resolve(msg.results);
         else w.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
       });
       const gone = (err: Error) => {
         if (this.worker === worker) (this.worker = undefined), (this.ready = undefined);
         reject(err);
-        const w = this.waiting;
-        this.waiting = undefined;
-        w?.reject(new StoreUnavailableError(err));
+        const waiting = [...this.waiting.values()];
+        this.waiting.clear();
+        for (const w of waiting) w.reject(new StoreUnavailableError(err));
       };
       worker.on('error', gone);
       worker.on('exit', (code) => gone(new Error(`the write worker exited (code ${code})`)));
@@ -57,20 +60,32 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
   }
 
   async commit(items: PlantWrite[]): Promise<WriteResult[]> {
+    return writeResultsOf(items, await this.ask<BatchResults>({ items: encodeItems(items) }));
+  }
+
+  sequence(maxDeliveries: number, now: number): Promise<SequencePass> {
+    return this.ask({ sequence: { maxDeliveries, now } });
+  }
+
+  removeOlderThan(cutoff: number, maxEvents: number): Promise<number> {
+    return this.ask({ removeOlderThan: { cutoff, maxEvents } });
+  }
+
+  private async ask<T>(request: DistributiveOmit<Exclude<WriterRequest, { close: true }>, 'seq'>): Promise<T> {
     const starting = this.start();
-    // Keeps the process alive while a commit that someone awaits is running, its worker's start included;
-    // the reply unreferences it again.
+    // Keeps the process alive while a request that someone awaits is running, its worker's start included;
+    // the last reply unreferences it again.
     this.worker?.ref();
     const worker = await starting.catch((err: unknown) => {
       this.ready = undefined;
       throw new StoreUnavailableError(err);
     });
-    const results = await new Promise<BatchResults>((resolve, reject) => {
+    return new Promise<T>((resolve, reject) => {
       const seq = ++this.seq;
-      this.waiting = { seq, resolve, reject };
-      worker.postMessage({ seq, items: encodeItems(items) } satisfies WriterRequest);
+      this.waiting.set(seq, { resolve: resolve as (o: unknown) => void, reject });
+      worker.ref();
+      worker.postMessage({ seq, ...request } as WriterRequest);
     });
-    return writeResultsOf(items, results);
   }
 
   async close(): Promise<void> {
@@ -85,3 +100,5 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
     await exited;
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,0 +1,83 @@
+// GET /events: the feed after a cursor, a page at a time, waiting for the next event when asked to.
+import type { FastifyReply } from 'fastify';
+import { AppError } from '../errors.js';
+import type { OperationRequest } from '../http/contract-routes.js';
+import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
+import type { Sequencer } from './sequencer.js';
+
+export interface EventFeedOptions {
+  /** How long events are kept, for the 410 message (EVENT_RETENTION). */
+  retentionMs: number;
+  /** Requests waiting at most at once; past it a request that would wait answers at once (empty). */
+  maxWaiting: number;
+}
+
+/** The page as JSON text: `data` is the stored body, sent as it is (ids digit for digit). */
+function pageJson(events: readonly FeedEvent[]): string {
+  let out = '[';
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (i > 0) out += ',';
+    out += `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"createdAt":"${e.createdAt.toISOString()}","data":${e.payload}}`;
+  }
+  return out + ']';
+}
+
+function days(ms: number): string {
+  const d = ms / 86_400_000;
+  return Number.isInteger(d) ? `${d} day${d === 1 ? '' : 's'}` : `${Math.round(ms / 3_600_000)} hours`;
+}
+
+export function eventHandlers(store: EventLogStore, sequencer: Sequencer, options: EventFeedOptions) {
+  let waiting = 0;
+
+  /** The position after which to read, or null (from the oldest); undefined while the cursor has none yet. */
+  async function positionAfter(after: string | undefined): Promise<bigint | null | undefined> {
+    if (after === undefined) return null;
+    const cursor = await store.cursor(after);
+    if (cursor.kind === 'at') return cursor.position;
+    if (cursor.kind === 'pending') return undefined;
+    if (unknownCursor(cursor.removedThrough) === 'gone') {
+      throw new AppError('EVENTS_GONE', `The event ${after} is no longer in the feed: events are kept for ${days(options.retentionMs)} (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after.`);
+    }
+    throw new AppError('EVENT_NOT_FOUND', `after=${after} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
+  }
+
+  return {
+    async listEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply) {
+      const { after } = request.query;
+      const limit = request.query.limit as number; // defaulted by the schema
+      const waitMs = (request.query.wait as number) * 1000;
+      const deadline = Date.now() + waitMs;
+      let events: FeedEvent[] = [];
+      // A client that goes away ends its wait.
+      const gone = new AbortController();
+      const onClose = () => gone.abort();
+      reply.raw.once('close', onClose);
+      let counted = false;
+      try {
+        for (;;) {
+          const position = await positionAfter(after);
+          if (position !== undefined) events = await store.readAfter(position, limit + 1);
+          const left = deadline - Date.now();
+          if (events.length > 0 || left <= 0 || gone.signal.aborted) break;
+          if (!counted) {
+            if (waiting >= options.maxWaiting) break;
+            waiting++;
+            counted = true;
+          }
+          // Woken by events or by the time: look again. Released (a shutdown, or the client left): answer now.
+          if ((await sequencer.nextEvents(left, gone.signal)) === 'released') break;
+        }
+      } finally {
+        if (counted) waiting--;
+        reply.raw.removeListener('close', onClose);
+      }
+      const page = events.slice(0, limit);
+      if (events.length > limit) {
+        reply.header('link', `</events?${new URLSearchParams({ after: page[page.length - 1]!.id, limit: String(limit) })}>; rel="next"`);
+      }
+      return reply.type('application/json; charset=utf-8').send(pageJson(page));
+    },
+  };
+}

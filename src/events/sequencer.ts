@@ -1,0 +1,171 @@
+// The background half of the event log: sequencing passes (feed positions and webhook deliveries for committed
+// events) woken by this process's commits, by a poll (events committed by an instance that died before its
+// pass, or by `plant-store import`), and the retention pass. Readers of the feed wait on it for new events.
+import { systemClock, type Clock } from '../clock.js';
+import type { EventLogStore } from './event-log.js';
+
+export interface SequencerLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface SequencerOptions {
+  store: EventLogStore;
+  /** The retention clock (tests move it). */
+  clock?: Clock;
+  logger: SequencerLogger;
+  /** How long an event is kept (EVENT_RETENTION). */
+  retentionMs: number;
+  /** Deliveries one pass creates at most: the bound on how long a pass holds the write lock. */
+  maxDeliveriesPerPass?: number;
+  /** Longest time between passes without a wake. */
+  pollMs?: number;
+  /** How often the retention pass runs. */
+  retentionEveryMs?: number;
+  /** Told when a pass (here or, on PostgreSQL, anywhere) may have created deliveries. */
+  onDeliveries?: () => void;
+}
+
+export interface Sequencer {
+  start(): void;
+  /** Stops the loops, waits for the pass in flight, and releases every waiting reader. */
+  stop(): Promise<void>;
+  /** A commit wrote events: a pass runs soon. Cheap, and coalesced. */
+  wake(): void;
+  /** Sequences everything committed now; resolves with how many events got positions (tests). */
+  runOnce(): Promise<number>;
+  /** Runs the retention pass now with the clock's time; resolves with how many events it removed. */
+  retainOnce(): Promise<number>;
+  /**
+   * Resolves when events were sequenced (here or on another instance), after `ms`, when `signal` aborts, or
+   * when readers are released (a shutdown): `events`, `timeout` or `released`.
+   */
+  nextEvents(ms: number, signal?: AbortSignal): Promise<'events' | 'timeout' | 'released'>;
+  /** Releases every waiting reader, and answers later waits at once (a shutdown has begun). */
+  releaseReaders(): void;
+}
+
+const RETAIN_BATCH = 1_000;
+
+export function createSequencer(options: SequencerOptions): Sequencer {
+  const { store, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const maxDeliveries = options.maxDeliveriesPerPass ?? 1_000;
+  const pollMs = options.pollMs ?? 1_000;
+  const retentionEveryMs = options.retentionEveryMs ?? 60_000;
+  const waiters = new Set<(why: 'events' | 'released') => void>();
+  let stopped = false;
+  let readersReleased = false;
+  let running: Promise<number> | undefined;
+  let again = false;
+  let scheduled = false;
+  let poll: NodeJS.Timeout | undefined;
+  let retention: NodeJS.Timeout | undefined;
+  let unwatch: (() => void) | undefined;
+
+  function release(why: 'events' | 'released' = 'events'): void {
+    const all = [...waiters];
+    waiters.clear();
+    for (const w of all) w(why);
+  }
+
+  /** Passes until nothing committed is left unsequenced. */
+  async function drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const pass = await store.sequence(maxDeliveries, new Date(clock.now()));
+      total += pass.events;
+      if (pass.events > 0) release();
+      if (pass.deliveries > 0) options.onDeliveries?.();
+      if (!pass.more || stopped) return total;
+    }
+  }
+
+  function run(): Promise<number> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      try {
+        do {
+          again = false;
+          total += await drain();
+        } while (again && !stopped);
+      } finally {
+        running = undefined;
+      }
+      return total;
+    })();
+    return running;
+  }
+
+  function background(): void {
+    run().catch((err: unknown) => logger.warn({ err }, 'could not sequence events; will try again'));
+  }
+
+  async function retainOnce(): Promise<number> {
+    const cutoff = new Date(clock.now() - options.retentionMs);
+    let removed = 0;
+    for (;;) {
+      const n = await store.removeOlderThan(cutoff, RETAIN_BATCH);
+      removed += n;
+      if (n < RETAIN_BATCH || stopped) return removed;
+    }
+  }
+
+  return {
+    start() {
+      if (poll || stopped) return;
+      unwatch = store.watch(() => {
+        release();
+        options.onDeliveries?.();
+      });
+      background();
+      poll = setInterval(background, pollMs);
+      poll.unref();
+      const retain = () => retainOnce().catch((err: unknown) => logger.warn({ err }, 'could not remove old events; will try again'));
+      void retain();
+      retention = setInterval(retain, retentionEveryMs);
+      retention.unref();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(poll);
+      clearInterval(retention);
+      unwatch?.();
+      readersReleased = true;
+      release('released');
+      await running?.catch(() => {});
+    },
+    wake() {
+      if (scheduled || stopped) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        background();
+      });
+    },
+    runOnce: () => run(),
+    retainOnce,
+    nextEvents(ms, signal) {
+      if (readersReleased || signal?.aborted) return Promise.resolve('released');
+      return new Promise((resolve) => {
+        const done = (why: 'events' | 'timeout' | 'released') => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          signal?.removeEventListener('abort', aborted);
+          resolve(why);
+        };
+        const aborted = () => done('released');
+        const timer = setTimeout(() => done('timeout'), ms);
+        waiters.add(done);
+        signal?.addEventListener('abort', aborted, { once: true });
+      });
+    },
+    releaseReaders() {
+      readersReleased = true;
+      release('released');
+    },
+  };
+}

@@ -1,0 +1,182 @@
+// The events feed on PostgreSQL. A sequencing pass locks the event_log row, so passes of every instance take
+// turns, and reads in its next statement (a new snapshot under READ COMMITTED) what earlier passes left
+// unsequenced; it sees only committed events, so a position is never given before a lower one can still
+// appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
+import pg from 'pg';
+import { eventsPerFanOut, POSITIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { guarded, transaction } from './pool.js';
+
+const CHANNEL = 'plant_store_events';
+
+const SQL = {
+  lock: `SELECT last_position, fanned_through, (SELECT count(*) FROM webhook_subscriptions WHERE disabled_at IS NULL) AS active
+    FROM event_log WHERE id = 1 FOR UPDATE`,
+  // Positions last+1.. in insertion order.
+  place: `WITH batch AS (
+      SELECT id, $2::int8 + row_number() OVER (ORDER BY seq) AS position FROM webhook_events
+      WHERE position IS NULL ORDER BY seq LIMIT $1)
+    UPDATE webhook_events e SET position = b.position FROM batch b WHERE e.id = b.id RETURNING e.position`,
+  // The deliveries of the next placed events: one per subscription active now that chose the type.
+  fanOut: `WITH ev AS (SELECT id, type, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2),
+    subs AS (SELECT id, ' ' || events || ' ' AS events FROM webhook_subscriptions WHERE disabled_at IS NULL),
+    made AS (
+      INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+      SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $3, $3, $3
+      FROM ev JOIN subs ON strpos(subs.events, ' ' || ev.type || ' ') > 0 ORDER BY ev.position, subs.id
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM made) AS deliveries, (SELECT max(position) FROM ev) AS through`,
+  setState: 'UPDATE event_log SET last_position = $1, fanned_through = $2 WHERE id = 1',
+  notify: `SELECT pg_notify('${CHANNEL}', '')`,
+  positionOf: 'SELECT position FROM webhook_events WHERE id = $1',
+  removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
+  readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
+  lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
+  old: `SELECT e.id, e.position FROM webhook_events e
+    WHERE e.created_at < $1 AND e.position IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+    ORDER BY e.created_at LIMIT $2`,
+  // A delivery made pending again meanwhile (a manual retry) keeps itself and its event.
+  removeDeliveries: `DELETE FROM webhook_deliveries WHERE event_id = ANY($1::text[]) AND status <> 'pending'`,
+  removeEvents: `DELETE FROM webhook_events e WHERE e.id = ANY($1::text[])
+    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) RETURNING e.position`,
+  setRemoved: 'UPDATE event_log SET removed_through = greatest(removed_through, $1) WHERE id = 1',
+} as const;
+
+function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
+  return { name: `events_${name}`, text: SQL[name], values };
+}
+
+interface EventRow {
+  id: string;
+  type: string;
+  created_at: Date;
+  payload: string;
+  position: bigint;
+}
+
+export class PgEventStore implements EventLogStore {
+  private readonly listeners = new Set<() => void>();
+  private listening?: pg.Client;
+  private retry?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+    private readonly closed: () => boolean,
+  ) {}
+
+  private guard<T>(fn: () => Promise<T>): Promise<T> {
+    return guarded(this.closed, fn);
+  }
+
+  sequence(maxDeliveries: number, now: Date): Promise<SequencePass> {
+    return this.guard(() =>
+      transaction(this.pool, async (client) => {
+        // The lock, then new statements: each sees what passes before this one committed.
+        const { rows: [state] } = await client.query<{ last_position: bigint; fanned_through: bigint; active: bigint }>(named('lock', []));
+        let last = state!.last_position;
+        let fanned = state!.fanned_through;
+        const placed = await client.query<{ position: bigint }>(named('place', [POSITIONS_PER_PASS, last.toString()]));
+        for (const r of placed.rows) if (r.position > last) last = r.position;
+        const subscriptions = Number(state!.active);
+        let deliveries = 0;
+        if (subscriptions === 0) {
+          fanned = last;
+        } else if (fanned < last) {
+          const { rows: [made] } = await client.query<{ deliveries: bigint; through: bigint | null }>(
+            named('fanOut', [fanned.toString(), eventsPerFanOut(maxDeliveries, subscriptions), now]),
+          );
+          deliveries = Number(made!.deliveries);
+          if (made!.through !== null) fanned = made!.through;
+        }
+        if (placed.rows.length > 0 || fanned !== state!.fanned_through) await client.query(named('setState', [last.toString(), fanned.toString()]));
+        if (placed.rows.length > 0) await client.query(named('notify', []));
+        return { events: placed.rows.length, deliveries, more: placed.rows.length === POSITIONS_PER_PASS || fanned < last };
+      }),
+    );
+  }
+
+  cursor(id: string): Promise<Cursor> {
+    return this.guard(async () => {
+      const { rows } = await this.pool.query<{ position: bigint | null }>(named('positionOf', [id]));
+      if (rows[0]) return rows[0].position === null ? { kind: 'pending' } : { kind: 'at', position: rows[0].position };
+      const removed = await this.pool.query<{ removed_through: bigint }>(named('removedThrough', []));
+      return { kind: 'unknown', removedThrough: removed.rows[0]?.removed_through ?? 0n };
+    });
+  }
+
+  readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]> {
+    return this.guard(async () => {
+      const { rows } = await this.pool.query<EventRow>(named('readAfter', [(position ?? -1n).toString(), limit]));
+      return rows.map((r) => ({ id: r.id, type: r.type, createdAt: r.created_at, payload: r.payload, position: r.position }));
+    });
+  }
+
+  removeOlderThan(cutoff: Date, maxEvents: number): Promise<number> {
+    return this.guard(() =>
+      transaction(this.pool, async (client) => {
+        await client.query(named('lockRemoved', []));
+        const { rows } = await client.query<{ id: string }>(named('old', [cutoff, maxEvents]));
+        if (rows.length === 0) return 0;
+        const ids = rows.map((r) => r.id);
+        await client.query(named('removeDeliveries', [ids]));
+        const removed = await client.query<{ position: bigint }>(named('removeEvents', [ids]));
+        if (removed.rows.length > 0) {
+          const through = removed.rows.reduce((m, r) => (r.position > m ? r.position : m), 0n);
+          await client.query(named('setRemoved', [through.toString()]));
+        }
+        return removed.rows.length;
+      }),
+    );
+  }
+
+  watch(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (!this.listening && !this.retry) this.listen(0);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** One connection per instance LISTENs; a lost one is opened again with back-off while anyone watches. */
+  private listen(failures: number): void {
+    this.retry = undefined;
+    if (this.stopped || this.listeners.size === 0) return;
+    const client = new pg.Client({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: 5_000 });
+    this.listening = client;
+    let lost = false;
+    const again = () => {
+      if (lost) return;
+      lost = true;
+      if (this.listening === client) this.listening = undefined;
+      client.end().catch(() => {});
+      if (this.stopped) return;
+      // Events sequenced while no one listened are found by the readers' own timeouts and the sequencer's poll.
+      this.retry = setTimeout(() => this.listen(failures + 1), Math.min(30_000, 250 * 2 ** failures));
+      this.retry.unref();
+    };
+    client.on('error', again);
+    client.on('end', again);
+    client.on('notification', () => {
+      for (const l of this.listeners) l();
+    });
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${CHANNEL}`))
+      .then(() => {
+        failures = 0;
+        // Anything sequenced before LISTEN took effect: readers look again.
+        for (const l of this.listeners) l();
+      })
+      .catch(again);
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    const client = this.listening;
+    this.listening = undefined;
+    await client?.end().catch(() => {});
+  }
+}

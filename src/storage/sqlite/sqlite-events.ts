@@ -1,0 +1,69 @@
+// The events feed on SQLite: reads on the main connection; the passes (event-jobs.ts) where plant batches commit.
+import type Database from 'better-sqlite3';
+import type { Cursor, EventLogStore, FeedEvent, SequencePass } from '../../events/event-log.js';
+
+type Guard = <T>(fn: () => T) => T;
+
+/** Where the passes run: the write worker, or this thread for an in-memory database. */
+export interface EventPassRunner {
+  sequence(maxDeliveries: number, now: number): Promise<SequencePass>;
+  removeOlderThan(cutoff: number, maxEvents: number): Promise<number>;
+}
+
+interface EventRow {
+  id: string;
+  type: string;
+  created_at: number;
+  payload: string;
+  position: bigint;
+}
+
+export class SqliteEventStore implements EventLogStore {
+  private prepared?: ReturnType<SqliteEventStore['prepare']>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly guard: Guard,
+    private readonly passes: EventPassRunner,
+  ) {}
+
+  private prepare() {
+    const db = this.db;
+    return {
+      positionOf: db.prepare('SELECT position FROM webhook_events WHERE id = ?').safeIntegers(true),
+      removedThrough: db.prepare('SELECT removed_through FROM event_log WHERE id = 1').pluck().safeIntegers(true),
+      readAfter: db.prepare('SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true),
+    };
+  }
+
+  private statements() {
+    return (this.prepared ??= this.prepare());
+  }
+
+  sequence(maxDeliveries: number, now: Date): Promise<SequencePass> {
+    return this.passes.sequence(maxDeliveries, now.getTime());
+  }
+
+  removeOlderThan(cutoff: Date, maxEvents: number): Promise<number> {
+    return this.passes.removeOlderThan(cutoff.getTime(), maxEvents);
+  }
+
+  async cursor(id: string): Promise<Cursor> {
+    return this.guard(() => {
+      const st = this.statements();
+      const row = st.positionOf.get(id) as { position: bigint | null } | undefined;
+      if (row) return row.position === null ? { kind: 'pending' } : { kind: 'at', position: row.position };
+      return { kind: 'unknown', removedThrough: st.removedThrough.get() as bigint };
+    });
+  }
+
+  async readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]> {
+    const rows = this.guard(() => this.statements().readAfter.all(position ?? -1n, limit)) as EventRow[];
+    return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position }));
+  }
+
+  watch(): () => void {
+    // One process writes this file: its own sequencer reports every pass.
+    return () => {};
+  }
+}

@@ -1,0 +1,96 @@
+// The feed with two instances on one PostgreSQL database: writes on both, one commit order for every reader,
+// and a reader waiting on one instance woken by a commit on the other (LISTEN/NOTIFY).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.js';
+
+interface FeedEvent {
+  id: string;
+  type: string;
+  data: { id: number; version: number };
+}
+
+async function feed(s: TestApp, query: string): Promise<{ events: FeedEvent[]; link: string | null }> {
+  const res = await fetch(`${s.url}/events${query}`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  assert.equal(res.status, 200, await res.clone().text());
+  return { events: (await res.json()) as FeedEvent[], link: res.headers.get('link') };
+}
+
+function send(s: TestApp, method: string, id: number, body?: unknown): Promise<Response> {
+  return fetch(`${s.url}/plants${method === 'POST' ? '' : `/${id}`}`, {
+    method,
+    headers: { authorization: `Bearer ${s.token.write}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+}
+
+test('writes on two instances: a reader following the feed sees every event once, each plant in version order, as any later reader does', async (t) => {
+  const a = await startApp(t);
+  const b = await startApp(t, { databaseUrl: a.databaseUrl });
+  const plants = 150;
+  let expected = 0;
+  const seen: FeedEvent[] = [];
+  let writing = true;
+  // Follows on instance a while both instances write.
+  const follower = (async () => {
+    let after = '';
+    const deadline = Date.now() + 60_000;
+    while ((writing || seen.length < expected) && Date.now() < deadline) {
+      const page = await feed(a, `?limit=37&wait=2${after && `&after=${after}`}`);
+      seen.push(...page.events);
+      if (page.events.length > 0) after = page.events[page.events.length - 1]!.id;
+    }
+  })();
+  await Promise.all(
+    Array.from({ length: plants }, async (_, i) => {
+      const [first, second] = i % 2 === 0 ? [a, b] : [b, a];
+      assert.equal((await send(first, 'POST', i, { id: i, name: `p${i}` })).status, 200);
+      assert.equal((await send(second, 'PUT', i, { name: `q${i}` })).status, 200);
+      expected += 2;
+      if (i % 3 === 0) {
+        assert.equal((await send(first, 'DELETE', i)).status, 204);
+        expected += 1;
+      }
+    }),
+  );
+  writing = false;
+  await follower;
+  assert.equal(seen.length, expected);
+  assert.equal(new Set(seen.map((e) => e.id)).size, expected, 'no event twice');
+  const byPlant = new Map<number, FeedEvent[]>();
+  for (const e of seen) byPlant.set(e.data.id, [...(byPlant.get(e.data.id) ?? []), e]);
+  assert.equal(byPlant.size, plants);
+  for (const [id, events] of byPlant) {
+    assert.deepEqual(events.map((e) => e.type), id % 3 === 0 ? ['newPlant', 'plantUpdated', 'plantDeleted'] : ['newPlant', 'plantUpdated'], `plant ${id}`);
+    // Each write gives a new, higher version; a delete's event carries the version the plant had.
+    const versions = events.map((e) => e.data.version);
+    assert.ok(versions.every((v, k) => k === 0 || (events[k]!.type === 'plantDeleted' ? v === versions[k - 1] : v > versions[k - 1]!)), `plant ${id}: versions ${versions}`);
+  }
+  // A reader starting now, on the other instance, pages through the same events in the same order.
+  const later: FeedEvent[] = [];
+  let next: string | null = '?limit=100';
+  while (next !== null) {
+    const page = await feed(b, next);
+    later.push(...page.events);
+    next = page.link === null ? null : /^<\/events([^>]+)>/.exec(page.link)![1]!;
+  }
+  assert.deepEqual(later.map((e) => e.id), seen.map((e) => e.id));
+});
+
+test('a reader waiting on one instance is answered within 1 s of a commit on the other', async (t) => {
+  const a = await startApp(t);
+  const b = await startApp(t, { databaseUrl: a.databaseUrl });
+  assert.equal((await send(a, 'POST', 1, { id: 1, name: 'fern' })).status, 200);
+  await a.app.events.runOnce();
+  const [first] = (await feed(a, '')).events;
+  // The waiting request has reached instance a and found nothing before the write on b starts.
+  const waiting = feed(a, `?after=${first!.id}&wait=20`);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await send(b, 'POST', 2, { id: 2, name: 'moss' })).status, 200);
+  const committed = Date.now();
+  const woke = await waiting;
+  const took = Date.now() - committed;
+  t.diagnostic(`instance a answered ${took} ms after instance b acknowledged the write`);
+  assert.deepEqual(woke.events.map((e) => e.data.id), [2]);
+  assert.ok(took < 1_000, `${took} ms`);
+});
