@@ -29,7 +29,7 @@ export interface PlantService {
 }
 
 export interface PlantServiceOptions {
-  /** Called after a commit that wrote events, so delivery starts without waiting for a poll. */
+  /** Called after a commit that wrote events, so their sequencing pass starts without waiting for a poll. */
   onEvents?: () => void;
   /** Told of every committed change, by the event that announces it (metrics). */
   onChange?: (event: EventType) => void;

@@ -1,6 +1,6 @@
 // The delivery engine: leases due deliveries from the outbox, sends them, records each attempt and its
-// outcome. It runs beside the HTTP server and never on a request's path: POST /plants only calls wake(),
-// which costs a flag and at most one setImmediate however many plants arrive.
+// outcome. It runs beside the HTTP server and never on a request's path: the event sequencer calls wake()
+// after a pass that made deliveries, which costs a flag and at most one setImmediate however many arrive.
 //
 // Isolation: at most `perSubscription` sends are in flight per subscription and `concurrency` in all, and a
 // claim skips saturated subscriptions, so a slow or dead receiver holds at most its own few slots while the

@@ -205,6 +205,8 @@ test('the outbox backlog is a gauge read on scrape, and delivery outcomes are co
   const before = await scrape();
   assert.equal(before.get('plant_store_webhook_outbox_pending'), 0);
   assert.equal((await postPlant(7)).status, 200);
+  // The deliveries are made by the sequencing pass that follows the commit.
+  await app.events.runOnce();
   assert.equal((await scrape()).get('plant_store_webhook_outbox_pending'), 2, 'one delivery per subscription');
 
   assert.equal(await app.dispatcher.runOnce(), 2);

@@ -10,6 +10,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { MIGRATIONS } from '../../src/storage/postgres/migrations.js';
 import type { Store } from '../../src/storage/store.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { sequenced } from '../helpers/events.js';
 
 async function sql<R extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: url });
@@ -107,6 +108,7 @@ test('postgres: concurrent claims from two stores never hand out the same delive
   }
   const N = 200;
   await Promise.all(Array.from({ length: N }, (_, i) => a.createPlant({ id: BigInt(i), name: `p${i}` })));
+  await sequenced(a);
   const total = N * 3;
   assert.equal(await a.webhooks.countPendingDeliveries!(), total);
 
