@@ -35,18 +35,18 @@ export type Cursor =
 export interface EventLogStore {
   /**
    * Gives up to POSITIONS_PER_PASS of the oldest committed events without a position the next positions, then
-   * makes, in position order, the deliveries of placed events that have none yet: one per subscription active
-   * now that chose the event's type, for as many events as keep the pass within `maxDeliveries` (at least
-   * one). Placing is cheap and never waits for deliveries, so the feed keeps up however many subscriptions
-   * there are. One pass at a time across every instance (the engine's lock).
+   * makes, in position order, up to `maxDeliveries` deliveries of placed events that have none yet (fanOutPlan):
+   * one per subscription, active when the pass reaches it, that chose the event's type. Placing is cheap and
+   * never waits for deliveries, so the feed keeps up however many subscriptions there are. One pass at a time
+   * across every instance (the engine's lock).
    */
   sequence(maxDeliveries: number, now: Date): Promise<SequencePass>;
   cursor(id: string): Promise<Cursor>;
   /** Up to `limit` events after `position` (from the oldest retained when null), in position order. */
   readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]>;
   /**
-   * Removes up to `maxEvents` events created before `cutoff` whose deliveries are all finished, with those
-   * deliveries and their attempts (a pending delivery keeps its event); returns how many it removed.
+   * Removes up to `maxEvents` events created before `cutoff` whose deliveries are all made and finished, with
+   * those deliveries and their attempts (a pending delivery keeps its event); returns how many it removed.
    */
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number>;
   /**
@@ -59,9 +59,24 @@ export interface EventLogStore {
 /** Events one pass places at most. */
 export const POSITIONS_PER_PASS = 1_000;
 
-/** Events whose deliveries one pass makes: as many as fit `maxDeliveries` with `subscriptions` active ones each. */
-export function eventsPerFanOut(maxDeliveries: number, subscriptions: number): number {
-  return Math.max(1, Math.min(POSITIONS_PER_PASS, Math.floor(maxDeliveries / Math.max(1, subscriptions))));
+/**
+ * How one pass makes deliveries within its budget: none (no subscription), whole events while one event's
+ * deliveries fit the budget, or else a slice of one event's subscriptions (in id order, after `after`) at a
+ * time, so that no pass, and so no plant write queued behind one, waits for more than `maxDeliveries` rows
+ * however many subscriptions there are.
+ */
+export type FanOutPlan =
+  | { kind: 'none' }
+  | { kind: 'whole'; events: number }
+  | { kind: 'slice'; after: string; limit: number };
+
+export function fanOutPlan(maxDeliveries: number, subscriptions: number, cursor: string | null): FanOutPlan {
+  if (subscriptions === 0) return { kind: 'none' };
+  if (cursor === null && subscriptions <= maxDeliveries) {
+    return { kind: 'whole', events: Math.min(POSITIONS_PER_PASS, Math.floor(maxDeliveries / subscriptions)) };
+  }
+  // Subscription ids are never empty, so '' is before the first.
+  return { kind: 'slice', after: cursor ?? '', limit: maxDeliveries };
 }
 
 /** An `after` that names no event: gone (410) once retention has removed events, which it may have been; else unknown (400). */

@@ -150,6 +150,15 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
         SELECT 1, coalesce(max(position), 0), coalesce(max(position), 0), 0 FROM webhook_events;
     `,
   },
+  {
+    version: 6,
+    name: 'deliveries made a slice at a time',
+    ddl: () => `
+      -- The last subscription whose delivery of the event after fanned_through is made, while that event's
+      -- deliveries are made in slices (events/event-log.ts fanOutPlan); NULL between events.
+      ALTER TABLE event_log ADD COLUMN fanned_subscription TEXT;
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

@@ -3,13 +3,13 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import pg from 'pg';
-import { eventsPerFanOut, POSITIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { fanOutPlan, POSITIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { guarded, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
 
 const SQL = {
-  lock: `SELECT last_position, fanned_through, (SELECT count(*) FROM webhook_subscriptions WHERE disabled_at IS NULL) AS active
+  lock: `SELECT last_position, fanned_through, fanned_subscription, (SELECT count(*) FROM webhook_subscriptions WHERE disabled_at IS NULL) AS active
     FROM event_log WHERE id = 1 FOR UPDATE`,
   // Positions last+1.. in insertion order.
   place: `WITH batch AS (
@@ -25,14 +25,23 @@ const SQL = {
       FROM ev JOIN subs ON strpos(subs.events, ' ' || ev.type || ' ') > 0 ORDER BY ev.position, subs.id
       RETURNING 1)
     SELECT (SELECT count(*) FROM made) AS deliveries, (SELECT max(position) FROM ev) AS through`,
-  setState: 'UPDATE event_log SET last_position = $1, fanned_through = $2 WHERE id = 1',
+  // The next slice of one event's deliveries: the subscriptions after $2 in id order, at most $3.
+  fanOutSlice: `WITH ev AS (SELECT id, type, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT 1),
+    made AS (
+      INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+      SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || s.id), 1, 24), ev.id, s.id, 'pending', 0, $4, $4, $4
+      FROM ev JOIN webhook_subscriptions s ON s.disabled_at IS NULL AND strpos(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0 AND s.id COLLATE "C" > $2
+      ORDER BY s.id COLLATE "C" LIMIT $3
+      RETURNING subscription_id)
+    SELECT (SELECT position FROM ev) AS position, (SELECT count(*) FROM made) AS deliveries, (SELECT max(subscription_id COLLATE "C") FROM made) AS last`,
+  setState: 'UPDATE event_log SET last_position = $1, fanned_through = $2, fanned_subscription = $3 WHERE id = 1',
   notify: `SELECT pg_notify('${CHANNEL}', '')`,
   positionOf: 'SELECT position FROM webhook_events WHERE id = $1',
   removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
   readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id, e.position FROM webhook_events e
-    WHERE e.created_at < $1 AND e.position IS NOT NULL
+    WHERE e.created_at < $1 AND e.position <= (SELECT fanned_through FROM event_log WHERE id = 1)
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
     ORDER BY e.created_at LIMIT $2`,
   // A delivery made pending again meanwhile (a manual retry) keeps itself and its event.
@@ -74,23 +83,36 @@ export class PgEventStore implements EventLogStore {
     return this.guard(() =>
       transaction(this.pool, async (client) => {
         // The lock, then new statements: each sees what passes before this one committed.
-        const { rows: [state] } = await client.query<{ last_position: bigint; fanned_through: bigint; active: bigint }>(named('lock', []));
+        const { rows: [state] } = await client.query<{ last_position: bigint; fanned_through: bigint; fanned_subscription: string | null; active: bigint }>(named('lock', []));
         let last = state!.last_position;
         let fanned = state!.fanned_through;
+        let cursor = state!.fanned_subscription;
         const placed = await client.query<{ position: bigint }>(named('place', [POSITIONS_PER_PASS, last.toString()]));
         for (const r of placed.rows) if (r.position > last) last = r.position;
-        const subscriptions = Number(state!.active);
         let deliveries = 0;
-        if (subscriptions === 0) {
+        const plan = fanOutPlan(maxDeliveries, Number(state!.active), cursor);
+        if (plan.kind === 'none') {
           fanned = last;
-        } else if (fanned < last) {
-          const { rows: [made] } = await client.query<{ deliveries: bigint; through: bigint | null }>(
-            named('fanOut', [fanned.toString(), eventsPerFanOut(maxDeliveries, subscriptions), now]),
-          );
+          cursor = null;
+        } else if (fanned < last && plan.kind === 'whole') {
+          const { rows: [made] } = await client.query<{ deliveries: bigint; through: bigint | null }>(named('fanOut', [fanned.toString(), plan.events, now]));
           deliveries = Number(made!.deliveries);
           if (made!.through !== null) fanned = made!.through;
+        } else if (fanned < last && plan.kind === 'slice') {
+          const { rows: [made] } = await client.query<{ position: bigint | null; deliveries: bigint; last: string | null }>(
+            named('fanOutSlice', [fanned.toString(), plan.after, plan.limit, now]),
+          );
+          deliveries = Number(made!.deliveries);
+          if (made!.position !== null && deliveries < plan.limit) {
+            fanned = made!.position;
+            cursor = null;
+          } else if (made!.last !== null) {
+            cursor = made!.last;
+          }
         }
-        if (placed.rows.length > 0 || fanned !== state!.fanned_through) await client.query(named('setState', [last.toString(), fanned.toString()]));
+        if (last !== state!.last_position || fanned !== state!.fanned_through || cursor !== state!.fanned_subscription) {
+          await client.query(named('setState', [last.toString(), fanned.toString(), cursor]));
+        }
         if (placed.rows.length > 0) await client.query(named('notify', []));
         return { events: placed.rows.length, deliveries, more: placed.rows.length === POSITIONS_PER_PASS || fanned < last };
       }),
