@@ -93,7 +93,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       concurrency: config.webhookConcurrency,
       clock,
       logger: logger.child({ component: 'webhooks' }),
-      onOutcome: (outcome) => metrics.observeDelivery(outcome),
+      onOutcome: (outcome) => {
+        metrics.observeDelivery(outcome);
+        // A settled delivery makes room for its subscription's next ones.
+        if (outcome.status !== 'pending') sequencer.wake();
+      },
       prepare: () => sequencer.runOnce(),
     });
 

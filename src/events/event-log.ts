@@ -35,18 +35,19 @@ export type Cursor =
 export interface EventLogStore {
   /**
    * Gives up to POSITIONS_PER_PASS of the oldest committed events without a position the next positions, then
-   * makes, in position order, up to `maxDeliveries` deliveries of placed events that have none yet (fanOutPlan):
-   * one per subscription, active when the pass reaches it, that chose the event's type. Placing is cheap and
-   * never waits for deliveries, so the feed keeps up however many subscriptions there are. One pass at a time
-   * across every instance (the engine's lock).
+   * makes up to `maxDeliveries` deliveries: for the ready active subscriptions furthest behind, the events after
+   * each one's cursor that it chose, within its room (deliveriesFor, nextCursor); a subscription without room
+   * is marked not ready. Placing is cheap and never waits for deliveries, so the feed keeps up however many
+   * subscriptions there are. One pass at a time across every instance (the engine's lock).
    */
   sequence(maxDeliveries: number, now: Date): Promise<SequencePass>;
   cursor(id: string): Promise<Cursor>;
   /** Up to `limit` events after `position` (from the oldest retained when null), in position order. */
   readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]>;
   /**
-   * Removes up to `maxEvents` events created before `cutoff` whose deliveries are all made and finished, with
-   * those deliveries and their attempts (a pending delivery keeps its event); returns how many it removed.
+   * Removes up to `maxEvents` events created before `cutoff` with no pending delivery, with their deliveries
+   * and attempts; returns how many it removed. A subscription whose cursor is still behind such an event never
+   * gets it (it fell more than the retention behind).
    */
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number>;
   /**
@@ -60,23 +61,33 @@ export interface EventLogStore {
 export const POSITIONS_PER_PASS = 1_000;
 
 /**
- * How one pass makes deliveries within its budget: none (no subscription), whole events while one event's
- * deliveries fit the budget, or else a slice of one event's subscriptions (in id order, after `after`) at a
- * time, so that no pass, and so no plant write queued behind one, waits for more than `maxDeliveries` rows
- * however many subscriptions there are.
+ * Deliveries are made per subscription, from its own cursor into the log, and only while it has room: a
+ * subscription holds at most MAX_PENDING_PER_SUBSCRIPTION pending deliveries, and one whose receiver is slow or
+ * down is left out of the passes (not ready) until one of its deliveries settles. So a write costs the writer
+ * nothing per subscription that cannot take more, and a pass makes at most `maxDeliveries` rows, spread over
+ * at most SUBSCRIPTIONS_PER_PASS subscriptions, the furthest behind first.
  */
-export type FanOutPlan =
-  | { kind: 'none' }
-  | { kind: 'whole'; events: number }
-  | { kind: 'slice'; after: string; limit: number };
+export const MAX_PENDING_PER_SUBSCRIPTION = 64;
+export const SUBSCRIPTIONS_PER_PASS = 16;
+/** Events one pass looks at per subscription at most (those of other types are stepped over). */
+export const SCAN_PER_SUBSCRIPTION = 4_096;
 
-export function fanOutPlan(maxDeliveries: number, subscriptions: number, cursor: string | null): FanOutPlan {
-  if (subscriptions === 0) return { kind: 'none' };
-  if (cursor === null && subscriptions <= maxDeliveries) {
-    return { kind: 'whole', events: Math.min(POSITIONS_PER_PASS, Math.floor(maxDeliveries / subscriptions)) };
+/** Deliveries one pass makes for one subscription: its share of the budget, within its room. */
+export function deliveriesFor(maxDeliveries: number, pending: number): number {
+  const share = Math.max(1, Math.floor(maxDeliveries / SUBSCRIPTIONS_PER_PASS));
+  return Math.max(0, Math.min(share, MAX_PENDING_PER_SUBSCRIPTION - pending));
+}
+
+/**
+ * Where a subscription's cursor goes after a pass gave it `made` deliveries of the `room` it had, the last at
+ * `lastMade`: past everything it looked at when it took fewer than its room, else to the last event it got.
+ */
+export function nextCursor(cursor: bigint, last: bigint, room: number, made: number, lastMade: bigint | null): bigint {
+  if (made < room || lastMade === null) {
+    const scanned = cursor + BigInt(SCAN_PER_SUBSCRIPTION);
+    return scanned < last ? scanned : last;
   }
-  // Subscription ids are never empty, so '' is before the first.
-  return { kind: 'slice', after: cursor ?? '', limit: maxDeliveries };
+  return lastMade;
 }
 
 /** An `after` that names no event: gone (410) once retention has removed events, which it may have been; else unknown (400). */

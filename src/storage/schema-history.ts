@@ -155,8 +155,21 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
     name: 'deliveries made a slice at a time',
     ddl: () => `
       -- The last subscription whose delivery of the event after fanned_through is made, while that event's
-      -- deliveries are made in slices (events/event-log.ts fanOutPlan); NULL between events.
+      -- deliveries are made in slices (until version 7); NULL between events.
       ALTER TABLE event_log ADD COLUMN fanned_subscription TEXT;
+    `,
+  },
+  {
+    version: 7,
+    name: 'deliveries made per subscription',
+    ddl: (d) => `
+      -- Each subscription's cursor into the event log (its deliveries are made up to there), and whether the
+      -- passes look at it (0 while it holds as many pending deliveries as it may; a settled delivery sets 1).
+      -- event_log's fanned_through and fanned_subscription are no longer used.
+      ALTER TABLE webhook_subscriptions ADD COLUMN fanned_through ${d.int64} NOT NULL DEFAULT 0;
+      ALTER TABLE webhook_subscriptions ADD COLUMN fan_out_ready INTEGER NOT NULL DEFAULT 1;
+      UPDATE webhook_subscriptions SET fanned_through = (SELECT fanned_through FROM event_log WHERE id = 1);
+      CREATE INDEX webhook_subscriptions_fan_out ON webhook_subscriptions (fanned_through) WHERE fan_out_ready = 1 AND disabled_at IS NULL;
     `,
   },
 ];

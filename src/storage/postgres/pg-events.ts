@@ -3,45 +3,45 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import pg from 'pg';
-import { fanOutPlan, POSITIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, SCAN_PER_SUBSCRIPTION, SUBSCRIPTIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { guarded, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
 
 const SQL = {
-  lock: `SELECT last_position, fanned_through, fanned_subscription, (SELECT count(*) FROM webhook_subscriptions WHERE disabled_at IS NULL) AS active
-    FROM event_log WHERE id = 1 FOR UPDATE`,
+  lock: 'SELECT last_position FROM event_log WHERE id = 1 FOR UPDATE',
   // Positions last+1.. in insertion order.
   place: `WITH batch AS (
       SELECT id, $2::int8 + row_number() OVER (ORDER BY seq) AS position FROM webhook_events
       WHERE position IS NULL ORDER BY seq LIMIT $1)
     UPDATE webhook_events e SET position = b.position FROM batch b WHERE e.id = b.id RETURNING e.position`,
-  // The deliveries of the next placed events: one per subscription active now that chose the type.
-  fanOut: `WITH ev AS (SELECT id, type, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2),
-    subs AS (SELECT id, ' ' || events || ' ' AS events FROM webhook_subscriptions WHERE disabled_at IS NULL),
+  setLast: 'UPDATE event_log SET last_position = $1 WHERE id = 1',
+  // The ready subscriptions furthest behind, each with its pending deliveries (counted up to the most it may hold).
+  behind: `SELECT s.id, s.events, s.fanned_through AS cursor,
+      (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION}) p)::int AS pending
+    FROM webhook_subscriptions s WHERE s.fan_out_ready = 1 AND s.disabled_at IS NULL AND s.fanned_through < $1
+    ORDER BY s.fanned_through, s.id LIMIT $2`,
+  // One subscription's next deliveries: the events after its cursor, up to $3, that it chose, at most $4.
+  fanOut: `WITH ev AS (
+      SELECT id, position FROM webhook_events WHERE position > $2 AND position <= $3
+        AND strpos(' ' || $5 || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT $4),
     made AS (
       INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-      SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || subs.id), 1, 24), ev.id, subs.id, 'pending', 0, $3, $3, $3
-      FROM ev JOIN subs ON strpos(subs.events, ' ' || ev.type || ' ') > 0 ORDER BY ev.position, subs.id
+      SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || $1), 1, 24), ev.id, $1, 'pending', 0, $6, $6, $6
+      FROM ev ORDER BY ev.position
       RETURNING 1)
-    SELECT (SELECT count(*) FROM made) AS deliveries, (SELECT max(position) FROM ev) AS through`,
-  // The next slice of one event's deliveries: the subscriptions after $2 in id order, at most $3.
-  fanOutSlice: `WITH ev AS (SELECT id, type, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT 1),
-    made AS (
-      INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-      SELECT 'dlv_' || substr(md5(random()::text || clock_timestamp()::text || ev.id || s.id), 1, 24), ev.id, s.id, 'pending', 0, $4, $4, $4
-      FROM ev JOIN webhook_subscriptions s ON s.disabled_at IS NULL AND strpos(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0 AND s.id COLLATE "C" > $2
-      ORDER BY s.id COLLATE "C" LIMIT $3
-      RETURNING subscription_id)
-    SELECT (SELECT position FROM ev) AS position, (SELECT count(*) FROM made) AS deliveries, (SELECT max(subscription_id COLLATE "C") FROM made) AS last`,
-  setState: 'UPDATE event_log SET last_position = $1, fanned_through = $2, fanned_subscription = $3 WHERE id = 1',
+    SELECT (SELECT count(*) FROM made)::int AS made, (SELECT max(position) FROM ev) AS last`,
+  moveCursor: 'UPDATE webhook_subscriptions SET fanned_through = $2 WHERE id = $1',
+  // Only while still full: a delivery that settled since the count (on another instance) keeps it ready.
+  notReady: `UPDATE webhook_subscriptions s SET fan_out_ready = 0 WHERE s.id = $1
+    AND (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION}) p) >= ${MAX_PENDING_PER_SUBSCRIPTION}`,
   notify: `SELECT pg_notify('${CHANNEL}', '')`,
   positionOf: 'SELECT position FROM webhook_events WHERE id = $1',
   removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
   readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id, e.position FROM webhook_events e
-    WHERE e.created_at < $1 AND e.position <= (SELECT fanned_through FROM event_log WHERE id = 1)
+    WHERE e.created_at < $1 AND e.position IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
     ORDER BY e.created_at LIMIT $2`,
   // A delivery made pending again meanwhile (a manual retry) keeps itself and its event.
@@ -83,38 +83,32 @@ export class PgEventStore implements EventLogStore {
     return this.guard(() =>
       transaction(this.pool, async (client) => {
         // The lock, then new statements: each sees what passes before this one committed.
-        const { rows: [state] } = await client.query<{ last_position: bigint; fanned_through: bigint; fanned_subscription: string | null; active: bigint }>(named('lock', []));
-        let last = state!.last_position;
-        let fanned = state!.fanned_through;
-        let cursor = state!.fanned_subscription;
+        let last = (await client.query<{ last_position: bigint }>(named('lock', []))).rows[0]!.last_position;
         const placed = await client.query<{ position: bigint }>(named('place', [POSITIONS_PER_PASS, last.toString()]));
         for (const r of placed.rows) if (r.position > last) last = r.position;
+        if (placed.rows.length > 0) await client.query(named('setLast', [last.toString()]));
         let deliveries = 0;
-        const plan = fanOutPlan(maxDeliveries, Number(state!.active), cursor);
-        if (plan.kind === 'none') {
-          fanned = last;
-          cursor = null;
-        } else if (fanned < last && plan.kind === 'whole') {
-          const { rows: [made] } = await client.query<{ deliveries: bigint; through: bigint | null }>(named('fanOut', [fanned.toString(), plan.events, now]));
-          deliveries = Number(made!.deliveries);
-          if (made!.through !== null) fanned = made!.through;
-        } else if (fanned < last && plan.kind === 'slice') {
-          const { rows: [made] } = await client.query<{ position: bigint | null; deliveries: bigint; last: string | null }>(
-            named('fanOutSlice', [fanned.toString(), plan.after, plan.limit, now]),
-          );
-          deliveries = Number(made!.deliveries);
-          if (made!.position !== null && deliveries < plan.limit) {
-            fanned = made!.position;
-            cursor = null;
-          } else if (made!.last !== null) {
-            cursor = made!.last;
+        let behindAfter = false;
+        const subs = await client.query<{ id: string; events: string; cursor: bigint; pending: number }>(named('behind', [last.toString(), SUBSCRIPTIONS_PER_PASS]));
+        for (const sub of subs.rows) {
+          const room = deliveriesFor(maxDeliveries, sub.pending);
+          if (room === 0) {
+            // Full: left out until one of its deliveries settles.
+            await client.query(named('notReady', [sub.id]));
+            continue;
           }
-        }
-        if (last !== state!.last_position || fanned !== state!.fanned_through || cursor !== state!.fanned_subscription) {
-          await client.query(named('setState', [last.toString(), fanned.toString(), cursor]));
+          const scanned = sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION);
+          const until = scanned < last ? scanned : last;
+          const { rows: [made] } = await client.query<{ made: number; last: bigint | null }>(
+            named('fanOut', [sub.id, sub.cursor.toString(), until.toString(), room, sub.events, now]),
+          );
+          deliveries += made!.made;
+          const cursor = nextCursor(sub.cursor, last, room, made!.made, made!.last);
+          await client.query(named('moveCursor', [sub.id, cursor.toString()]));
+          if (cursor < last) behindAfter = true;
         }
         if (placed.rows.length > 0) await client.query(named('notify', []));
-        return { events: placed.rows.length, deliveries, more: placed.rows.length === POSITIONS_PER_PASS || fanned < last };
+        return { events: placed.rows.length, deliveries, more: placed.rows.length === POSITIONS_PER_PASS || subs.rows.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
       }),
     );
   }

@@ -28,8 +28,9 @@ function possibleId(id: string): boolean {
 }
 
 const SQL = {
-  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  // It receives the events placed after it was made.
+  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, fanned_through)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT last_position FROM event_log WHERE id = 1))`,
   // Held until commit by whoever is adding a subscription: instances add them one at a time.
   lockSubscriptions: 'SELECT pg_advisory_xact_lock(7085608232398170483)',
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
@@ -39,7 +40,12 @@ const SQL = {
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
   replaceSecret: 'UPDATE webhook_subscriptions SET secret = $3 WHERE id = $1 AND secret = $2',
-  enableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = $1 AND disabled_at IS NOT NULL',
+  // Events placed while it was disabled are not sent: it starts again from the end of the log.
+  enableSubscription: `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
+      fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
+    WHERE id = $1 AND disabled_at IS NOT NULL`,
+  // A delivery that settled makes room: the subscription's next deliveries can be made.
+  ready: 'UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = $1 AND fan_out_ready = 0',
   // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
   // rows locked by a concurrent claim are skipped, and rows it leased fail the lease test once it commits.
   dueOffers: `SELECT c.id, c.subscription_id, c.next_attempt_at AS due
@@ -262,6 +268,7 @@ async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: 
   const now = new Date();
   const s = settlement(outcome);
   await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt]));
+  if (s.status !== 'pending') await c.query(named('ready', [state.subscription_id]));
   if (s.disableReason !== undefined) {
     await c.query(named('disableSubscription', [attempt.at, toDbText(s.disableReason), state.subscription_id]));
     await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));

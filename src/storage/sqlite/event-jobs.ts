@@ -6,7 +6,7 @@
 // is made again the same way (the same events in the same insertion order, from the same last position),
 // and its deliveries with it; a retention pass lost is made again. The next plant commit makes both durable.
 import type Database from 'better-sqlite3';
-import { fanOutPlan, POSITIONS_PER_PASS, type SequencePass } from '../../events/event-log.js';
+import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, SCAN_PER_SUBSCRIPTION, SUBSCRIPTIONS_PER_PASS, type SequencePass } from '../../events/event-log.js';
 
 export interface EventJobs {
   sequence(maxDeliveries: number, now: number): SequencePass;
@@ -14,23 +14,29 @@ export interface EventJobs {
 }
 
 export function createEventJobs(db: Database.Database): EventJobs {
-  const activeSubscriptions = db.prepare('SELECT count(*) FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck();
-  const state = db
-    .prepare('SELECT last_position AS last, fanned_through AS fanned, fanned_subscription AS cursor FROM event_log WHERE id = 1')
-    .safeIntegers(true);
+  const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
   const unsequenced = db.prepare('SELECT rowid FROM webhook_events WHERE position IS NULL ORDER BY rowid LIMIT ?').pluck().safeIntegers(true);
   const place = db.prepare('UPDATE webhook_events SET position = ? WHERE rowid = ?');
-  const unfanned = db.prepare('SELECT id, type, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true);
-  const setState = db.prepare('UPDATE event_log SET last_position = ?, fanned_through = ?, fanned_subscription = ? WHERE id = 1');
-  // One delivery per subscription active now that chose the event's type: all of them, or the next slice.
-  const chose = `FROM webhook_subscriptions WHERE disabled_at IS NULL AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`;
-  const insert = `INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-    SELECT 'dlv_' || lower(hex(randomblob(12))), @event, id, 'pending', 0, @now, @now, @now`;
-  const fanOut = db.prepare(`${insert} ${chose}`);
-  const fanOutSlice = db.prepare(`${insert} ${chose} AND id > @after ORDER BY id LIMIT @limit RETURNING subscription_id`).pluck();
+  const setLast = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
+  // The ready subscriptions furthest behind (served by webhook_subscriptions_fan_out).
+  const behind = db
+    .prepare(`SELECT id, events, fanned_through AS cursor FROM webhook_subscriptions
+      WHERE fan_out_ready = 1 AND disabled_at IS NULL AND fanned_through < ? ORDER BY fanned_through, id LIMIT ?`)
+    .safeIntegers(true);
+  const pendingOf = db
+    .prepare(`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION})`)
+    .pluck();
+  const chosen = db
+    .prepare(`SELECT id, position FROM webhook_events WHERE position > @cursor AND position <= @until
+      AND instr(' ' || @events || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT @room`)
+    .safeIntegers(true);
+  const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+    VALUES ('dlv_' || lower(hex(randomblob(12))), ?, ?, 'pending', 0, ?, ?, ?)`);
+  const moveCursor = db.prepare('UPDATE webhook_subscriptions SET fanned_through = ? WHERE id = ?');
+  const notReady = db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 0 WHERE id = ?');
   const old = db
     .prepare(`SELECT e.id, e.position FROM webhook_events e
-      WHERE e.created_at < ? AND e.position <= (SELECT fanned_through FROM event_log WHERE id = 1)
+      WHERE e.created_at < ? AND e.position IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
       ORDER BY e.created_at LIMIT ?`)
     .safeIntegers(true);
@@ -39,37 +45,30 @@ export function createEventJobs(db: Database.Database): EventJobs {
   const setRemoved = db.prepare('UPDATE event_log SET removed_through = max(removed_through, ?) WHERE id = 1');
 
   const sequence = db.transaction((maxDeliveries: number, now: number): SequencePass => {
-    const was = state.get() as { last: bigint; fanned: bigint; cursor: string | null };
-    let { last, fanned, cursor } = was;
+    let last = lastPosition.get() as bigint;
     const rows = unsequenced.all(POSITIONS_PER_PASS + 1) as bigint[];
     const placing = Math.min(rows.length, POSITIONS_PER_PASS);
     for (let i = 0; i < placing; i++) place.run(++last, rows[i]);
+    if (placing > 0) setLast.run(last);
     let deliveries = 0;
-    const plan = fanOutPlan(maxDeliveries, activeSubscriptions.get() as number, cursor);
-    if (plan.kind === 'none') {
-      // Nobody to deliver to: the events placed so far need nothing more.
-      fanned = last;
-      cursor = null;
-    } else if (plan.kind === 'whole') {
-      for (const e of unfanned.all(fanned, plan.events) as { id: string; type: string; position: bigint }[]) {
-        deliveries += fanOut.run({ event: e.id, now, type: e.type }).changes;
-        fanned = e.position;
+    let behindAfter = false;
+    const subs = behind.all(last, SUBSCRIPTIONS_PER_PASS) as { id: string; events: string; cursor: bigint }[];
+    for (const sub of subs) {
+      const room = deliveriesFor(maxDeliveries, pendingOf.get(sub.id) as number);
+      if (room === 0) {
+        // Full: left out until one of its deliveries settles.
+        notReady.run(sub.id);
+        continue;
       }
-    } else {
-      const e = unfanned.get(fanned, 1) as { id: string; type: string; position: bigint } | undefined;
-      if (e) {
-        const made = fanOutSlice.all({ event: e.id, now, type: e.type, after: plan.after, limit: plan.limit }) as string[];
-        deliveries = made.length;
-        if (made.length < plan.limit) {
-          fanned = e.position;
-          cursor = null;
-        } else {
-          cursor = made.reduce((a, b) => (b > a ? b : a));
-        }
-      }
+      const until = sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION) < last ? sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION) : last;
+      const events = chosen.all({ cursor: sub.cursor, until, events: sub.events, room }) as { id: string; position: bigint }[];
+      for (const e of events) insertDelivery.run(e.id, sub.id, now, now, now);
+      deliveries += events.length;
+      const cursor = nextCursor(sub.cursor, last, room, events.length, events.at(-1)?.position ?? null);
+      moveCursor.run(cursor, sub.id);
+      if (cursor < last) behindAfter = true;
     }
-    if (last !== was.last || fanned !== was.fanned || cursor !== was.cursor) setState.run(last, fanned, cursor);
-    return { events: placing, deliveries, more: rows.length > placing || fanned < last };
+    return { events: placing, deliveries, more: rows.length > placing || subs.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
   });
 
   const remove = db.transaction((cutoff: number, maxEvents: number): number => {

@@ -48,8 +48,9 @@ export class SqliteWebhookStore implements WebhookStore {
     const db = this.db;
     return {
       insertSubscription: db.prepare(
-        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        // It receives the events placed after it was made.
+        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, fanned_through)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT last_position FROM event_log WHERE id = 1))`,
       ),
       listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
@@ -63,7 +64,10 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       replaceSecret: db.prepare('UPDATE webhook_subscriptions SET secret = ? WHERE id = ? AND secret = ?'),
       enableSubscription: db.prepare(
-        'UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL WHERE id = ? AND disabled_at IS NOT NULL',
+        // Events placed while it was disabled are not sent: it starts again from the end of the log.
+        `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
+           fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
+         WHERE id = ? AND disabled_at IS NOT NULL`,
       ),
       activeSubscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck(),
       // One subscription's oldest due deliveries: pending, next attempt at or before now, no live lease.
@@ -85,6 +89,8 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE d.id IN (SELECT value FROM json_each(?))`,
       ),
       deliveryState: db.prepare('SELECT status, subscription_id FROM webhook_deliveries WHERE id = ?'),
+      // A delivery that settled makes room: the subscription's next deliveries can be made.
+      ready: db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = ? AND fan_out_ready = 0'),
       nextAttemptNumber: db.prepare('SELECT coalesce(max(attempt), 0) + 1 FROM webhook_attempts WHERE delivery_id = ?').pluck(),
       insertAttempt: db.prepare(
         'INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
@@ -265,6 +271,7 @@ export class SqliteWebhookStore implements WebhookStore {
     const now = Date.now();
     const s = settlement(outcome);
     st.settle.run({ id: deliveryId, now, status: s.status, next: s.nextAttemptAt?.getTime() ?? null });
+    if (s.status !== 'pending') st.ready.run(state.subscription_id);
     if (s.disableReason !== undefined) {
       st.disableSubscription.run(at, s.disableReason, state.subscription_id);
       st.cancelPending.run(now, state.subscription_id, deliveryId);
