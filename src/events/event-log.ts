@@ -51,6 +51,11 @@ export interface EventLogStore {
    */
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number>;
   /**
+   * For metrics, read at scrape time: events committed and not yet placed, and how many log positions the
+   * active subscription furthest behind still has to go (0 without subscriptions).
+   */
+  backlog(): Promise<{ unplaced: number; behind: number }>;
+  /**
    * Calls `listener` when another process sequenced events (PostgreSQL: LISTEN/NOTIFY); returns its removal.
    * Passes in this process are reported by the sequencer itself.
    */

@@ -141,6 +141,33 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     },
   });
 
+  // Read at scrape time; a store that does not answer leaves them out of the scrape.
+  const readBacklog = () =>
+    store.events.backlog().catch((err: unknown) => {
+      logger?.warn({ err }, 'metrics: could not read the event log backlog');
+      return undefined;
+    });
+  new Gauge({
+    name: `${PREFIX}events_unplaced`,
+    help: 'Events committed and not yet given their place in the feed (moments, normally), read at scrape time.',
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b) this.set(b.unplaced);
+      else this.reset();
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}webhook_events_behind`,
+    help: 'Event log positions the active webhook subscription furthest behind has still to go (its receiver is slow, down, or full), read at scrape time.',
+    registers: [registry],
+    async collect() {
+      const b = await readBacklog();
+      if (b) this.set(b.behind);
+      else this.reset();
+    },
+  });
+
   return {
     registry,
     observeRequest(request, reply) {

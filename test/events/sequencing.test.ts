@@ -48,14 +48,17 @@ test('a subscription holds at most MAX_PENDING_PER_SUBSCRIPTION pending deliveri
   const full = await addSubscription(store, 'http://127.0.0.1:9/full', 'wh_full');
   const count = MAX_PENDING_PER_SUBSCRIPTION + 6;
   for (let i = 1; i <= count; i++) await store.createPlant({ id: BigInt(i), name: `p${i}` });
+  assert.deepEqual(await store.events.backlog(), { unplaced: count, behind: 0 });
   await passes(store, 100_000);
   assert.equal((await store.events.readAfter(null, 1_000)).length, count, 'the feed has every event');
   assert.equal(await store.webhooks.countPendingDeliveries(), MAX_PENDING_PER_SUBSCRIPTION);
+  assert.deepEqual(await store.events.backlog(), { unplaced: 0, behind: count - MAX_PENDING_PER_SUBSCRIPTION });
   // Full and left out: more writes make no delivery and the passes find nothing to do.
   await store.createPlant({ id: 1_000n, name: 'late' });
   const after = await passes(store, 100_000);
   assert.deepEqual(after.map((p) => p.deliveries), [0]);
   assert.equal(await store.webhooks.countPendingDeliveries(), MAX_PENDING_PER_SUBSCRIPTION);
+  assert.deepEqual(await store.events.backlog(), { unplaced: 0, behind: count + 1 - MAX_PENDING_PER_SUBSCRIPTION });
 
   // One settles: the next pass makes the next delivery, of the oldest event not yet made.
   const now = new Date();

@@ -91,6 +91,8 @@ test('the scrape is Prometheus text 0.0.4 with the service metrics and process m
     plant_store_commit_duration_seconds: 'histogram',
     plant_store_commit_failures_total: 'counter',
     plant_store_webhook_outbox_pending: 'gauge',
+    plant_store_events_unplaced: 'gauge',
+    plant_store_webhook_events_behind: 'gauge',
     plant_store_webhook_delivery_attempts_total: 'counter',
     plant_store_auth_failures_total: 'counter',
     process_cpu_user_seconds_total: 'counter',
@@ -100,6 +102,8 @@ test('the scrape is Prometheus text 0.0.4 with the service metrics and process m
   };
   for (const [name, type] of Object.entries(expected)) assert.equal(types.get(name), type, name);
   assert.equal(samples.get('plant_store_webhook_outbox_pending'), 0);
+  assert.equal(samples.get('plant_store_events_unplaced'), 0);
+  assert.equal(samples.get('plant_store_webhook_events_behind'), 0);
   // HEAD answers like GET, without a body.
   const head = await fetch(`${url}/metrics`, { method: 'HEAD', headers: { authorization: `Bearer ${token.metrics}` } });
   assert.equal(head.status, 200);
@@ -207,7 +211,10 @@ test('the outbox backlog is a gauge read on scrape, and delivery outcomes are co
   assert.equal((await postPlant(7)).status, 200);
   // The deliveries are made by the sequencing pass that follows the commit.
   await app.events.runOnce();
-  assert.equal((await scrape()).get('plant_store_webhook_outbox_pending'), 2, 'one delivery per subscription');
+  const made = await scrape();
+  assert.equal(made.get('plant_store_webhook_outbox_pending'), 2, 'one delivery per subscription');
+  assert.equal(made.get('plant_store_events_unplaced'), 0);
+  assert.equal(made.get('plant_store_webhook_events_behind'), 0, 'both subscriptions have the event');
 
   assert.equal(await app.dispatcher.runOnce(), 2);
   const after = await scrape();

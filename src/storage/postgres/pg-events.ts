@@ -37,6 +37,8 @@ const SQL = {
     AND (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION}) p) >= ${MAX_PENDING_PER_SUBSCRIPTION}`,
   notify: `SELECT pg_notify('${CHANNEL}', '')`,
   positionOf: 'SELECT position FROM webhook_events WHERE id = $1',
+  backlog: `SELECT (SELECT count(*) FROM webhook_events WHERE position IS NULL)::int AS unplaced,
+      coalesce((SELECT last_position FROM event_log WHERE id = 1) - (SELECT min(fanned_through) FROM webhook_subscriptions WHERE disabled_at IS NULL), 0) AS behind`,
   removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
   readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
@@ -145,6 +147,13 @@ export class PgEventStore implements EventLogStore {
         return removed.rows.length;
       }),
     );
+  }
+
+  backlog(): Promise<{ unplaced: number; behind: number }> {
+    return this.guard(async () => {
+      const { rows: [row] } = await this.pool.query<{ unplaced: number; behind: bigint }>(named('backlog', []));
+      return { unplaced: row!.unplaced, behind: Number(row!.behind) };
+    });
   }
 
   watch(listener: () => void): () => void {

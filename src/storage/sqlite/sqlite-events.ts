@@ -32,6 +32,11 @@ export class SqliteEventStore implements EventLogStore {
     return {
       positionOf: db.prepare('SELECT position FROM webhook_events WHERE id = ?').safeIntegers(true),
       removedThrough: db.prepare('SELECT removed_through FROM event_log WHERE id = 1').pluck().safeIntegers(true),
+      unplaced: db.prepare('SELECT count(*) FROM webhook_events WHERE position IS NULL').pluck(),
+      behind: db
+        .prepare(`SELECT coalesce((SELECT last_position FROM event_log WHERE id = 1) - min(fanned_through), 0)
+          FROM webhook_subscriptions WHERE disabled_at IS NULL`)
+        .pluck(),
       readAfter: db.prepare('SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true),
     };
   }
@@ -60,6 +65,13 @@ export class SqliteEventStore implements EventLogStore {
   async readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]> {
     const rows = this.guard(() => this.statements().readAfter.all(position ?? -1n, limit)) as EventRow[];
     return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position }));
+  }
+
+  async backlog(): Promise<{ unplaced: number; behind: number }> {
+    return this.guard(() => {
+      const st = this.statements();
+      return { unplaced: st.unplaced.get() as number, behind: st.behind.get() as number };
+    });
   }
 
   watch(): () => void {
