@@ -22,6 +22,11 @@ export interface SequencerOptions {
   maxDeliveriesPerPass?: number;
   /** Longest time between passes without a wake. */
   pollMs?: number;
+  /**
+   * Least time from the start of one pass to the start of the next: under load, the commits of that time share
+   * one pass instead of one each (the feed lags by at most this much more).
+   */
+  minGapMs?: number;
   /** How often the retention pass runs. */
   retentionEveryMs?: number;
   /** Told when a pass (here or, on PostgreSQL, anywhere) may have created deliveries. */
@@ -55,7 +60,9 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   const maxDeliveries = options.maxDeliveriesPerPass ?? 128;
   const pollMs = options.pollMs ?? 1_000;
   const retentionEveryMs = options.retentionEveryMs ?? 60_000;
+  const minGapMs = options.minGapMs ?? 2;
   const waiters = new Set<(why: 'events' | 'released') => void>();
+  let lastPass = -Infinity;
   let stopped = false;
   let readersReleased = false;
   let running: Promise<number> | undefined;
@@ -92,7 +99,9 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       let total = 0;
       try {
         do {
+          if (again) await gap();
           again = false;
+          lastPass = performance.now();
           total += await drain();
         } while (again && !stopped);
       } finally {
@@ -101,6 +110,12 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       return total;
     })();
     return running;
+  }
+
+  /** Resolves once minGapMs has passed since the last pass began. */
+  function gap(): Promise<void> {
+    const wait = lastPass + minGapMs - performance.now();
+    return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
   }
 
   function background(): void {
@@ -144,10 +159,13 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     wake() {
       if (scheduled || stopped) return;
       scheduled = true;
-      setImmediate(() => {
+      const go = () => {
         scheduled = false;
         background();
-      });
+      };
+      const wait = lastPass + minGapMs - performance.now();
+      if (wait > 0) setTimeout(go, wait).unref();
+      else setImmediate(go);
     },
     runOnce: () => run(),
     retainOnce,
