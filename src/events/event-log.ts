@@ -83,16 +83,18 @@ export function deliveriesFor(maxDeliveries: number, pending: number): number {
   return Math.max(0, Math.min(share, MAX_PENDING_PER_SUBSCRIPTION - pending));
 }
 
+/** The last position a pass looks at for a subscription whose cursor is at `cursor`. */
+export function scanEnd(cursor: bigint, last: bigint): bigint {
+  const end = cursor + BigInt(SCAN_PER_SUBSCRIPTION);
+  return end < last ? end : last;
+}
+
 /**
  * Where a subscription's cursor goes after a pass gave it `made` deliveries of the `room` it had, the last at
  * `lastMade`: past everything it looked at when it took fewer than its room, else to the last event it got.
  */
 export function nextCursor(cursor: bigint, last: bigint, room: number, made: number, lastMade: bigint | null): bigint {
-  if (made < room || lastMade === null) {
-    const scanned = cursor + BigInt(SCAN_PER_SUBSCRIPTION);
-    return scanned < last ? scanned : last;
-  }
-  return lastMade;
+  return made < room || lastMade === null ? scanEnd(cursor, last) : lastMade;
 }
 
 /** An `after` that names no event: gone (410) once retention has removed events, which it may have been; else unknown (400). */

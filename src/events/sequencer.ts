@@ -112,9 +112,11 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     return running;
   }
 
-  /** Resolves once minGapMs has passed since the last pass began. */
+  /** Milliseconds until minGapMs has passed since the last pass began (0 or less: now). */
+  const untilGap = () => lastPass + minGapMs - performance.now();
+
   function gap(): Promise<void> {
-    const wait = lastPass + minGapMs - performance.now();
+    const wait = untilGap();
     return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
   }
 
@@ -163,7 +165,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
         scheduled = false;
         background();
       };
-      const wait = lastPass + minGapMs - performance.now();
+      const wait = untilGap();
       if (wait > 0) setTimeout(go, wait).unref();
       else setImmediate(go);
     },

@@ -142,31 +142,26 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
   });
 
   // Read at scrape time; a store that does not answer leaves them out of the scrape.
-  const readBacklog = () =>
-    store.events.backlog().catch((err: unknown) => {
-      logger?.warn({ err }, 'metrics: could not read the event log backlog');
-      return undefined;
+  const backlogGauge = (name: string, help: string, pick: (b: { unplaced: number; behind: number }) => number) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers: [registry],
+      async collect() {
+        try {
+          this.set(pick(await store.events.backlog()));
+        } catch (err) {
+          this.reset();
+          logger?.warn({ err }, 'metrics: could not read the event log backlog');
+        }
+      },
     });
-  new Gauge({
-    name: `${PREFIX}events_unplaced`,
-    help: 'Events committed and not yet given their place in the feed (moments, normally), read at scrape time.',
-    registers: [registry],
-    async collect() {
-      const b = await readBacklog();
-      if (b) this.set(b.unplaced);
-      else this.reset();
-    },
-  });
-  new Gauge({
-    name: `${PREFIX}webhook_events_behind`,
-    help: 'Event log positions the active webhook subscription furthest behind has still to go (its receiver is slow, down, or full), read at scrape time.',
-    registers: [registry],
-    async collect() {
-      const b = await readBacklog();
-      if (b) this.set(b.behind);
-      else this.reset();
-    },
-  });
+  backlogGauge('events_unplaced', 'Events committed and not yet given their place in the feed (moments, normally), read at scrape time.', (b) => b.unplaced);
+  backlogGauge(
+    'webhook_events_behind',
+    'Event log positions the active webhook subscription furthest behind has still to go (its receiver is slow, down, or full), read at scrape time.',
+    (b) => b.behind,
+  );
 
   return {
     registry,

@@ -3,7 +3,7 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import pg from 'pg';
-import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, SCAN_PER_SUBSCRIPTION, SUBSCRIPTIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { guarded, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
@@ -99,8 +99,7 @@ export class PgEventStore implements EventLogStore {
             await client.query(named('notReady', [sub.id]));
             continue;
           }
-          const scanned = sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION);
-          const until = scanned < last ? scanned : last;
+          const until = scanEnd(sub.cursor, last);
           const { rows: [made] } = await client.query<{ made: number; last: bigint | null }>(
             named('fanOut', [sub.id, sub.cursor.toString(), until.toString(), room, sub.events, now]),
           );

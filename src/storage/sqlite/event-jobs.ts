@@ -6,7 +6,7 @@
 // is made again the same way (the same events in the same insertion order, from the same last position),
 // and its deliveries with it; a retention pass lost is made again. The next plant commit makes both durable.
 import type Database from 'better-sqlite3';
-import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, SCAN_PER_SUBSCRIPTION, SUBSCRIPTIONS_PER_PASS, type SequencePass } from '../../events/event-log.js';
+import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type SequencePass } from '../../events/event-log.js';
 
 export interface EventJobs {
   sequence(maxDeliveries: number, now: number): SequencePass;
@@ -60,8 +60,7 @@ export function createEventJobs(db: Database.Database): EventJobs {
         notReady.run(sub.id);
         continue;
       }
-      const until = sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION) < last ? sub.cursor + BigInt(SCAN_PER_SUBSCRIPTION) : last;
-      const events = chosen.all({ cursor: sub.cursor, until, events: sub.events, room }) as { id: string; position: bigint }[];
+      const events = chosen.all({ cursor: sub.cursor, until: scanEnd(sub.cursor, last), events: sub.events, room }) as { id: string; position: bigint }[];
       for (const e of events) insertDelivery.run(e.id, sub.id, now, now, now);
       deliveries += events.length;
       const cursor = nextCursor(sub.cursor, last, room, events.length, events.at(-1)?.position ?? null);
@@ -89,9 +88,13 @@ export function createEventJobs(db: Database.Database): EventJobs {
   };
 }
 
+// Each connection's own level (FULL), read once: it never changes afterwards.
+const levels = new WeakMap<Database.Database, number>();
+
 /** Runs `fn` with synchronous=NORMAL, then restores the connection's level (better-sqlite3 is synchronous). */
 export function withoutSync<T>(db: Database.Database, fn: () => T): T {
-  const level = db.pragma('synchronous', { simple: true }) as number;
+  let level = levels.get(db);
+  if (level === undefined) levels.set(db, (level = db.pragma('synchronous', { simple: true }) as number));
   if (level <= 1) return fn();
   db.pragma('synchronous = NORMAL');
   try {
