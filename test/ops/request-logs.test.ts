@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { rawHttp } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { databaseWithToken } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -46,7 +46,8 @@ test('request ids are echoed and logged; logs are JSON lines without tokens or b
     body: JSON.stringify({ id: 'not a number', name: marker }),
   });
   assert.equal(invalid.status, 400);
-  await sleep(100);
+  // The child writes its log when it will: wait for the last request's line rather than a fixed time.
+  await eventually(() => server.stdout().split('\n').some((l) => l.includes('"invalid-1"') && l.includes('request completed')), 'the access line of invalid-1');
 
   const out = server.stdout();
   const lines = out.split('\n').filter((l) => l.trim() !== '');
@@ -95,7 +96,7 @@ test('the access line of every error answer names its catalogue code; a success 
   const port = Number(new URL(server.url).port);
   assert.match(await rawHttp(port, 'POST /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', 200), /^HTTP\/1\.1 417 /);
   assert.match(await rawHttp(port, 'GARBAGE\r\n\r\n', 200), /^HTTP\/1\.1 400 /);
-  await sleep(100);
+  await eventually(() => server.stdout().includes('"code":"BAD_HTTP"'), 'the access line of the malformed request');
 
   const entries = server.stdout().split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
   const lines = entries.filter((e) => e.msg === 'request completed');
