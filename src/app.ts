@@ -46,6 +46,10 @@ export interface AppDeps {
   startDispatcher?: boolean;
   /** Time for token expiry and caches, JWT claims, the key set's age and the rate-limit windows. */
   clock?: Clock;
+  /** What GET /metrics answers, when not this app's own metrics: a multi-process server's, added up (cluster/). */
+  scrapeMetrics?: () => Promise<string>;
+  /** Told when this app's sequencer gave events their feed positions (a multi-process server tells its workers). */
+  onEventsPlaced?: () => void;
 }
 
 declare module 'fastify' {
@@ -82,6 +86,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logger: logger.child({ component: 'events' }),
     retentionMs: config.eventRetentionMs,
     onDeliveries: () => dispatcher.wake(),
+    onPlaced: deps.onEventsPlaced,
   });
   // A dispatcher given by the caller reports outcomes only if the caller passed metrics' observer itself.
   const dispatcher: Dispatcher =
@@ -208,7 +213,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, maxWaiting: config.eventsMaxWaiting }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
-      ...metricsHandlers(metrics),
+      ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),
     },
     guard,
   );

@@ -7,6 +7,8 @@ import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /** HTTP worker processes of `serve`; 0: one per available core. */
+  readonly workers: number;
   readonly databaseUrl: string;
   /** PostgreSQL connections per instance at most. */
   readonly databasePoolSize: number;
@@ -223,6 +225,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     if (!/^[\w.:[\]-]+$/.test(raw)) throw new ConfigError(`not a host name or address: "${raw}"`);
     return raw;
   } },
+  { key: 'workers', env: 'WORKERS', description: 'Processes that serve HTTP, sharing the port: a number, or auto for one per available core. 1 serves from one process; with more, one primary process commits every write (SQLite) and runs the webhook deliveries, and replaces a worker that dies. An in-memory database always runs in one process', default: 0, parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 0 : integer(1, 1_024)(raw)), show: (v) => (v === 0 ? 'auto' : String(v)) },
   { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (relative to the working directory; folder and file are created) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://; libpq parameters such as ?sslmode=require work); the password is masked wherever the URL is printed', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
     if (/^sqlite:.+/.test(raw)) return raw;
     if (/^postgres(ql)?:\/\//.test(raw)) {

@@ -58,6 +58,7 @@ export const ERRORS = {
     message: 'The store was lost while committing, so this write may or may not have been saved. Retrying the same request is safe: a replay is answered 200.',
   },
   OVERLOADED: { status: 503, message: 'The service is overloaded; nothing was done. Retry after Retry-After seconds.' },
+  METRICS_UNAVAILABLE: { status: 503, message: 'The metrics of every worker process could not be gathered right now. Retry later.' },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -1,27 +1,61 @@
-// Process entry for `plant-store serve`: config, logger, store, listen, graceful shutdown. Nothing else.
+// Process entry for `plant-store serve`: config, logger, store, listen, workers, graceful shutdown. Nothing else.
+import cluster from 'node:cluster';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { describeConfig, type Config } from './config.js';
+import { AppError } from './errors.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './health/version.js';
 import { createTokenService } from './auth/token-service.js';
-import { SCOPES } from './auth/tokens.js';
-import { openStore, storeOptions } from './storage/open-store.js';
+import { processSharing } from './storage/open-store.js';
+import { bootstrapToken, openServiceStore, publicUrl } from './startup.js';
+import { runPrimary } from './cluster/primary.js';
+import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
 
 /** How long a shutdown keeps idle keep-alive connections open for requests already on their way. */
 const DRAIN_IDLE_GRACE_MS = 500;
 
 export async function serve(config: Config): Promise<number> {
   const logger = createLogger(config);
-  const { store, migrations, secrets } = await openStore(config.databaseUrl, storeOptions(config));
-  const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
-  if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
-  if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');
-  if (!secrets.encrypted) logger.warn('WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear');
+  if (cluster.isWorker) {
+    try {
+      return await serveHttp(config, logger.child({ worker: cluster.worker!.id }), createWorkerLink());
+    } finally {
+      // The channel to the primary would keep this process alive.
+      if (process.connected) process.disconnect();
+    }
+  }
+  const workers = workerCount(config);
+  if (workers > 1) return runPrimary(config, logger, workers);
+  return serveHttp(config, logger);
+}
 
+/** WORKERS, or one per available core; one where the database cannot be shared between processes. */
+function workerCount(config: Config): number {
+  if (processSharing(config.databaseUrl) === 'one-process') return 1;
+  return config.workers === 0 ? availableParallelism() : config.workers;
+}
+
+/**
+ * Serves HTTP from this process until a signal and a graceful drain.
+ * Alone, it owns everything; as a worker (`link`), the primary commits for it on a shared-writer engine, runs
+ * the deliveries, made the first token and announces the server.
+ */
+async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Promise<number> {
+  const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
+  const store = await openServiceStore(config, logger, sharedWriter);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
-  const app = await buildApp(config, { store, logger, tokens });
+  const app = await buildApp(config, {
+    store,
+    logger,
+    tokens,
+    ...(link ? { scrapeMetrics: () => link.scrape().catch(() => Promise.reject(new AppError('METRICS_UNAVAILABLE'))) } : {}),
+    ...(sharedWriter ? { dispatcher: link!.dispatcher, startDispatcher: false } : {}),
+  });
+  link?.collectWith(() => app.metrics.json());
 
   const connections = trackResponses(app.server);
   // Listening comes first: a port already in use stops start-up before a first token is made and shown.
@@ -32,21 +66,11 @@ export async function serve(config: Config): Promise<number> {
     await store.close();
     throw err;
   }
-  const url = publicUrl(config.host, (app.server.address() as AddressInfo).port);
-  logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, config: describeConfig(config) }, 'plant-store is listening');
-
-  if (config.bootstrapToken && (await store.countTokens()) === 0) {
-    const { token, secret } = await tokens.create({ name: 'bootstrap', scopes: [...SCOPES] });
-    logger.info({ tokenId: token.id }, 'created the first API token');
-    // Printed once, to the console only (never to the log stream's fields); not recoverable later.
-    process.stdout.write(
-      `\nNo API token existed, so one was created (id ${token.id}, scopes ${SCOPES.join(' ')}). It is shown only now:\n\n` +
-        `  ${secret}\n\nUse it as: curl -H 'Authorization: Bearer ${secret}' ${url}/plants\n` +
-        `Try the API at ${url}/docs (Authorize, then paste the token).\n` +
-        `Manage tokens with: npx plant-store token create | list | revoke\n\n`,
-    );
+  if (!link) {
+    const url = publicUrl(config.host, (app.server.address() as AddressInfo).port);
+    logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, config: describeConfig(config) }, 'plant-store is listening');
+    await bootstrapToken(config, store, tokens, url, logger);
   }
-
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = async (signal: string) => {
@@ -104,11 +128,6 @@ export async function serve(config: Config): Promise<number> {
   });
 }
 
-/** The address to print: a wildcard listen address is reached as localhost from the same machine. */
-function publicUrl(host: string, port: number): string {
-  const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  return `http://${shown}:${port}`;
-}
 
 /** The responses in progress on a connection, oldest first, kept on the socket itself. */
 const kInFlight = Symbol('plant-store responses in flight');

@@ -31,6 +31,8 @@ export interface SequencerOptions {
   retentionEveryMs?: number;
   /** Told when a pass (here or, on PostgreSQL, anywhere) may have created deliveries. */
   onDeliveries?: () => void;
+  /** Told when a pass of this process gave events their positions (readers in other processes wait for it). */
+  onPlaced?: () => void;
 }
 
 export interface Sequencer {
@@ -84,7 +86,10 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     for (;;) {
       const pass = await store.sequence(maxDeliveries, new Date(clock.now()));
       total += pass.events;
-      if (pass.events > 0) release();
+      if (pass.events > 0) {
+        release();
+        options.onPlaced?.();
+      }
       if (pass.deliveries > 0) options.onDeliveries?.();
       if (!pass.more || stopped) return total;
     }

@@ -2,7 +2,7 @@
 // one process (tests, benchmarks) never clash; process and runtime metrics (process_*, nodejs_*) describe the
 // process, so they live in one process-wide registry that every app's scrape appends.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { AuthFailureReason } from '../auth/bearer-guard.js';
 import type { Contract } from '../http/contract.js';
 import type { CommitObserver, Store } from '../storage/store.js';
@@ -55,6 +55,8 @@ export interface Metrics {
   observeChange(event: EventType): void;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;
+  /** The same as data, for a multi-process server to add up (cluster/). */
+  json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
 export function createMetrics(options: { contract: Contract; store: Store; logger?: MetricsLogger }): Metrics {
@@ -126,10 +128,12 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  // Read from the store, so every process of a multi-process server reads the same value: the sum would multiply it.
   new Gauge({
     name: `${PREFIX}webhook_outbox_pending`,
     help: 'Webhook deliveries pending (not yet delivered, failed or cancelled), read at scrape time.',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       try {
         this.set(await store.webhooks.countPendingDeliveries());
@@ -147,6 +151,7 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
       name: `${PREFIX}${name}`,
       help,
       registers: [registry],
+      aggregator: 'max',
       async collect() {
         try {
           this.set(pick(await store.events.backlog()));
@@ -198,14 +203,17 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
       const proc = await processMetrics().metrics();
       return own.endsWith('\n') || own === '' ? own + proc : `${own}\n${proc}`;
     },
+    async json() {
+      return [...(await registry.getMetricsAsJSON()), ...(await processMetrics().getMetricsAsJSON())];
+    },
   };
 }
 
-/** The getMetrics operation. */
-export function metricsHandlers(metrics: Metrics) {
+/** The getMetrics operation, answered with `scrape` (this app's metrics, or the whole multi-process server's). */
+export function metricsHandlers(scrape: () => Promise<string>) {
   return {
     async getMetrics(_request: FastifyRequest, reply: FastifyReply) {
-      const text = await metrics.scrape();
+      const text = await scrape();
       reply.header('content-type', METRICS_CONTENT_TYPE).header('cache-control', 'no-store');
       return text;
     },

@@ -115,5 +115,7 @@ export interface PlantStore {
    * with its plantDeleted event.
    */
   deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;
+  /** Commits writes as they are, in the group commit, with their events: those another process received (cluster/). */
+  commitWrites(items: readonly PlantWrite[]): Promise<WriteResult[]>;
   countPlants(): Promise<number>;
 }

@@ -1,6 +1,6 @@
 // Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and its entry in ENGINES.
 import type { Config } from '../config.js';
-import type { Engine, MigrationResult, Store } from './store.js';
+import type { Engine, MigrationResult, ProcessSharing, Store } from './store.js';
 import { MigrationError, type Migration } from './migrator.js';
 import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
@@ -27,10 +27,19 @@ export interface SecretsAtRest {
 
 const ENGINES: readonly Engine<StoreOptions>[] = [sqliteEngine, postgresEngine];
 
-export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {
+function engineOf(databaseUrl: string): Engine<StoreOptions> {
   const engine = ENGINES.find((e) => e.accepts(databaseUrl));
   if (!engine) throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
-  return engine.create(databaseUrl, options);
+  return engine;
+}
+
+export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {
+  return engineOf(databaseUrl).create(databaseUrl, options);
+}
+
+/** How several server processes can share this database (Engine.sharing). */
+export function processSharing(databaseUrl: string): ProcessSharing {
+  return engineOf(databaseUrl).sharing(databaseUrl);
 }
 
 /** Opens the store and brings its schema up to date (a test may give its own migrations); throws MigrationError (and closes) if that fails. */

@@ -23,6 +23,11 @@ export abstract class GroupCommittedPlants {
     return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
   }
 
+  /** Commits writes another process received (cluster/): each joins this process's group commit. */
+  commitWrites(items: readonly PlantWrite[]): Promise<WriteResult[]> {
+    return Promise.all(items.map((item) => this.write(item)));
+  }
+
   addCommitObserver(observer: CommitObserver): () => void {
     return this.groupCommit.observe(observer);
   }

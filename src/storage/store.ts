@@ -1,13 +1,24 @@
 // The store as a whole: each feature's port (plants, tokens, webhooks) plus what every engine shares
 // (migrations, health, commit observers, closing). Services depend on their feature's port, never on a driver.
 import type { TokenStore } from '../auth/token.js';
-import type { PlantStore } from '../plants/plant.js';
+import type { PlantStore, PlantWrite, WriteResult } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
 import type { Migration } from './migrator.js';
 
 /** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
 export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
+
+/**
+ * Another process that commits this store's plant writes and sequences its events: with WORKERS > 1 on SQLite,
+ * the primary process, so that one writer group-commits every worker's writes (cluster/).
+ */
+export interface SharedWriter {
+  /** Commits the writes durably and resolves with each one's outcome, in order; rejects when nothing was committed. */
+  commit(items: PlantWrite[]): Promise<WriteResult[]>;
+  /** Calls `listener` whenever the writer has given events their feed positions; returns its removal. */
+  watch(listener: () => void): () => void;
+}
 
 /** One applied (or failed) migration; partial failure is reported as data, not only thrown. */
 export interface MigrationResult {
@@ -38,4 +49,11 @@ export interface Store extends PlantStore, TokenStore {
 export interface Engine<Options> {
   accepts(databaseUrl: string): boolean;
   create(databaseUrl: string, options: Options): Store;
+  /**
+   * How several server processes can share the database: each on its own (`independent`: a database server),
+   * with every write committed by one of them (`shared-writer`: a file), or not at all (`one-process`: memory).
+   */
+  sharing(databaseUrl: string): ProcessSharing;
 }
+
+export type ProcessSharing = 'independent' | 'shared-writer' | 'one-process';

@@ -1,10 +1,10 @@
-// A batch crosses to the SQLite write worker as flat arrays (src/storage/sqlite/writer-wire.ts): everything a
+// A batch crosses to the SQLite write worker as flat arrays (src/storage/writer-wire.ts): everything a
 // write and its result carry must come back out of structured clone exactly as it went in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlantWrite } from '../../src/plants/plant.js';
 import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
-import { decodeItems, encodeItems } from '../../src/storage/sqlite/writer-wire.js';
+import { decodeItems, encodeItems } from '../../src/storage/writer-wire.js';
 
 test('writes survive the trip to the writer: int64 ids and versions, absent tags, any text', () => {
   const items: PlantWrite[] = [

@@ -78,6 +78,8 @@ function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
 /** `postgres://` or `postgresql://`; pool size and timeouts default to the settings' defaults. */
 export const postgresEngine: Engine<PgStoreOptions> = {
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
+  // Every process its own pool: the database server orders their writes.
+  sharing: () => 'independent',
   create: (url, options) => new PgStore(url, options),
 };
 

@@ -25,6 +25,8 @@ export class SqliteEventStore implements EventLogStore {
     private readonly db: Database.Database,
     private readonly guard: Guard,
     private readonly passes: EventPassRunner,
+    /** Where another process's passes are heard of (a shared writer); none when this process runs them. */
+    private readonly placedElsewhere?: (listener: () => void) => () => void,
   ) {}
 
   private prepare() {
@@ -74,8 +76,8 @@ export class SqliteEventStore implements EventLogStore {
     });
   }
 
-  watch(): () => void {
-    // One process writes this file: its own sequencer reports every pass.
-    return () => {};
+  watch(listener: () => void): () => void {
+    // Without a shared writer this process runs every pass, and its own sequencer reports them.
+    return this.placedElsewhere?.(listener) ?? (() => {});
   }
 }

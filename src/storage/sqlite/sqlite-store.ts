@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
-import type { Engine, MigrationResult, Store } from '../store.js';
+import type { CommitObserver, Engine, MigrationResult, SharedWriter, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -24,11 +24,19 @@ import { configureConnection } from './connection-setup.js';
 export interface SqliteOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
   busyTimeoutMs?: number;
+  /**
+   * Commits go to this writer (the primary process of a multi-process server) instead of a write worker of
+   * this process, which then neither sequences events nor removes old ones: the writer does.
+   */
+  sharedWriter?: SharedWriter;
 }
 
 /** `sqlite:path` (relative to the working folder) or `sqlite::memory:`. */
 export const sqliteEngine: Engine<SqliteOptions> = {
   accepts: (url) => url.startsWith('sqlite:'),
+  // Processes writing one file would queue on its lock (SQLite's busy handler sleeps in milliseconds): one of them
+  // commits for all, in shared group commits. A memory database lives in one process only.
+  sharing: (url) => (url === 'sqlite::memory:' ? 'one-process' : 'shared-writer'),
   create(url, options) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
@@ -67,7 +75,12 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     // Prepared on first use, after migrating.
     let committer: BatchCommitter<PlantWrite, WriteResult>;
     let passes: EventPassRunner;
-    if (file === ':memory:') {
+    const shared = options.sharedWriter;
+    if (shared) {
+      committer = { commit: (items) => shared.commit(items) };
+      // The writer's sequencer runs the passes; this process's feed readers wake when it says so.
+      passes = { sequence: async () => ({ events: 0, deliveries: 0, more: false }), removeOlderThan: async () => 0 };
+    } else if (file === ':memory:') {
       committer = { commit: async (items) => writeResultsOf(items, this.writer()(items)) };
       const jobs = () => (this.eventJobs ??= createEventJobs(this.db));
       passes = {
@@ -83,7 +96,15 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       };
     }
     this.groupCommit = new Batcher(committer);
-    this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes);
+    this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
+    this.following = shared !== undefined;
+  }
+
+  private readonly following: boolean;
+
+  override addCommitObserver(observer: CommitObserver): () => void {
+    // The writer's process reports the commits; observed here too, each would count once per process.
+    return this.following ? () => {} : super.addCommitObserver(observer);
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */

@@ -7,7 +7,7 @@ import type { SequencePass } from '../../events/event-log.js';
 import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import type { BatchCommitter } from '../batcher.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
-import { encodeItems } from './writer-wire.js';
+import { encodeItems } from '../writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { createBatchWriter, type BatchResults } from './plant-batch.js';
 import { createEventJobs, type EventJobs } from './event-jobs.js';
 import type { SequencePass } from '../../events/event-log.js';
-import { decodeItems, type WireItems } from './writer-wire.js';
+import { decodeItems, type WireItems } from '../writer-wire.js';
 import { configureConnection } from './connection-setup.js';
 
 export interface WriterData {

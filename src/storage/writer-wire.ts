@@ -1,8 +1,8 @@
-// How a batch crosses to the write worker: flat arrays of values rather than an object per write. Structured
+// How a batch crosses to the writer (SQLite's write worker, or a multi-process server's primary): flat arrays of values rather than an object per write. Structured
 // clone writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of
 // ~95 us on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them;
 // events are made in the writer, with the versions the writes took.
-import type { PlantWrite } from '../../plants/plant.js';
+import type { PlantWrite } from '../plants/plant.js';
 
 /** Per write: its kind, id, name, tag, required version. */
 const SLOTS = 5;

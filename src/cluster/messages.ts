@@ -1,0 +1,32 @@
+// What the primary process and its HTTP workers say to each other over the cluster IPC channel (v8 serialization,
+// so bigints cross as they are). Every message carries `plantStore`, which keeps them apart from Node's own.
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { WriteResult } from '../plants/plant.js';
+import type { WireItems } from '../storage/writer-wire.js';
+
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
+
+/** From a worker. */
+export type WorkerMessage =
+  /** Commit these plant writes (shared-writer engines only). */
+  | { plantStore: 'commit'; id: number; items: WireItems }
+  /** Deliveries may be due now (a retry was asked for): wake the dispatcher. */
+  | { plantStore: 'wake-dispatcher' }
+  /** GET /metrics: the whole server's metrics, please. */
+  | { plantStore: 'scrape'; id: number }
+  /** This worker's metrics, as asked by a `collect`. */
+  | { plantStore: 'collected'; id: number; metrics: MetricsJson | null };
+
+/** From the primary. */
+export type PrimaryMessage =
+  | { plantStore: 'committed'; id: number; results: WriteResult[] }
+  | { plantStore: 'commit-failed'; id: number; message: string; code: string | undefined }
+  /** Events were given feed positions: wake the feed's waiting readers. */
+  | { plantStore: 'placed' }
+  /** Send me your metrics. */
+  | { plantStore: 'collect'; id: number }
+  | { plantStore: 'scraped'; id: number; text: string | null };
+
+export function isMessage<T extends { plantStore: string }>(msg: unknown): msg is T {
+  return typeof msg === 'object' && msg !== null && typeof (msg as { plantStore?: unknown }).plantStore === 'string';
+}

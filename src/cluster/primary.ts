@@ -1,0 +1,202 @@
+// The primary process of a multi-process server (WORKERS > 1): it opens and migrates the store, forks the HTTP
+// workers that share the port, replaces a worker that dies, adds up their metrics for GET /metrics, and on
+// SIGTERM lets every worker drain before it closes. On a shared-writer engine (a SQLite file) it is also the
+// one writer: workers send their plant writes here to join one group commit (one fsync for all of them), and it
+// runs the event sequencer and the webhook dispatcher, so each event is delivered once; a database server
+// (PostgreSQL) needs none of that, and each worker is a whole instance, as several machines would be.
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from '../app.js';
+import { describeConfig, type Config } from '../config.js';
+import { createTokenService } from '../auth/token-service.js';
+import { VERSION } from '../health/version.js';
+import { processSharing } from '../storage/open-store.js';
+import { decodeItems } from '../storage/writer-wire.js';
+import { bootstrapToken, openServiceStore, publicUrl } from '../startup.js';
+import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
+
+/** How long a metrics collection waits for each worker's answer. */
+const COLLECT_TIMEOUT_MS = 3_000;
+/** A worker that dies within this long of its start counts as a crash loop: the next start waits longer. */
+const QUICK_DEATH_MS = 5_000;
+const MAX_RESTART_DELAY_MS = 10_000;
+
+export async function runPrimary(config: Config, logger: Logger, count: number): Promise<number> {
+  const log = logger.child({ role: 'primary' });
+  const store = await openServiceStore(config, log);
+  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
+  const workers = new Set<Worker>();
+  const broadcast = (msg: PrimaryMessage) => {
+    for (const w of workers) send(w, msg);
+  };
+  // The writer's half of the service: sequencing, deliveries, retention, and the commit metrics. Never listens.
+  let app: FastifyInstance | undefined;
+  if (sharedWriter) {
+    app = await buildApp(config, { store, logger: log, tokens, onEventsPlaced: () => broadcast({ plantStore: 'placed' }) });
+    await app.ready();
+  }
+
+  const collections = new Map<number, (metrics: MetricsJson | null) => void>();
+  let seq = 0;
+  const collect = (w: Worker): Promise<MetricsJson | null> =>
+    new Promise((resolve) => {
+      const id = ++seq;
+      const timer = setTimeout(() => done(null), COLLECT_TIMEOUT_MS);
+      const done = (metrics: MetricsJson | null) => {
+        clearTimeout(timer);
+        collections.delete(id);
+        resolve(metrics);
+      };
+      collections.set(id, done);
+      if (!send(w, { plantStore: 'collect', id })) done(null);
+    });
+  /** Every worker's metrics and this process's, added up (prom-client's cluster aggregation). */
+  const scrape = async (): Promise<string> => {
+    const parts = (await Promise.all([...workers].map(collect))).filter((m): m is MetricsJson => m !== null);
+    if (app) parts.push(await app.metrics.json());
+    return AggregatorRegistry.aggregate(parts).metrics();
+  };
+
+  const onMessage = (w: Worker, msg: unknown) => {
+    if (!isMessage<WorkerMessage>(msg)) return;
+    switch (msg.plantStore) {
+      case 'commit':
+        store.commitWrites(decodeItems(msg.items)).then(
+          (results) => {
+            send(w, { plantStore: 'committed', id: msg.id, results });
+            // Their events get positions and deliveries here, off the worker's request path.
+            if (results.some((r) => r.wrote)) app?.events.wake();
+          },
+          (err: unknown) => send(w, { plantStore: 'commit-failed', id: msg.id, message: (err as Error).message, code: (err as { code?: string }).code }),
+        );
+        return;
+      case 'wake-dispatcher':
+        app?.dispatcher.wake();
+        return;
+      case 'scrape':
+        scrape().then(
+          (text) => send(w, { plantStore: 'scraped', id: msg.id, text }),
+          (err: unknown) => {
+            log.warn({ err }, 'could not gather the metrics of the workers');
+            send(w, { plantStore: 'scraped', id: msg.id, text: null });
+          },
+        );
+        return;
+      case 'collected':
+        collections.get(msg.id)?.(msg.metrics);
+        return;
+    }
+  };
+
+  // v8 serialization: bigint ids and versions cross as they are.
+  cluster.setupPrimary({ serialization: 'advanced' });
+  let stopping = false;
+  let quickDeaths = 0;
+  const fork = () => {
+    const w = cluster.fork();
+    const started = Date.now();
+    workers.add(w);
+    log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
+    w.on('message', (msg: unknown) => onMessage(w, msg));
+    w.once('exit', (code, signal) => {
+      workers.delete(w);
+      if (stopping || !listening) return;
+      quickDeaths = Date.now() - started < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
+      const delay = Math.min(MAX_RESTART_DELAY_MS, quickDeaths === 0 ? 0 : 250 * 2 ** quickDeaths);
+      log.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
+      setTimeout(() => stopping || fork(), delay).unref();
+    });
+    return w;
+  };
+
+  // Start-up: every worker listening, or the first one that could not (its error is on stderr) stops it all.
+  let listening = false;
+  const outcome = await new Promise<{ port: number } | { failed: string }>((resolve) => {
+    let ready = 0;
+    const onListening = (_w: Worker, address: { port: number }) => {
+      if (++ready < count) return;
+      cleanup();
+      resolve({ port: address.port });
+    };
+    const onExit = (_w: Worker, code: number | null, signal: string | null) => {
+      cleanup();
+      resolve({ failed: signal ?? `exit code ${code}` });
+    };
+    const cleanup = () => {
+      cluster.off('listening', onListening);
+      cluster.off('exit', onExit);
+    };
+    cluster.on('listening', onListening);
+    cluster.on('exit', onExit);
+    for (let i = 0; i < count; i++) fork();
+  });
+  if ('failed' in outcome) {
+    log.error({ worker: outcome.failed }, 'a worker could not start; stopping');
+    stopping = true;
+    await stopWorkers(workers, config.shutdownTimeoutMs, log);
+    await app?.close().catch(() => {});
+    await store.close().catch(() => {});
+    return 1;
+  }
+  listening = true;
+  const url = publicUrl(config.host, outcome.port);
+  log.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: count, config: describeConfig(config) }, 'plant-store is listening');
+  await bootstrapToken(config, store, tokens, url, log);
+  // PostgreSQL: the workers are whole instances; this process only watches them.
+  if (!sharedWriter) await store.close();
+
+  return new Promise<number>((resolve) => {
+    const stop = async (signal: string) => {
+      stopping = true;
+      log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
+      // The workers drain while this process still commits for them.
+      await stopWorkers(workers, config.shutdownTimeoutMs, log);
+      let code = 0;
+      try {
+        await app?.close();
+        if (sharedWriter) await store.close();
+      } catch (err) {
+        log.error({ err }, 'error while closing the store');
+        code = 1;
+      }
+      log.info('stopped');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(code);
+    };
+    // As in a single process: a repeated signal (Ctrl-C under npm) must not kill the primary mid-shutdown.
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      void stop(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/** SIGTERM to every worker (each drains as it would alone), then waits for them; SIGKILL past the timeout. */
+async function stopWorkers(workers: Set<Worker>, timeoutMs: number, log: Logger): Promise<void> {
+  const all = [...workers];
+  const exited = all.map((w) => (w.isDead() ? Promise.resolve() : new Promise<void>((resolve) => w.once('exit', () => resolve()))));
+  for (const w of all) if (!w.isDead()) w.process.kill('SIGTERM');
+  // The workers' own shutdown timeout bounds their drain; this one only catches a worker that hangs anyway.
+  const force = setTimeout(() => {
+    log.error({ timeoutMs }, 'workers did not stop in time; killing them');
+    for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
+  }, timeoutMs + 5_000);
+  force.unref();
+  await Promise.all(exited);
+  clearTimeout(force);
+}
+
+function send(w: Worker, msg: PrimaryMessage): boolean {
+  if (!w.isConnected()) return false;
+  try {
+    return w.send(msg);
+  } catch {
+    return false;
+  }
+}

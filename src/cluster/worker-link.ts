@@ -1,0 +1,116 @@
+// An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): its writes go there to be
+// committed (shared-writer engines), its feed readers hear there of placed events, its GET /metrics answers
+// with the whole server's metrics gathered there, and a retry asked of it wakes the primary's dispatcher.
+import type { Dispatcher } from '../webhooks/dispatcher.js';
+import type { SharedWriter } from '../storage/store.js';
+import { StoreUnavailableError } from '../storage/errors.js';
+import { encodeItems } from '../storage/writer-wire.js';
+import type { WriteResult } from '../plants/plant.js';
+import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
+
+/** How long GET /metrics waits for the primary's answer. */
+const SCRAPE_TIMEOUT_MS = 5_000;
+
+export interface WorkerLink {
+  /** Commits through the primary (shared-writer engines). */
+  readonly writer: SharedWriter;
+  /** The primary's dispatcher, seen from here: wake() reaches it; it runs there, so start and stop do nothing. */
+  readonly dispatcher: Dispatcher;
+  /** The whole server's metrics, as Prometheus text. */
+  scrape(): Promise<string>;
+  /** What this worker answers when the primary collects metrics. */
+  collectWith(collect: () => Promise<MetricsJson>): void;
+}
+
+type Channel = Pick<NodeJS.Process, 'on' | 'send' | 'connected'>;
+
+export function createWorkerLink(channel: Channel = process): WorkerLink {
+  let seq = 0;
+  const commits = new Map<number, { resolve: (r: WriteResult[]) => void; reject: (e: unknown) => void }>();
+  const scrapes = new Map<number, (text: string | null) => void>();
+  const placed = new Set<() => void>();
+  let collect: (() => Promise<MetricsJson>) | undefined;
+  // No 'disconnect' handling: when the primary is gone, Node's cluster ends the worker at once. Its clients see
+  // their connections close; nothing they were answered is lost, since a 200 follows the primary's commit.
+  const send = (msg: WorkerMessage): boolean => {
+    if (!channel.connected) return false;
+    try {
+      return channel.send!(msg);
+    } catch {
+      return false;
+    }
+  };
+
+  channel.on('message', (msg: unknown) => {
+    if (!isMessage<PrimaryMessage>(msg)) return;
+    switch (msg.plantStore) {
+      case 'committed':
+      case 'commit-failed': {
+        const waiting = commits.get(msg.id);
+        if (!waiting) return;
+        commits.delete(msg.id);
+        if (msg.plantStore === 'committed') waiting.resolve(msg.results);
+        else waiting.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
+        return;
+      }
+      case 'placed':
+        for (const listener of placed) listener();
+        return;
+      case 'collect': {
+        const reply = (metrics: MetricsJson | null) => send({ plantStore: 'collected', id: msg.id, metrics });
+        if (!collect) return void reply(null);
+        collect().then(reply, () => reply(null));
+        return;
+      }
+      case 'scraped':
+        scrapes.get(msg.id)?.(msg.text);
+        scrapes.delete(msg.id);
+        return;
+    }
+  });
+  return {
+    writer: {
+      commit(items) {
+        return new Promise((resolve, reject) => {
+          const id = ++seq;
+          commits.set(id, { resolve, reject });
+          if (!send({ plantStore: 'commit', id, items: encodeItems(items) })) {
+            commits.delete(id);
+            reject(new StoreUnavailableError(new Error('the primary process is gone')));
+          }
+        });
+      },
+      watch(listener) {
+        placed.add(listener);
+        return () => placed.delete(listener);
+      },
+    },
+    dispatcher: {
+      start() {},
+      async stop() {},
+      wake() {
+        send({ plantStore: 'wake-dispatcher' });
+      },
+      runOnce() {
+        return Promise.reject(new Error('deliveries run in the primary process'));
+      },
+    },
+    scrape() {
+      return new Promise((resolve, reject) => {
+        const id = ++seq;
+        const timer = setTimeout(() => answer(null), SCRAPE_TIMEOUT_MS);
+        const answer = (text: string | null) => {
+          clearTimeout(timer);
+          scrapes.delete(id);
+          if (text === null) reject(new Error('the primary process did not return the metrics'));
+          else resolve(text);
+        };
+        scrapes.set(id, answer);
+        if (!send({ plantStore: 'scrape', id })) answer(null);
+      });
+    },
+    collectWith(fn) {
+      collect = fn;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// What every serving process does on the way up, whether it serves alone or as the primary of several:
+// open the store (migrations, secrets at rest) and report it, and make the first token on an empty store.
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { TokenService } from './auth/token-service.js';
+import { SCOPES } from './auth/tokens.js';
+import { openStore, storeOptions } from './storage/open-store.js';
+import type { SharedWriter, Store } from './storage/store.js';
+
+/** Opens the store and brings it up to date, logging what that changed. */
+export async function openServiceStore(config: Config, logger: Logger, sharedWriter?: SharedWriter): Promise<Store> {
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter });
+  const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
+  if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
+  if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');
+  // A worker of a multi-process server opens what its primary opened and reported.
+  if (!secrets.encrypted && !sharedWriter) logger.warn('WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear');
+  return store;
+}
+
+/** On a store with no tokens (and BOOTSTRAP_TOKEN on), makes one with every scope and prints it once. */
+export async function bootstrapToken(config: Config, store: Store, tokens: TokenService, url: string, logger: Logger): Promise<void> {
+  if (!config.bootstrapToken || (await store.countTokens()) > 0) return;
+  const { token, secret } = await tokens.create({ name: 'bootstrap', scopes: [...SCOPES] });
+  logger.info({ tokenId: token.id }, 'created the first API token');
+  // Printed once, to the console only (never to the log stream's fields); not recoverable later.
+  process.stdout.write(
+    `\nNo API token existed, so one was created (id ${token.id}, scopes ${SCOPES.join(' ')}). It is shown only now:\n\n` +
+      `  ${secret}\n\nUse it as: curl -H 'Authorization: Bearer ${secret}' ${url}/plants\n` +
+      `Try the API at ${url}/docs (Authorize, then paste the token).\n` +
+      `Manage tokens with: npx plant-store token create | list | revoke\n\n`,
+  );
+}
+
+/** The address to print: a wildcard listen address is reached as localhost from the same machine. */
+export function publicUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
