@@ -75,7 +75,9 @@ function runSuite(store, env) {
         './dist/test/setup/validate-responses.js',
         ...mine,
       ],
-      { stdio: 'inherit', env: { ...process.env, ...env, PLANT_STORE_TEST_STORE: store } },
+      // Servers the tests start run in one process unless a test asks for workers (test/ops/workers.test.ts):
+      // the default, one per core, would fork as many per server as the machine has cores.
+      { stdio: 'inherit', env: { WORKERS: '1', ...process.env, ...env, PLANT_STORE_TEST_STORE: store } },
     );
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });

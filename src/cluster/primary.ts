@@ -25,6 +25,19 @@ const MAX_RESTART_DELAY_MS = 10_000;
 
 export async function runPrimary(config: Config, logger: Logger, count: number): Promise<number> {
   const log = logger.child({ role: 'primary' });
+  // From the start, so that a signal during start-up stops the server once it is up, rather than killing this
+  // process under its workers. Kept to the end: a repeated signal (Ctrl-C under npm) must not kill it mid-shutdown.
+  let stopSignal: NodeJS.Signals | undefined;
+  let onStopSignal: (() => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    stopping = true;
+    onStopSignal?.();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  let stopping = false;
   const store = await openServiceStore(config, log);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
@@ -93,7 +106,6 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
 
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
-  let stopping = false;
   let quickDeaths = 0;
   const fork = () => {
     const w = cluster.fork();
@@ -139,6 +151,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     await stopWorkers(workers, config.shutdownTimeoutMs, log);
     await app?.close().catch(() => {});
     await store.close().catch(() => {});
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     return 1;
   }
   listening = true;
@@ -148,33 +162,22 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) await store.close();
 
-  return new Promise<number>((resolve) => {
-    const stop = async (signal: string) => {
-      stopping = true;
-      log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
-      // The workers drain while this process still commits for them.
-      await stopWorkers(workers, config.shutdownTimeoutMs, log);
-      let code = 0;
-      try {
-        await app?.close();
-        if (sharedWriter) await store.close();
-      } catch (err) {
-        log.error({ err }, 'error while closing the store');
-        code = 1;
-      }
-      log.info('stopped');
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve(code);
-    };
-    // As in a single process: a repeated signal (Ctrl-C under npm) must not kill the primary mid-shutdown.
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) return;
-      void stop(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  if (!stopSignal) await new Promise<void>((resolve) => (onStopSignal = resolve));
+  log.info({ signal: stopSignal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
+  // The workers drain while this process still commits for them.
+  await stopWorkers(workers, config.shutdownTimeoutMs, log);
+  let code = 0;
+  try {
+    await app?.close();
+    if (sharedWriter) await store.close();
+  } catch (err) {
+    log.error({ err }, 'error while closing the store');
+    code = 1;
+  }
+  log.info('stopped');
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  return code;
 }
 
 /** SIGTERM to every worker (each drains as it would alone), then waits for them; SIGKILL past the timeout. */
