@@ -68,7 +68,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   }
   if (!link) {
     const url = publicUrl(config.host, (app.server.address() as AddressInfo).port);
-    logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, config: describeConfig(config) }, 'plant-store is listening');
+    logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: 1, config: describeConfig(config) }, 'plant-store is listening');
     await bootstrapToken(config, store, tokens, url, logger);
   }
   return new Promise<number>((resolve) => {

@@ -38,7 +38,7 @@ export const KINDS = [
 const TOKEN = 'pst_benchbenchbenchbenchbenchbenchbenchbenchben';
 
 function pinned(cmd, args, env, opts = {}) {
-  const child = spawn('taskset', ['-c', SERVER_CORE, cmd, ...args], {
+  const child = spawn('taskset', ['-c', opts.cores ?? SERVER_CORE, cmd, ...args], {
     cwd: BENCH_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', opts.stderr ?? 'inherit'],
@@ -96,8 +96,9 @@ async function startPrism(port) {
 
 /**
  * The real service: bin/plant-store.js serve of the built repo (or of opts.root, another checkout, for pair.mjs),
- * a fresh data dir (or opts.dbFile), a CLI-made token; opts.env overrides the service's environment and opts.node
- * names the Node.js executable (default: the one running the bench).
+ * a fresh data dir (or opts.dbFile), a CLI-made token; opts.env overrides the service's environment, opts.node
+ * names the Node.js executable (default: the one running the bench) and opts.cores the CPUs (taskset list; core 0).
+ * One process (WORKERS=1) unless opts.env says otherwise: the cells measure one core.
  */
 async function startPlantStore(port, opts = {}) {
   const dir = opts.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'bench-plant-store-'));
@@ -114,8 +115,8 @@ async function startPlantStore(port, opts = {}) {
   // Started as `npm start` starts it (package.json), V8 flag included.
   const child = pinned(node, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
     DATABASE_URL: `sqlite:${db}`, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-    RATE_LIMIT_PER_TOKEN: '100000000', ...opts.env,
-  });
+    RATE_LIMIT_PER_TOKEN: '100000000', WORKERS: '1', ...opts.env,
+  }, { cores: opts.cores });
   await waitReady(port, child, '/healthz');
   return { child, pid: child.pid, token, db, stop: stopper(child, () => dir && rmSync(dir, { recursive: true, force: true })) };
 }
@@ -126,6 +127,15 @@ export async function seed(port, token, count = SEEDED) {
   for (let i = 1; i <= count; i += 50) {
     await Promise.all(Array.from({ length: Math.min(50, count - i + 1) }, (_, k) =>
       fetch(`http://127.0.0.1:${port}/plants`, { ...agent, body: `{"id":${SEED_BASE + i + k},"name":"Seed ${i + k}","tag":"seed"}` }).then((r) => r.arrayBuffer())));
+  }
+}
+
+/** The pids of a process's children (a multi-process server's workers). */
+export function childPids(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 

@@ -1,4 +1,4 @@
-// One wrk run pinned to the load core, shared by run.mjs and pair.mjs.
+// One wrk run pinned to the load core (or the given ones), shared by run.mjs, pair.mjs and workers.mjs.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,8 +11,8 @@ const execFileP = promisify(execFile);
  * duration less each connection's first-request pause. `salt` makes the POSTs' ids unique to this run; `env`
  * carries the script's settings (BENCH_TOKEN, BENCH_SEEDED, ...).
  */
-export async function runWrk({ script, port, conns, seconds, salt, connectPauseMs, env = {} }) {
-  const args = ['-c', LOAD_CORE, 'wrk', '-t', '1', '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s',
+export async function runWrk({ script, port, conns, seconds, salt, connectPauseMs, env = {}, cores = LOAD_CORE, threads = 1 }) {
+  const args = ['-c', cores, 'wrk', '-t', String(threads), '-c', String(conns), '-d', `${seconds}s`, '--timeout', '10s',
     '-s', join(BENCH_DIR, 'wrk', `${script}.lua`), `http://127.0.0.1:${port}`];
   const { stdout } = await execFileP('taskset', args, {
     env: {

@@ -370,6 +370,10 @@ export interface paths {
          * @description The Prometheus text exposition format (version 0.0.4): requests by operation and status, request
          *     latency, group-commit batch sizes and latency, the webhook outbox backlog, webhook delivery outcomes,
          *     authentication failures, and process and Node.js runtime metrics. Needs the `metrics:read` scope.
+         *     With several worker processes (`WORKERS`), whichever worker answers gives the whole instance's
+         *     metrics: counters and histograms added up over every process, values read from the store once, and
+         *     process metrics summed (prom-client's cluster aggregation); 503 `METRICS_UNAVAILABLE` when they
+         *     cannot be gathered.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -1079,7 +1083,8 @@ export interface components {
         /**
          * @description The store cannot be written or reached right now, the service is shutting down, or it is overloaded
          *     (event-loop delay over `SHED_EVENT_LOOP_DELAY_MS`, or more than `SHED_PENDING_CREATES` creates waiting
-         *     for their commit); nothing was acknowledged. Safe to retry, after `Retry-After` seconds when given.
+         *     for their commit), or (GET /metrics) the metrics of every worker process could not be gathered;
+         *     nothing was acknowledged. Safe to retry, after `Retry-After` seconds when given.
          */
         Unavailable: {
             headers: {
@@ -2156,6 +2161,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     newPlant: {
