@@ -8,6 +8,8 @@ import { encodeItems } from '../storage/writer-wire.js';
 import type { WriteResult } from '../plants/plant.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
+/** Least time between two dispatcher wakes sent to the primary (its own commits wake it too). */
+const WAKE_GAP_MS = 20;
 /** How long GET /metrics waits for the primary's answer. */
 const SCRAPE_TIMEOUT_MS = 5_000;
 
@@ -30,6 +32,8 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
   const scrapes = new Map<number, (text: string | null) => void>();
   const placed = new Set<() => void>();
   let collect: (() => Promise<MetricsJson>) | undefined;
+  let wakeTimer: NodeJS.Timeout | undefined;
+  let wakeAgain = false;
   // No 'disconnect' handling: when the primary is gone, Node's cluster ends the worker at once. Its clients see
   // their connections close; nothing they were answered is lost, since a 200 follows the primary's commit.
   const send = (msg: WorkerMessage): boolean => {
@@ -89,7 +93,23 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
       start() {},
       async stop() {},
       wake() {
+        // Every placed-events message wakes it here too: at most one message per WAKE_GAP_MS, the first at
+        // once, and one at the end of the gap for whatever asked during it.
+        if (wakeTimer) {
+          wakeAgain = true;
+          return;
+        }
         send({ plantStore: 'wake-dispatcher' });
+        const gap = () => {
+          wakeTimer = undefined;
+          if (!wakeAgain) return;
+          wakeAgain = false;
+          send({ plantStore: 'wake-dispatcher' });
+          wakeTimer = setTimeout(gap, WAKE_GAP_MS);
+          wakeTimer.unref();
+        };
+        wakeTimer = setTimeout(gap, WAKE_GAP_MS);
+        wakeTimer.unref();
       },
       runOnce() {
         return Promise.reject(new Error('deliveries run in the primary process'));

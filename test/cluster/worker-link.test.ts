@@ -1,0 +1,92 @@
+// A worker's link to the primary, over a channel that stands in for the cluster IPC one: commits are answered by
+// their own replies, placed events reach the feed's listeners, metrics are collected and scraped, and dispatcher
+// wakes are coalesced without losing the last one.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { createWorkerLink } from '../../src/cluster/worker-link.js';
+import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
+import { decodeItems } from '../../src/storage/writer-wire.js';
+import { StoreUnavailableError } from '../../src/storage/errors.js';
+
+function channel() {
+  const ch = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
+  ch.connected = true;
+  ch.sent = [];
+  ch.send = (m) => (ch.sent.push(m as WorkerMessage), true);
+  const reply = (m: PrimaryMessage) => ch.emit('message', m);
+  return { ch, reply };
+}
+
+test('commits cross as wire items and each resolves with its own reply, in any order; a failure is a StoreUnavailableError', async () => {
+  const { ch, reply } = channel();
+  const link = createWorkerLink(ch as never);
+  const big = 2n ** 62n + 1n;
+  const first = link.writer.commit([{ op: 'create', plant: { id: big, name: 'a' } }]);
+  const second = link.writer.commit([{ op: 'delete', id: 7n, ifVersion: 3n }]);
+  const [m1, m2] = ch.sent as Extract<WorkerMessage, { plantStore: 'commit' }>[];
+  assert.deepEqual(decodeItems(m1!.items), [{ op: 'create', plant: { id: big, name: 'a' } }]);
+  assert.deepEqual(decodeItems(m2!.items), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
+  reply({ plantStore: 'commit-failed', id: m2!.id, message: 'disk I/O error', code: 'SQLITE_IOERR' });
+  reply({ plantStore: 'committed', id: m1!.id, results: [{ wrote: true, row: { id: big, name: 'a', version: 9n } }] });
+  assert.deepEqual(await first, [{ wrote: true, row: { id: big, name: 'a', version: 9n } }]);
+  await assert.rejects(second, (err: Error) => err instanceof StoreUnavailableError && (err.cause as { code?: string }).code === 'SQLITE_IOERR');
+});
+
+test('with the channel closed a commit fails at once, as unavailable, and nothing is sent', async () => {
+  const { ch } = channel();
+  ch.connected = false;
+  const link = createWorkerLink(ch as never);
+  await assert.rejects(link.writer.commit([{ op: 'create', plant: { id: 1n, name: 'a' } }]), StoreUnavailableError);
+  assert.deepEqual(ch.sent, []);
+});
+
+test('placed events reach every watcher until it stops watching', () => {
+  const { ch, reply } = channel();
+  const link = createWorkerLink(ch as never);
+  let a = 0;
+  let b = 0;
+  const stopA = link.writer.watch(() => a++);
+  link.writer.watch(() => b++);
+  reply({ plantStore: 'placed' });
+  stopA();
+  reply({ plantStore: 'placed' });
+  assert.deepEqual([a, b], [1, 2]);
+});
+
+test('metrics: a collect is answered with this worker\'s metrics (null before any); a scrape resolves with the primary\'s text or rejects', async () => {
+  const { ch, reply } = channel();
+  const link = createWorkerLink(ch as never);
+  reply({ plantStore: 'collect', id: 1 });
+  link.collectWith(async () => [{ name: 'x', help: 'x', type: 'counter', values: [{ value: 3, labels: {} }], aggregator: 'sum' }] as unknown as MetricsJson);
+  reply({ plantStore: 'collect', id: 2 });
+  await new Promise((r) => setImmediate(r));
+  const collected = ch.sent.filter((m): m is Extract<WorkerMessage, { plantStore: 'collected' }> => m.plantStore === 'collected');
+  assert.deepEqual(collected.map((m) => [m.id, m.metrics?.[0]?.values[0]?.value ?? null]), [[1, null], [2, 3]]);
+
+  const scraped = link.scrape();
+  const ask = ch.sent.at(-1) as Extract<WorkerMessage, { plantStore: 'scrape' }>;
+  reply({ plantStore: 'scraped', id: ask.id, text: 'all of it\n' });
+  assert.equal(await scraped, 'all of it\n');
+  const failed = link.scrape();
+  reply({ plantStore: 'scraped', id: (ch.sent.at(-1) as { id: number }).id, text: null });
+  await assert.rejects(failed);
+});
+
+test('dispatcher wakes: the first goes at once, those within 20 ms become one at its end, none is lost', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { ch } = channel();
+  const link = createWorkerLink(ch as never);
+  const wakes = () => ch.sent.filter((m) => m.plantStore === 'wake-dispatcher').length;
+  link.dispatcher.wake();
+  link.dispatcher.wake();
+  link.dispatcher.wake();
+  assert.equal(wakes(), 1);
+  t.mock.timers.tick(20);
+  assert.equal(wakes(), 2);
+  t.mock.timers.tick(20);
+  assert.equal(wakes(), 2, 'nothing was asked in the second gap');
+  t.mock.timers.tick(100);
+  link.dispatcher.wake();
+  assert.equal(wakes(), 3);
+});
