@@ -29,6 +29,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // process under its workers. Kept to the end: a repeated signal (Ctrl-C under npm) must not kill it mid-shutdown.
   let stopSignal: NodeJS.Signals | undefined;
   let onStopSignal: (() => void) | undefined;
+  let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopSignal) return;
     stopSignal = signal;
@@ -37,7 +38,6 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  let stopping = false;
   const store = await openServiceStore(config, log);
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
@@ -66,7 +66,10 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
       collections.set(id, done);
       if (!send(w, { plantStore: 'collect', id })) done(null);
     });
-  /** Every worker's metrics and this process's, added up (prom-client's cluster aggregation). */
+  /**
+   * Every worker's metrics and this process's, added up (prom-client's cluster aggregation). A worker that does
+   * not answer in time is left out; a replaced worker's counts start afresh, as after any restart.
+   */
   const scrape = async (): Promise<string> => {
     const parts = (await Promise.all([...workers].map(collect))).filter((m): m is MetricsJson => m !== null);
     if (app) parts.push(await app.metrics.json());

@@ -62,7 +62,8 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
         return;
       case 'collect': {
         const reply = (metrics: MetricsJson | null) => send({ plantStore: 'collected', id: msg.id, metrics });
-        if (!collect) return void reply(null);
+        // Not serving yet: nothing counted.
+        if (!collect) return void reply([]);
         collect().then(reply, () => reply(null));
         return;
       }

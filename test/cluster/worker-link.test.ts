@@ -54,7 +54,7 @@ test('placed events reach every watcher until it stops watching', () => {
   assert.deepEqual([a, b], [1, 2]);
 });
 
-test('metrics: a collect is answered with this worker\'s metrics (null before any); a scrape resolves with the primary\'s text or rejects', async () => {
+test('metrics: a collect is answered with this worker\'s metrics (none before it serves); a scrape resolves with the primary\'s text or rejects', async () => {
   const { ch, reply } = channel();
   const link = createWorkerLink(ch as never);
   reply({ plantStore: 'collect', id: 1 });
@@ -62,7 +62,7 @@ test('metrics: a collect is answered with this worker\'s metrics (null before an
   reply({ plantStore: 'collect', id: 2 });
   await new Promise((r) => setImmediate(r));
   const collected = ch.sent.filter((m): m is Extract<WorkerMessage, { plantStore: 'collected' }> => m.plantStore === 'collected');
-  assert.deepEqual(collected.map((m) => [m.id, m.metrics?.[0]?.values[0]?.value ?? null]), [[1, null], [2, 3]]);
+  assert.deepEqual(collected.map((m) => [m.id, m.metrics?.map((x) => x.values[0]?.value)]), [[1, []], [2, [3]]]);
 
   const scraped = link.scrape();
   const ask = ch.sent.at(-1) as Extract<WorkerMessage, { plantStore: 'scrape' }>;
