@@ -1,6 +1,6 @@
 // Group commit for every engine: what arrives in one turn of the event loop joins one commit, what arrives
 // while a commit runs waits for it and goes in the next one together, so one fsync (or one COMMIT round
-// trip) serves them all and at most one batch is committing at a time. How a batch is committed is the
+// trip) serves them all and (unless the committer is a writer elsewhere) at most one batch is committing at a time. How a batch is committed is the
 // engine's committer; observers (metrics) hear of every commit.
 import { asStoreError } from './errors.js';
 import type { CommitObserver } from './store.js';
@@ -24,17 +24,26 @@ export const MAX_BATCH = 2_000;
 
 export class Batcher<I, O> {
   private pending: Waiting<I, O>[] = [];
-  private committing = false;
+  /** Batches handed to the committer and not yet answered. */
+  private committing = 0;
   private scheduled = false;
   private idle: (() => void)[] = [];
   private readonly observers = new Set<CommitObserver>();
 
-  constructor(private readonly committer: BatchCommitter<I, O>) {}
+  /**
+   * `maxInFlight`: batches the committer may hold at once. One for a committer that commits (the next batch
+   * gathers what arrives meanwhile); more for one that hands batches on to a writer that groups them itself
+   * (a multi-process server's primary), where waiting for each answer would add a round trip to every write.
+   */
+  constructor(
+    private readonly committer: BatchCommitter<I, O>,
+    private readonly maxInFlight = 1,
+  ) {}
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (!this.committing && !this.scheduled) {
+      if (this.committing < this.maxInFlight && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
           this.scheduled = false;
@@ -51,14 +60,14 @@ export class Batcher<I, O> {
   }
 
   private next(): void {
-    if (this.committing) return;
+    if (this.committing >= this.maxInFlight) return;
     if (this.pending.length === 0) {
-      for (const done of this.idle.splice(0)) done();
+      if (this.committing === 0) for (const done of this.idle.splice(0)) done();
       return;
     }
     const batch = this.pending.length <= MAX_BATCH ? this.pending : this.pending.slice(0, MAX_BATCH);
     this.pending = this.pending.length <= MAX_BATCH ? [] : this.pending.slice(MAX_BATCH);
-    this.committing = true;
+    this.committing++;
     const started = performance.now();
     const items = new Array<I>(batch.length);
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
@@ -90,7 +99,7 @@ export class Batcher<I, O> {
   }
 
   private done(): void {
-    this.committing = false;
+    this.committing--;
     // What arrived during the commit goes at once: it has already waited one commit.
     this.next();
   }
@@ -102,7 +111,7 @@ export class Batcher<I, O> {
 
   /** Resolves once every item submitted so far is answered. */
   drain(): Promise<void> {
-    if (!this.committing && this.pending.length === 0 && !this.scheduled) return Promise.resolve();
+    if (this.committing === 0 && this.pending.length === 0 && !this.scheduled) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 

@@ -31,6 +31,9 @@ export interface SqliteOptions {
   sharedWriter?: SharedWriter;
 }
 
+/** Batches a worker may have at the shared writer at once (each is one turn of its event loop). */
+const SHARED_WRITER_BATCHES_IN_FLIGHT = 64;
+
 /** `sqlite:path` (relative to the working folder) or `sqlite::memory:`. */
 export const sqliteEngine: Engine<SqliteOptions> = {
   accepts: (url) => url.startsWith('sqlite:'),
@@ -95,7 +98,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
         removeOlderThan: (cutoff, maxEvents) => this.guardAsync(() => worker.removeOlderThan(cutoff, maxEvents)),
       };
     }
-    this.groupCommit = new Batcher(committer);
+    // A shared writer groups what every worker sends: each turn's batch goes at once instead of after the last.
+    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1);
     this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
     this.following = shared !== undefined;
   }
