@@ -7,20 +7,26 @@ import type { PlantRecord } from '../plants/plant.js';
 export const EVENT_TYPES = ['newPlant', 'plantUpdated', 'plantDeleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-// Ids are cut from a pool of random bytes refilled 256 ids at a time: one randomBytes(16) per create was 3% of
-// a durable POST's CPU time. The bytes are the same CSPRNG's; each is used once.
+// An id is 16 bytes: the time in milliseconds (6 bytes, big-endian) and 10 random bytes. Time first, so that
+// the ids of one commit land together in the id index: fully random ids put every event on a random index page,
+// and a commit of 100 creates wrote about 4 times the WAL bytes and 1.9 times the CPU time (measured on SQLite).
+// The random bytes are cut from a pool refilled 256 ids at a time: one randomBytes(16) per create was 3% of a
+// durable POST's CPU time. The bytes are the same CSPRNG's; each is used once.
 const POOL_IDS = 256;
+const RANDOM_BYTES = 10;
 let pool = Buffer.alloc(0);
 let offset = 0;
+const idBytes = Buffer.alloc(16);
 
-export function newEventId(): string {
+export function newEventId(now = Date.now()): string {
   if (offset >= pool.length) {
-    pool = randomBytes(16 * POOL_IDS);
+    pool = randomBytes(RANDOM_BYTES * POOL_IDS);
     offset = 0;
   }
-  const id = 'msg_' + pool.toString('base64url', offset, offset + 16);
-  offset += 16;
-  return id;
+  idBytes.writeUIntBE(now, 0, 6);
+  pool.copy(idBytes, 6, offset, offset + RANDOM_BYTES);
+  offset += RANDOM_BYTES;
+  return 'msg_' + idBytes.toString('base64url');
 }
 
 /**

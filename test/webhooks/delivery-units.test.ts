@@ -267,8 +267,17 @@ test('the connect-time lookup refuses names resolving to internal addresses (DNS
   assert.deepEqual(okAll.address, [{ address: '127.0.0.1', family: 4 }]);
 });
 
-test('event ids are distinct 128-bit random values across many pool refills', () => {
-  const ids = Array.from({ length: 5_000 }, () => newEventId());
+test('event ids are 16 bytes: the time, then 80 random bits distinct across many pool refills', () => {
+  const at = Date.UTC(2026, 10, 25, 6, 40);
+  const ids = Array.from({ length: 5_000 }, () => newEventId(at));
   assert.equal(new Set(ids).size, ids.length);
   for (const id of ids) assert.match(id, /^msg_[A-Za-z0-9_-]{22}$/);
+  const bytes = ids.map((id) => Buffer.from(id.slice(4), 'base64url'));
+  for (const b of bytes) assert.equal(b.readUIntBE(0, 6), at);
+  assert.equal(new Set(bytes.map((b) => b.subarray(6).toString('hex'))).size, ids.length);
+  // Ids of the same millisecond share their first 8 characters (the 6 bytes of time), whatever their random part.
+  assert.equal(new Set(ids.map((id) => id.slice(0, 12))).size, 1);
+  const before = Date.now();
+  const made = Buffer.from(newEventId().slice(4), 'base64url').readUIntBE(0, 6);
+  assert.ok(made >= before && made <= Date.now(), 'the time of an id made now is now');
 });
