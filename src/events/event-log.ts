@@ -16,7 +16,7 @@ export interface FeedEvent {
 
 /** What one sequencing pass did. */
 export interface SequencePass {
-  /** Events that got positions. */
+  /** Events that joined the feed since the previous pass of this process: placed by it or (SQLite) by their commits. */
   events: number;
   /** Deliveries made (for events placed by this pass or earlier ones). */
   deliveries: number;

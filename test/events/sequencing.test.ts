@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
 import { MAX_PENDING_PER_SUBSCRIPTION } from '../../src/events/event-log.js';
 import type { Store } from '../../src/storage/store.js';
-import { freshDatabaseUrl } from '../helpers/app.js';
+import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../webhooks/delivery-support.js';
 
 async function passes(store: Store, budget: number): Promise<{ events: number; deliveries: number; more: boolean }[]> {
@@ -48,7 +48,10 @@ test('a subscription holds at most MAX_PENDING_PER_SUBSCRIPTION pending deliveri
   const full = await addSubscription(store, 'http://127.0.0.1:9/full', 'wh_full');
   const count = MAX_PENDING_PER_SUBSCRIPTION + 6;
   for (let i = 1; i <= count; i++) await store.createPlant({ id: BigInt(i), name: `p${i}` });
-  assert.deepEqual(await store.events.backlog(), { unplaced: count, behind: 0 });
+  // SQLite places an event in its commit (the subscription is then behind by all of them); PostgreSQL, with
+  // concurrent writers, in the pass after it.
+  const placedAtCommit = TEST_STORE === 'sqlite';
+  assert.deepEqual(await store.events.backlog(), placedAtCommit ? { unplaced: 0, behind: count } : { unplaced: count, behind: 0 });
   await passes(store, 100_000);
   assert.equal((await store.events.readAfter(null, 1_000)).length, count, 'the feed has every event');
   assert.equal(await store.webhooks.countPendingDeliveries(), MAX_PENDING_PER_SUBSCRIPTION);

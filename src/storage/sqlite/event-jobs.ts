@@ -44,12 +44,18 @@ export function createEventJobs(db: Database.Database): EventJobs {
   const removeEvent = db.prepare('DELETE FROM webhook_events WHERE id = ?');
   const setRemoved = db.prepare('UPDATE event_log SET removed_through = max(removed_through, ?) WHERE id = 1');
 
+  // Commits place their events themselves (plant-batch.ts); a pass places only events written without a
+  // position (by an older version), and reports every event that joined the feed since the previous pass.
+  let seenThrough = 0n;
+  let passSeen = 0n;
   const sequence = db.transaction((maxDeliveries: number, now: number): SequencePass => {
     let last = lastPosition.get() as bigint;
     const rows = unsequenced.all(POSITIONS_PER_PASS + 1) as bigint[];
     const placing = Math.min(rows.length, POSITIONS_PER_PASS);
     for (let i = 0; i < placing; i++) place.run(++last, rows[i]);
     if (placing > 0) setLast.run(last);
+    const joined = Number(last - seenThrough);
+    passSeen = last;
     let deliveries = 0;
     let behindAfter = false;
     const subs = behind.all(last, SUBSCRIPTIONS_PER_PASS) as { id: string; events: string; cursor: bigint }[];
@@ -67,7 +73,7 @@ export function createEventJobs(db: Database.Database): EventJobs {
       moveCursor.run(cursor, sub.id);
       if (cursor < last) behindAfter = true;
     }
-    return { events: placing, deliveries, more: rows.length > placing || subs.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
+    return { events: joined, deliveries, more: rows.length > placing || subs.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
   });
 
   const remove = db.transaction((cutoff: number, maxEvents: number): number => {
@@ -83,7 +89,12 @@ export function createEventJobs(db: Database.Database): EventJobs {
   });
 
   return {
-    sequence: (maxDeliveries, now) => withoutSync(db, () => sequence.immediate(maxDeliveries, now)),
+    sequence: (maxDeliveries, now) => {
+      const pass = withoutSync(db, () => sequence.immediate(maxDeliveries, now));
+      // Only once the pass committed: one rolled back leaves its events to be reported by the next.
+      seenThrough = passSeen;
+      return pass;
+    },
     removeOlderThan: (cutoff, maxEvents) => withoutSync(db, () => remove.immediate(cutoff, maxEvents)),
   };
 }

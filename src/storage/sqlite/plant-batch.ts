@@ -25,14 +25,20 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
-  const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at) VALUES (?, ?, ?, ?)');
+  const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at, position) VALUES (?, ?, ?, ?, ?)');
+  const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
+  const setLastPosition = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
   const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
     const now = Date.now();
-    // The event commits with the write or not at all: nothing acknowledged can lose its event. Its feed
-    // position and deliveries come after, off this path (events/sequencer.ts).
+    // The event commits with the write or not at all: nothing acknowledged can lose its event. It takes its
+    // feed position here too: one writer at a time holds the lock, so the order of positions is commit order
+    // (PostgreSQL, with concurrent writers, places events in a pass after the commit). Its deliveries come
+    // after, off this path (events/sequencer.ts).
+    let position: bigint | undefined;
     const announce = (type: EventType, plant: PlantRecord, version: bigint) => {
       const e = plantEvent(type, plant, version);
-      insertEvent.run(e.id, e.type, e.payload, now);
+      position = (position ?? (lastPosition.get() as bigint)) + 1n;
+      insertEvent.run(e.id, e.type, e.payload, now, position);
     };
     // One step of the counter for the batch: write i gets version base + i + 1 (unused ones are gaps).
     const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);
@@ -62,6 +68,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
       // batch finds that, like any stored row.
       results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'delete' ? item.id : item.plant.id) as PlantRow | undefined) ?? null);
     }
+    if (position !== undefined) setLastPosition.run(position);
     return results;
   });
   return (items) => commit.immediate(items);
