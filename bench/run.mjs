@@ -4,7 +4,8 @@
 // BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
 // BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
 // BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips), BENCH_CONNECT_PAUSE_MS (300:
-// each connection's first request waits that long, so no measurement starts with connections still unaccepted).
+// each connection's first request waits that long, so no measurement starts with connections still unaccepted),
+// BENCH_WORKER_CELLS (0 skips the worker scaling run, workers.mjs, which writes results/workers.{md,json}).
 import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
@@ -236,6 +237,9 @@ if (cfg.soakSeconds > 0) {
 machine.loadAfter = loadavg();
 machine.finished = new Date().toISOString();
 writeResults();
+
+// Last, the cells that use every core: worker scaling (workers.mjs, its own results file).
+if (env.BENCH_WORKER_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });
 
 function writeResults() {
   const dir = join(BENCH_DIR, 'results');
