@@ -198,10 +198,12 @@ async function stopWorkers(workers: Set<Worker>, timeoutMs: number, log: Logger)
   clearTimeout(force);
 }
 
+/** False only when the message cannot go (the worker is gone); send()'s own false means queued, and it still goes. */
 function send(w: Worker, msg: PrimaryMessage): boolean {
   if (!w.isConnected()) return false;
   try {
-    return w.send(msg);
+    w.send(msg);
+    return true;
   } catch {
     return false;
   }

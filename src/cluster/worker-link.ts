@@ -36,10 +36,12 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
   let wakeAgain = false;
   // No 'disconnect' handling: when the primary is gone, Node's cluster ends the worker at once. Its clients see
   // their connections close; nothing they were answered is lost, since a 200 follows the primary's commit.
+  /** False only when the message cannot go; send()'s own false means queued behind others, and it still goes. */
   const send = (msg: WorkerMessage): boolean => {
     if (!channel.connected) return false;
     try {
-      return channel.send!(msg);
+      channel.send!(msg);
+      return true;
     } catch {
       return false;
     }

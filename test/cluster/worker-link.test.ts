@@ -13,7 +13,8 @@ function channel() {
   const ch = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
   ch.connected = true;
   ch.sent = [];
-  ch.send = (m) => (ch.sent.push(m as WorkerMessage), true);
+  // Node's send() answers false when the message waits behind others; it still goes.
+  ch.send = (m) => (ch.sent.push(m as WorkerMessage), false);
   const reply = (m: PrimaryMessage) => ch.emit('message', m);
   return { ch, reply };
 }
