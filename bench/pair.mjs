@@ -13,11 +13,20 @@
 // that accepts and never answers, so their deliveries are made and stay pending; the side also needs
 // PAIR_X_ENV="WEBHOOK_ALLOWED_HOSTS=127.0.0.1 WEBHOOK_MAX_SUBSCRIPTIONS=1000 WEBHOOK_TIMEOUT_MS=600000"). A checkout of another commit for
 // PAIR_A: git worktree add /tmp/base REV && ln -s "$PWD/node_modules" /tmp/base/ && (cd /tmp/base && npm run build).
+//
+// PAIR_A_STORE, PAIR_B_STORE: sqlite (default) or postgres. A postgres side gets a PostgreSQL server of its own
+// (lib/pg.mjs, initdb into a temp dir, on 127.0.0.1), pinned to core 1 with the wrks, not to the service's core
+// 0: as with a database on another host, the service's core runs only the service. The server's CPU is then in
+// none of the service's figures, so each line also gives every side's req/s of the same round and, for a
+// postgres side, the database server's CPU per request (db µs/req, all its processes, from /proc). With the
+// database competing with the wrks for core 1, req/s can be bounded by core 1 rather than by the service: read
+// the service's µs/req (its core's cost per request) as the per-instance figure, and req/s as its check.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { KINDS, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
+import { startPostgres } from './lib/pg.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -39,10 +48,14 @@ const kindNamed = (name = 'plant-store') => {
   if (!kind) throw new Error(`no server ${name}; one of ${KINDS.map((k) => k.name).join(', ')}`);
   return kind;
 };
-const sides = [
-  { name: 'A', kind: kindNamed(env.PAIR_A_KIND), root: env.PAIR_A ?? ROOT, env: settings(env.PAIR_A_ENV), node: env.PAIR_A_NODE, subscriptions: Number(env.PAIR_A_SUBSCRIPTIONS ?? 0) },
-  { name: 'B', kind: kindNamed(env.PAIR_B_KIND), root: env.PAIR_B ?? ROOT, env: settings(env.PAIR_B_ENV), node: env.PAIR_B_NODE, subscriptions: Number(env.PAIR_B_SUBSCRIPTIONS ?? 0) },
-];
+const storeNamed = (name = 'sqlite') => {
+  if (!['sqlite', 'postgres'].includes(name)) throw new Error(`PAIR_X_STORE: sqlite or postgres, not ${name}`);
+  return name;
+};
+const sides = ['A', 'B'].map((name) => ({
+  name, kind: kindNamed(env[`PAIR_${name}_KIND`]), root: env[`PAIR_${name}`] ?? ROOT, env: settings(env[`PAIR_${name}_ENV`]),
+  node: env[`PAIR_${name}_NODE`], subscriptions: Number(env[`PAIR_${name}_SUBSCRIPTIONS`] ?? 0), store: storeNamed(env[`PAIR_${name}_STORE`]),
+}));
 
 /** A receiver that accepts connections and never answers: every delivery to it stays in flight, then pending. */
 async function silentReceiver() {
@@ -60,7 +73,7 @@ async function silentReceiver() {
 async function subscribe(side, count, receiverPort) {
   const cli = join(side.root, 'bin/plant-store.js');
   const out = execFileSync(side.node ?? process.execPath, [cli, 'token', 'create', '--scopes', 'webhooks:manage', '--name', 'bench-webhooks'], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${side.server.db}` }, encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: side.server.databaseUrl }, encoding: 'utf8',
   });
   const token = out.trim().split('\n').pop().trim();
   for (let i = 0; i < count; i += 50) {
@@ -91,25 +104,34 @@ const receiver = sides.some((s) => s.subscriptions > 0) ? await silentReceiver()
 try {
   for (const side of sides) {
     side.port = await freePort();
-    side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node });
+    if (side.store === 'postgres') side.pg = await startPostgres();
+    side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node, databaseUrl: side.pg?.url });
     if (side.subscriptions > 0) await subscribe(side, side.subscriptions, receiver.port);
     await seed(side.port, side.server.token);
   }
   await Promise.all(sides.map((s) => wrk(s, 2)));
   const ratios = [];
+  const rpsRatios = [];
   for (let rep = 1; rep <= reps; rep++) {
     const before = sides.map((s) => cpuMs(s.server.pid));
+    const dbBefore = sides.map((s) => s.pg?.cpuMs());
     const runs = await Promise.all(sides.map((s) => wrk(s, seconds)));
     const us = sides.map((s, i) => (1000 * (cpuMs(s.server.pid) - before[i])) / runs[i].requests);
+    const dbUs = sides.map((s, i) => s.pg && (1000 * (s.pg.cpuMs() - dbBefore[i])) / runs[i].requests);
+    const rps = runs.map((r) => r.requests / r.busy_s);
     const bad = runs.map((r) => Object.entries(r.statuses).filter(([k]) => k !== '200').map(([k, v]) => `${k}×${v}`).join(' '));
     ratios.push(us[1] / us[0]);
+    rpsRatios.push(rps[1] / rps[0]);
     const ms = (us) => (us / 1000).toFixed(2);
-    console.log(`${endpoint} c=${conns} rep ${rep}: A ${us[0].toFixed(1)} µs/req (${runs[0].requests} req, p50 ${ms(runs[0].p50_us)} p99 ${ms(runs[0].p99_us)} ms${bad[0] ? `, ${bad[0]}` : ''})  ` +
-      `B ${us[1].toFixed(1)} µs/req (${runs[1].requests} req, p50 ${ms(runs[1].p50_us)} p99 ${ms(runs[1].p99_us)} ms${bad[1] ? `, ${bad[1]}` : ''})  B/A ${(us[1] / us[0]).toFixed(3)}`);
+    const side = (i) => `${sides[i].name}${sides[i].store === 'postgres' ? '(pg)' : ''} ${us[i].toFixed(1)} µs/req${dbUs[i] === undefined ? '' : ` +db ${dbUs[i].toFixed(1)}`} ` +
+      `(${Math.round(rps[i])} req/s, p50 ${ms(runs[i].p50_us)} p99 ${ms(runs[i].p99_us)} ms${bad[i] ? `, ${bad[i]}` : ''})`;
+    console.log(`${endpoint} c=${conns} rep ${rep}: ${side(0)}  ${side(1)}  B/A CPU ${(us[1] / us[0]).toFixed(3)} req/s ${(rps[1] / rps[0]).toFixed(3)}`);
   }
-  ratios.sort((x, y) => x - y);
-  console.log(`median B/A CPU per request: ${ratios[Math.floor(ratios.length / 2)].toFixed(3)} (range ${ratios[0].toFixed(3)}-${ratios.at(-1).toFixed(3)})`);
+  const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const range = (xs) => `range ${xs[0].toFixed(3)}-${xs.at(-1).toFixed(3)}`;
+  console.log(`median B/A CPU per request: ${median(ratios).toFixed(3)} (${range(ratios)}); median B/A req/s: ${median(rpsRatios).toFixed(3)} (${range(rpsRatios)})`);
 } finally {
   await Promise.all(sides.map((s) => s.server?.stop()));
+  for (const s of sides) s.pg?.stop();
   receiver?.close();
 }

@@ -98,13 +98,15 @@ async function startPrism(port) {
  * The real service: bin/plant-store.js serve of the built repo (or of opts.root, another checkout, for pair.mjs),
  * a fresh data dir (or opts.dbFile), a CLI-made token; opts.env overrides the service's environment, opts.node
  * names the Node.js executable (default: the one running the bench) and opts.cores the CPUs (taskset list; core 0).
- * One process (WORKERS=1) unless opts.env says otherwise: the cells measure one core.
+ * opts.databaseUrl (a postgres:// URL) replaces the SQLite file. One process (WORKERS=1) unless opts.env says
+ * otherwise: the cells measure one core.
  */
 async function startPlantStore(port, opts = {}) {
-  const dir = opts.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'bench-plant-store-'));
-  const db = opts.dbFile ?? join(dir, 'plant-store.db');
+  const dir = opts.dbFile || opts.databaseUrl ? undefined : mkdtempSync(join(tmpdir(), 'bench-plant-store-'));
+  const db = opts.databaseUrl ? undefined : opts.dbFile ?? join(dir, 'plant-store.db');
+  const databaseUrl = opts.databaseUrl ?? `sqlite:${db}`;
   const root = opts.root ?? ROOT;
-  const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
+  const env = { ...process.env, DATABASE_URL: databaseUrl };
   const node = opts.node ?? process.execPath;
   // The token commands use an existing database only (older builds made it themselves): create it first.
   execFileSync(node, [join(root, 'bin/plant-store.js'), 'migrate'], { env, stdio: 'ignore' });
@@ -114,11 +116,11 @@ async function startPlantStore(port, opts = {}) {
   // measured path, with a quota the run cannot reach.
   // Started as `npm start` starts it (package.json), V8 flag included.
   const child = pinned(node, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
-    DATABASE_URL: `sqlite:${db}`, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     RATE_LIMIT_PER_TOKEN: '100000000', WORKERS: '1', ...opts.env,
   }, { cores: opts.cores });
   await waitReady(port, child, '/healthz');
-  return { child, pid: child.pid, token, db, stop: stopper(child, () => dir && rmSync(dir, { recursive: true, force: true })) };
+  return { child, pid: child.pid, token, db, databaseUrl, stop: stopper(child, () => dir && rmSync(dir, { recursive: true, force: true })) };
 }
 
 /** Creates SEEDED plants (ids SEED_BASE+1..) so GET /plants/{id} finds them; tag "seed", not counted as bench rows. */

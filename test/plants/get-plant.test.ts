@@ -79,6 +79,23 @@ test('GET /plants/{id}', async (t) => {
     }
   });
 
+  await t.test('many GETs at once, the same id several times, some absent: each is answered with its own plant or 404', async () => {
+    const absent = ['4', '-1', '9007199254740994', '9223372036854775805'];
+    const ids = [...plants.map((p) => p.id), ...absent, ...plants.map((p) => p.id), ABOVE_2_53, ABOVE_2_53, '9007199254740992', absent[0]!];
+    // Several rounds, each sent all at once; after the first, over open connections, so that requests reach
+    // the server together rather than one new connection at a time.
+    for (let round = 0; round < 4; round++) {
+      const order = ids.map((_, i) => ids[(i * 7 + round) % ids.length]!);
+      const answers = await Promise.all(order.map((id) => call(s, `/plants/${id}`)));
+      for (const [i, res] of answers.entries()) {
+        const id = order[i]!;
+        const plant = plants.find((p) => p.id === id);
+        if (plant) assert.deepEqual(await plantOf(res), plant, `GET ${id}`);
+        else assert.equal((await expectError(res, 404)).message, `No plant with id ${id}.`);
+      }
+    }
+  });
+
   for (const id of BAD_IDS) {
     await t.test(`id ${label(id)} is 400 Error`, async () => {
       await expectError(await call(s, `/plants/${encodeURIComponent(id)}`), 400, id);

@@ -164,3 +164,30 @@ test('postgres: a statement held up longer than DATABASE_STATEMENT_TIMEOUT_MS an
   const retry = await s.postPlant({ id: 1, name: 'fern' });
   assert.equal(retry.status, 200);
 });
+
+test('postgres: GETs read together when the database cannot answer: each answers 503, and each GET after it its own plant', async (t) => {
+  const s = await startApp(t, { databaseUrl: await freshPostgresUrl(t), store: { statementTimeoutMs: 300 } });
+  const ids = ['1', '9007199254740993', '9007199254740992', '-9223372036854775808'];
+  for (const id of ids) assert.equal((await s.postPlant(`{"id":${id},"name":"n${id}"}`)).status, 200);
+  const get = (id: string) => fetch(`${s.url}/plants/${id}`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  // Another session holds the plants table: the reads wait on its lock until the statement timeout cancels them.
+  const blocker = new pg.Client({ connectionString: s.databaseUrl });
+  blocker.on('error', () => {});
+  await blocker.connect();
+  t.after(() => blocker.end());
+  await blocker.query('BEGIN');
+  await blocker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+  const asked = [...ids, ...ids, '2', '2'];
+  const failed = await Promise.all(asked.map(get));
+  for (const [i, res] of failed.entries()) {
+    assert.equal(res.status, 503, `GET ${asked[i]}`);
+    assert.deepEqual(await res.json(), { error: 503, message: 'The store is unavailable; nothing was saved. Retry later.' });
+  }
+  await blocker.query('ROLLBACK');
+  const answered = await Promise.all(asked.map(get));
+  for (const [i, res] of answered.entries()) {
+    const id = asked[i]!;
+    if (id === '2') assert.equal(res.status, 404);
+    else assert.equal(await res.text(), `{"id":${id},"name":"n${id}"}`);
+  }
+});

@@ -131,6 +131,20 @@ test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag 
   assert.equal(empty.more, false);
 });
 
+test('getPlant called many times at once: each call gets the plant of its own id (repeats and absent ids among them), more calls than one statement holds', async (t) => {
+  const store = await freshStore(t);
+  const stored: PlantRecord[] = Array.from({ length: 600 }, (_, i) => ({ id: ABOVE_2_53 + BigInt(2 * i), name: `p${i}`, ...(i % 3 === 0 && { tag: `t${i}` }) }));
+  stored.push({ id: MAX, name: 'max' }, { id: MIN, name: 'min', tag: '' });
+  await store.importPlants(stored);
+  const byId = new Map(stored.map((p) => [p.id, p]));
+  // Odd offsets are absent; 2^53 + 1 and its double's neighbour 2^53 must not be taken for one another.
+  const asked = [...stored.map((p) => p.id), ...stored.map((p) => p.id + 1n).filter((id) => id !== MAX + 1n), ABOVE_2_53, ABOVE_2_53 - 1n, MAX, MIN, ABOVE_2_53];
+  const got = await Promise.all(asked.map((id) => store.getPlant(id)));
+  for (const [i, id] of asked.entries()) assert.deepEqual(unversioned(got[i]), byId.get(id), `getPlant(${id})`);
+  // Each answer is the plant with its version, the same version as a lone read sees.
+  assert.equal(got[0]!.version, (await store.getPlant(asked[0]!))!.version);
+});
+
 test('deletePlant removes a plant durably, then finds none; countPlants follows; the id is free again', async (t) => {
   const store = await freshStore(t);
   for (const id of [1n, 2n, MAX]) await store.createPlant({ id, name: `p${id}` });

@@ -1,6 +1,7 @@
 // The PostgreSQL engine: a pg.Pool shared by the instance, named prepared statements, group commit of
-// plant creates (one transaction per turn of the event loop, answered after COMMIT), and migrations
-// serialised across instances by an advisory lock. Several instances may share one database.
+// plant creates (one transaction per turn of the event loop, answered after COMMIT), reads by id of one turn
+// in one statement, and migrations serialised across instances by an advisory lock. Several instances may
+// share one database.
 import type pg from 'pg';
 import type { Engine, MigrationResult, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
@@ -8,6 +9,7 @@ import { plantEvent, type EventType } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
+import { Coalesced } from './coalesced.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
@@ -90,6 +92,11 @@ export class PgStore extends GroupCommittedPlants implements Store {
   protected closed = false;
   readonly webhooks: PgWebhookStore;
   readonly events: PgEventStore;
+  /** getPlant's reads: those of one turn of the event loop in one statement (ids as text: exact int8). */
+  private readonly plantReads = new Coalesced<bigint, PlantRow>(async (ids) => {
+    const { rows } = await this.query<PlantRow>('plantsByIds', [ids.map(String)]);
+    return new Map(rows.map((r) => [r.id, r]));
+  });
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     super();
@@ -122,8 +129,9 @@ export class PgStore extends GroupCommittedPlants implements Store {
   }
 
   async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
-    const { rows } = await this.query<PlantRow>('getPlant', [id.toString()]);
-    return rows[0] ? versionedPlantOf(rows[0], pgText) : undefined;
+    const row = await this.plantReads.get(id);
+    // Decoded per call: callers of one id each get a record of their own.
+    return row ? versionedPlantOf(row, pgText) : undefined;
   }
 
   async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
