@@ -9,7 +9,7 @@ import { plantEvent, type EventType } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
-import { Coalesced } from './coalesced.js';
+import { Coalesced } from '../coalesced.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
