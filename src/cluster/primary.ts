@@ -14,6 +14,7 @@ import { createTokenService } from '../auth/token-service.js';
 import { VERSION } from '../health/version.js';
 import { processSharing } from '../storage/open-store.js';
 import { decodeItems } from '../storage/writer-wire.js';
+import type { Store } from '../storage/store.js';
 import { bootstrapToken, openServiceStore, publicUrl } from '../startup.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -163,7 +164,10 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   log.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: count, config: describeConfig(config) }, 'plant-store is listening');
   await bootstrapToken(config, store, tokens, url, log);
   // PostgreSQL: the workers are whole instances; this process only watches them.
-  if (!sharedWriter) await store.close();
+  if (!sharedWriter) {
+    await warnAboutConnections(store, count, config.databasePoolSize, log);
+    await store.close();
+  }
 
   if (!stopSignal) await new Promise<void>((resolve) => (onStopSignal = resolve));
   log.info({ signal: stopSignal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
@@ -181,6 +185,16 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   return code;
+}
+
+/** Each worker opens its own pool: say so when they could ask the database for more connections than it allows. */
+async function warnAboutConnections(store: Store, workers: number, poolSize: number, log: Logger): Promise<void> {
+  const limit = await store.connectionLimit?.().catch(() => undefined);
+  if (limit === undefined || workers * poolSize <= limit) return;
+  log.warn(
+    { workers, poolSize, connections: workers * poolSize, databaseLimit: limit },
+    'WORKERS x DATABASE_POOL_SIZE is more connections than the database allows (max_connections less the superuser reserve): under load some requests will get 503; lower WORKERS or DATABASE_POOL_SIZE, or raise max_connections',
+  );
 }
 
 /** SIGTERM to every worker (each drains as it would alone), then waits for them; SIGKILL past the timeout. */

@@ -39,6 +39,8 @@ export interface Store extends PlantStore, TokenStore {
   readonly events: EventLogStore;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
+  /** Connections the database server accepts from ordinary users at most (a database server only). */
+  connectionLimit?(): Promise<number>;
   /** Commits whatever is pending, then releases the database. */
   close(): Promise<void>;
   /** Adds a commit observer (metrics); returns its removal. */

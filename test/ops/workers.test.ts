@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { availableParallelism } from 'node:os';
-import { runCli, spawnServer, type ChildServer } from '../helpers/app.js';
+import { runCli, spawnServer, TEST_STORE, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { sleep, eventually } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
@@ -219,4 +219,24 @@ test('WORKERS=auto starts one worker per available core; an in-memory database a
   assert.doesNotMatch(memory.stdout(), /"role":"primary"/);
   memory.proc.kill('SIGTERM');
   assert.equal(await memory.exited, 0);
+});
+
+test('the primary warns when the workers\' pools could ask PostgreSQL for more connections than it allows (a SQLite file has no such limit)', async (t) => {
+  const { databaseUrl } = await databaseWithToken(t);
+  const server = await spawnServer(t, { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '2', DATABASE_POOL_SIZE: '1000' });
+  await eventually(() => server.stdout().includes('plant-store is listening'), 'every worker listening', 20_000);
+  const warning = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.includes('more connections than the database allows'))
+    .map((l) => JSON.parse(l) as { connections: number; databaseLimit: number });
+  if (TEST_STORE === 'postgres') {
+    assert.equal(warning.length, 1, server.stdout());
+    assert.equal(warning[0]!.connections, 2_000);
+    assert.ok(warning[0]!.databaseLimit > 0 && warning[0]!.databaseLimit < 2_000);
+  } else {
+    assert.deepEqual(warning, []);
+  }
+  server.proc.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
 });

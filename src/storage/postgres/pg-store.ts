@@ -70,6 +70,7 @@ const SQL = {
   touchTokens: `UPDATE api_tokens t SET last_used_at = greatest(t.last_used_at, u.at)
     FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE t.id = u.id`,
   ping: 'SELECT 1 FROM schema_migrations LIMIT 1',
+  connectionLimit: `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS n`,
 } as const;
 
 /** A named prepared statement: parsed once per connection, then only bound and executed. */
@@ -189,6 +190,10 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
   async ping(): Promise<void> {
     await this.query('ping', []);
+  }
+
+  async connectionLimit(): Promise<number> {
+    return (await this.query<{ n: number }>('connectionLimit', [])).rows[0]!.n;
   }
 
   async close(): Promise<void> {
