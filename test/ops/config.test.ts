@@ -17,6 +17,8 @@ const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { PORT: '-1' }, names: ['PORT'] },
   { env: { PORT: '80.5' }, names: ['PORT'] },
   { env: { HOST: 'not a host!' }, names: ['HOST'] },
+  { env: { WORKERS: '0' }, names: ['WORKERS'], hint: /1 to 1024/ },
+  { env: { WORKERS: 'all' }, names: ['WORKERS'], hint: /whole number/ },
   { env: { LOG_LEVEL: 'loud' }, names: ['LOG_LEVEL'], hint: /fatal, error, warn, info, debug, trace, silent/ },
   { env: { BODY_LIMIT_BYTES: 'lots' }, names: ['BODY_LIMIT_BYTES'] },
   { env: { BODY_LIMIT_BYTES: '10' }, names: ['BODY_LIMIT_BYTES'] },
