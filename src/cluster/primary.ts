@@ -111,8 +111,12 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
   let quickDeaths = 0;
+  const restarts = new Set<NodeJS.Timeout>();
+  // Replacements listen on the port the first workers got: with PORT=0, a replacement started after every worker
+  // died would otherwise get another one (the primary lets the port go with the last worker).
+  let forkEnv: Record<string, string> | undefined;
   const fork = () => {
-    const w = cluster.fork();
+    const w = cluster.fork(forkEnv);
     const started = Date.now();
     workers.add(w);
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
@@ -123,7 +127,12 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
       quickDeaths = Date.now() - started < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
       const delay = Math.min(MAX_RESTART_DELAY_MS, quickDeaths === 0 ? 0 : 250 * 2 ** quickDeaths);
       log.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
-      setTimeout(() => stopping || fork(), delay).unref();
+      // Referenced: with every worker gone, this timer is what keeps the primary (and the service) alive.
+      const restart = setTimeout(() => {
+        restarts.delete(restart);
+        if (!stopping) fork();
+      }, delay);
+      restarts.add(restart);
     });
     return w;
   };
@@ -160,6 +169,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     return 1;
   }
   listening = true;
+  forkEnv = { PORT: String(outcome.port) };
   const url = publicUrl(config.host, outcome.port);
   log.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: count, config: describeConfig(config) }, 'plant-store is listening');
   await bootstrapToken(config, store, tokens, url, log);
@@ -170,6 +180,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   }
 
   if (!stopSignal) await new Promise<void>((resolve) => (onStopSignal = resolve));
+  for (const restart of restarts) clearTimeout(restart);
   log.info({ signal: stopSignal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
   // The workers drain while this process still commits for them.
   await stopWorkers(workers, config.shutdownTimeoutMs, log);

@@ -240,3 +240,20 @@ test('the primary warns when the workers\' pools could ask PostgreSQL for more c
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0);
 });
+
+test('kill -9 of every worker at once: the primary stays and starts new ones, and the service answers again', async (t) => {
+  const { token, server, port } = await serveWorkers(t);
+  const first = workerPids(server);
+  for (const pid of first) process.kill(pid, 'SIGKILL');
+  await eventually(() => workerPids(server).length === 2 * WORKERS, 'replacement workers', 20_000);
+  assert.equal(server.proc.exitCode, null, 'the primary exited with its workers');
+  await eventually(() => workerPids(server).slice(WORKERS).every(alive), 'the replacements running', 20_000);
+  let answer = { status: 0, body: '' };
+  for (let i = 0; i < 200 && answer.status !== 200; i++) {
+    answer = await fresh(port, '/plants', token).catch(() => ({ status: 0, body: '' }));
+    if (answer.status !== 200) await sleep(100);
+  }
+  assert.equal(answer.status, 200, answer.body);
+  server.proc.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+});
