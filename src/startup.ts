@@ -8,8 +8,13 @@ import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 
 /** Opens the store and brings it up to date, logging what that changed. */
-export async function openServiceStore(config: Config, logger: Logger, sharedWriter?: SharedWriter): Promise<Store> {
-  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter });
+export async function openServiceStore(
+  config: Config,
+  logger: Logger,
+  engine: { sharedWriter?: SharedWriter; commitOnThisThread?: boolean } = {},
+): Promise<Store> {
+  const { sharedWriter } = engine;
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), ...engine });
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
   if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');

@@ -39,9 +39,13 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const store = await openServiceStore(config, log);
-  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
+  // The primary of a shared writer does little but commit: on its own thread, a commit skips two thread hops
+  // (2 workers, POST c=256 on 2 cores: 11.0-11.8k against 8.7-9.2k req/s), and the fsync that blocks its event
+  // loop delays only what waits for commits anyway (workers' batches, which then join the next one), passes,
+  // deliveries and the hand-out of new connections.
+  const store = await openServiceStore(config, log, { commitOnThisThread: sharedWriter });
+  const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const workers = new Set<Worker>();
   const broadcast = (msg: PrimaryMessage) => {
     for (const w of workers) send(w, msg);

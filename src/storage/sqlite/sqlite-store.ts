@@ -29,6 +29,12 @@ export interface SqliteOptions {
    * this process, which then neither sequences events nor removes old ones: the writer does.
    */
   sharedWriter?: SharedWriter;
+  /**
+   * Commit on this connection, on the calling thread, instead of a write worker: for a process that does little
+   * but commit (a multi-process server's primary), where the thread's two hops per commit cost more than the
+   * fsync it keeps off the event loop.
+   */
+  commitOnThisThread?: boolean;
 }
 
 /** Batches a worker may have at the shared writer at once (each is one turn of its event loop). */
@@ -83,7 +89,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       committer = { commit: (items) => shared.commit(items) };
       // The writer's sequencer runs the passes; this process's feed readers wake when it says so.
       passes = { sequence: async () => ({ events: 0, deliveries: 0, more: false }), removeOlderThan: async () => 0 };
-    } else if (file === ':memory:') {
+    } else if (file === ':memory:' || options.commitOnThisThread) {
       committer = { commit: async (items) => writeResultsOf(items, this.writer()(items)) };
       const jobs = () => (this.eventJobs ??= createEventJobs(this.db));
       passes = {
