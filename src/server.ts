@@ -5,13 +5,12 @@ import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { describeConfig, type Config } from './config.js';
+import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger } from './logger.js';
-import { VERSION } from './health/version.js';
 import { createTokenService } from './auth/token-service.js';
 import { processSharing } from './storage/open-store.js';
-import { bootstrapToken, openServiceStore, publicUrl } from './startup.js';
+import { announce, bootstrapToken, openServiceStore } from './startup.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
 
@@ -67,8 +66,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     throw err;
   }
   if (!link) {
-    const url = publicUrl(config.host, (app.server.address() as AddressInfo).port);
-    logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: 1, config: describeConfig(config) }, 'plant-store is listening');
+    const url = announce(config, logger, (app.server.address() as AddressInfo).port, 1);
     await bootstrapToken(config, store, tokens, url, logger);
   }
   return new Promise<number>((resolve) => {

@@ -1,7 +1,8 @@
 // What every serving process does on the way up, whether it serves alone or as the primary of several:
 // open the store (migrations, secrets at rest) and report it, and make the first token on an empty store.
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { describeConfig, type Config } from './config.js';
+import { VERSION } from './health/version.js';
 import type { TokenService } from './auth/token-service.js';
 import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
@@ -41,4 +42,11 @@ export async function bootstrapToken(config: Config, store: Store, tokens: Token
 export function publicUrl(host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? 'localhost' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/** The start line: where the service is, its version, the Node.js running it, its processes and its settings. */
+export function announce(config: Config, logger: Logger, port: number, workers: number): string {
+  const url = publicUrl(config.host, port);
+  logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers, config: describeConfig(config) }, 'plant-store is listening');
+  return url;
 }

@@ -9,13 +9,12 @@ import { AggregatorRegistry } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
-import { describeConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
-import { VERSION } from '../health/version.js';
 import { processSharing } from '../storage/open-store.js';
 import { decodeItems } from '../storage/writer-wire.js';
 import type { Store } from '../storage/store.js';
-import { bootstrapToken, openServiceStore, publicUrl } from '../startup.js';
+import { announce, bootstrapToken, openServiceStore } from '../startup.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** How long a metrics collection waits for each worker's answer. */
@@ -174,8 +173,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   }
   listening = true;
   forkEnv = { PORT: String(outcome.port) };
-  const url = publicUrl(config.host, outcome.port);
-  log.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers: count, config: describeConfig(config) }, 'plant-store is listening');
+  const url = announce(config, log, outcome.port, count);
   await bootstrapToken(config, store, tokens, url, log);
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) {

@@ -1,6 +1,7 @@
 // Shared helpers for the storage, operations and docs tests: the real command with a chosen working
 // directory, token creation through the CLI, and a small HTTP load generator over test/helpers/raw-request.ts
 // so that every outcome (status, or the socket error code) is visible.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -11,6 +12,8 @@ import { BIN, runCli, spawnServer, tempDir, type ChildServer } from '../helpers/
 import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { freshPostgresUrl, templateDatabase, TEST_STORE } from '../helpers/test-store.js';
 import { sleep } from '../helpers/sleep.js';
+import { storedPlant } from '../helpers/stored-plant.js';
+import { openStore } from '../../src/storage/open-store.js';
 
 export interface Env {
   [name: string]: string | undefined;
@@ -161,4 +164,31 @@ export function summarize(r: LoadResult): string {
   const statuses = [...r.statuses].map(([s, v]) => `${s}x${v.count}`).join(' ');
   const errors = [...r.errors].map(([c, v]) => `${c}x${v.ids.length}`).join(' ');
   return `sent=${r.sent} ok=${r.ok.size} other=[${statuses}] errors=[${errors}]`;
+}
+
+/**
+ * After a load that ended in a kill or a drain: every plant answered 200 is stored as sent, and nothing else is
+ * there but some of those whose connection was cut (their fate unknown). Returns a line for t.diagnostic.
+ */
+export async function assertAcknowledgedStored(databaseUrl: string, result: LoadResult): Promise<string> {
+  const inDoubt = [...result.errors.values()].flatMap((e) => e.ids);
+  const { store } = await openStore(databaseUrl);
+  try {
+    const missing: bigint[] = [];
+    for (const id of result.ok.keys()) {
+      const plant = await storedPlant(store, id);
+      if (!plant) missing.push(id);
+      else assert.deepEqual(plant, { id, name: `plant-${id}` });
+    }
+    assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
+    let storedInDoubt = 0;
+    for (const id of inDoubt) if (await storedPlant(store, id)) storedInDoubt++;
+    const count = await store.countPlants();
+    // Only ids some client sent can be there: the acknowledged ones plus some of those cut off mid-answer.
+    assert.equal(count, result.ok.size + storedInDoubt, 'a plant no client was answered for, beyond those cut off');
+    assert.ok(count <= result.ok.size + inDoubt.length);
+    return `acknowledged=${result.ok.size} all stored; cut off=${inDoubt.length}, of which stored=${storedInDoubt}`;
+  } finally {
+    await store.close();
+  }
 }

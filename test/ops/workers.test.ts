@@ -8,9 +8,8 @@ import { availableParallelism } from 'node:os';
 import { runCli, spawnServer, TEST_STORE, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { sleep, eventually } from '../helpers/sleep.js';
-import { storedPlant } from '../helpers/stored-plant.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
-import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
 
 const WORKERS = 2;
 
@@ -59,26 +58,6 @@ function fresh(port: number, path: string, token: string, init: { method?: strin
   });
 }
 
-async function assertStored(databaseUrl: string, result: LoadResult): Promise<string> {
-  const inDoubt = [...result.errors.values()].flatMap((e) => e.ids);
-  const { store } = await openStore(databaseUrl);
-  try {
-    const missing: bigint[] = [];
-    for (const id of result.ok.keys()) {
-      const plant = await storedPlant(store, id);
-      if (!plant) missing.push(id);
-      else assert.deepEqual(plant, { id, name: `plant-${id}` });
-    }
-    assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
-    let storedInDoubt = 0;
-    for (const id of inDoubt) if (await storedPlant(store, id)) storedInDoubt++;
-    assert.equal(await store.countPlants(), result.ok.size + storedInDoubt, 'a plant no client was answered for, beyond those cut off');
-    return `acknowledged=${result.ok.size} all stored; cut off=${inDoubt.length}, of which stored=${storedInDoubt}`;
-  } finally {
-    await store.close();
-  }
-}
-
 test('kill -9 of a worker, then of the primary, under 20 writers: a new worker takes over, and every acknowledged plant is stored', async (t) => {
   const { databaseUrl, token, server, port } = await serveWorkers(t);
   const [first] = workerPids(server);
@@ -100,7 +79,7 @@ test('kill -9 of a worker, then of the primary, under 20 writers: a new worker t
   // Node's cluster ends the workers when their primary is gone: none keeps the port.
   await eventually(() => workerPids(server).every((pid) => !alive(pid)), 'every worker gone after the primary', 10_000);
   assert.deepEqual(statusesBefore, [], `answers other than 200 before the primary was killed: ${summarize(result)}`);
-  t.diagnostic(await assertStored(databaseUrl, result));
+  t.diagnostic(await assertAcknowledgedStored(databaseUrl, result));
 
   // It starts again on what the kills left.
   const again = await spawnServer(t, { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: String(WORKERS) });
@@ -125,7 +104,7 @@ test('SIGTERM to the primary under 20 writers: every worker drains (200 or 503 o
   assert.deepEqual([...result.statuses.keys()].filter((s) => s !== 503), [], summarize(result));
   assert.ok(workerPids(server).every((pid) => !alive(pid)), 'a worker outlived the primary');
   assert.match(server.stdout(), /"role":"primary"[^\n]*"msg":"stopped"/);
-  t.diagnostic(await assertStored(databaseUrl, result));
+  t.diagnostic(await assertAcknowledgedStored(databaseUrl, result));
 });
 
 test('each event is delivered once, and the feed holds each once, with writes arriving through every worker', async (t) => {

@@ -3,11 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
-import { openStore } from '../../src/storage/open-store.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
-import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
-import { storedPlant } from '../helpers/stored-plant.js';
+import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;
@@ -43,27 +41,7 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
   // Before the kill nothing failed: the only non-200 outcomes are connections cut by the kill.
   assert.deepEqual([...result.statuses.keys()], [], `unexpected statuses: ${summarize(result)}`);
   assert.ok(result.ok.size >= 200, `too little load to mean anything: ${summarize(result)}`);
-  const inDoubt = [...result.errors.values()].flatMap((e) => e.ids);
-
-  const { store } = await openStore(databaseUrl);
-  let storedInDoubt = 0;
-  try {
-    const missing: bigint[] = [];
-    for (const id of result.ok.keys()) {
-      const plant = await storedPlant(store, id);
-      if (!plant) missing.push(id);
-      else assert.deepEqual(plant, { id, name: `plant-${id}` });
-    }
-    assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
-    for (const id of inDoubt) if (await storedPlant(store, id)) storedInDoubt++;
-    const count = await store.countPlants();
-    // Only ids some client sent can be there: the acknowledged ones plus some of those cut off mid-answer.
-    assert.equal(count, result.ok.size + storedInDoubt);
-    assert.ok(count <= result.ok.size + inDoubt.length);
-  } finally {
-    await store.close();
-  }
-  t.diagnostic(`acknowledged=${result.ok.size} all present; cut off by the kill=${inDoubt.length}, of which stored=${storedInDoubt}`);
+  t.diagnostic(await assertAcknowledgedStored(databaseUrl, result));
 
   // The server starts again on the file the kill left behind and still knows the plants.
   const again = await spawnServer(t, env);
