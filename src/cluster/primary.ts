@@ -45,6 +45,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // deliveries and the hand-out of new connections.
   const store = await openServiceStore(config, log, { commitOnThisThread: sharedWriter });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
+  // Before the workers open their pools, so the warning comes ahead of the start line.
+  if (!sharedWriter) await warnAboutConnections(store, count, config.databasePoolSize, log);
   const workers = new Set<Worker>();
   const broadcast = (msg: PrimaryMessage) => {
     for (const w of workers) send(w, msg);
@@ -176,10 +178,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   const url = announce(config, log, outcome.port, count);
   await bootstrapToken(config, store, tokens, url, log);
   // PostgreSQL: the workers are whole instances; this process only watches them.
-  if (!sharedWriter) {
-    await warnAboutConnections(store, count, config.databasePoolSize, log);
-    await store.close();
-  }
+  if (!sharedWriter) await store.close();
 
   if (!stopSignal) await new Promise<void>((resolve) => (onStopSignal = resolve));
   for (const restart of restarts) clearTimeout(restart);
