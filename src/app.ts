@@ -17,7 +17,7 @@ import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
-import { registerSecurityHeaders } from './http/security-headers.js';
+import { registerSecurityHeaders, securityHeadersFor } from './http/security-headers.js';
 import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
@@ -153,7 +153,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // Hooks on every request take Fastify's callback form: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.headers(securityHeadersFor(request.url)).header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
       done(new AppError('SHUTTING_DOWN'));

@@ -4,7 +4,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import { SECURITY_HEADERS, securityHeadersFor } from './security-headers.js';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
 
 declare module 'fastify' {
@@ -185,8 +185,8 @@ function storeFailure(err: StoreUnavailableError): AppError {
 export function errorServerOptions(log: FastifyBaseLogger): Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> {
   return {
     frameworkErrors(error, request, reply) {
-      // These requests skip the onRequest hooks, which otherwise echo the request id.
-      reply.header('x-request-id', request.id);
+      // These requests skip the onRequest hooks, which otherwise give the security headers and echo the request id.
+      reply.headers(securityHeadersFor(request.url)).header('x-request-id', request.id);
       const code = FASTIFY_CODES[error.code] ?? 'BAD_REQUEST';
       sendError(reply, code);
       logUnhookedAnswer(log, code, { reqId: request.id, method: request.method, path: pathOf(request.url) });

@@ -1,7 +1,6 @@
 // Security headers on every answer, and CORS for the origins CORS_ORIGINS names (none by default).
 // Written by hand rather than with @fastify/helmet and @fastify/cors: a dozen fixed headers and an exact-origin
 // list need no dependency, and a global helmet CSP would have to be kept away from the /docs page's own policy.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Contract } from './contract.js';
 
@@ -30,17 +29,21 @@ function isDocs(url: string): boolean {
   return path === '/docs' || path.startsWith('/docs/');
 }
 
-export function registerSecurityHeaders(app: FastifyInstance, contract: Contract, corsOrigins: readonly string[]): void {
-  // Set on the raw response as the server receives each request, before Fastify sees it: every answer gets
-  // them, errors, 404s and the ones Fastify gives without running hooks (frameworkErrors: a malformed URL)
-  // included, at no per-reply hook cost. A header the reply sets itself wins (Node merges writeHead's headers
-  // over them): the /docs page sets its own (stricter for a page) policy in src/docs/docs-handlers.ts.
-  const securityHeaders = Object.entries(SECURITY_HEADERS);
-  app.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
-    for (const [name, value] of securityHeaders) res.setHeader(name, value);
-    if (!isDocs(req.url ?? '')) res.setHeader('content-security-policy', API_CSP);
-  });
+/** The security headers and the API policy, for every answer but the /docs page's. */
+const API_HEADERS: Readonly<Record<string, string>> = Object.freeze({ ...SECURITY_HEADERS, 'content-security-policy': API_CSP });
 
+/**
+ * The headers every answer to `url` carries. Given to the reply (app.ts's first onRequest hook, and
+ * frameworkErrors for what Fastify answers without hooks) rather than set on the raw response: a header set
+ * there makes Node take its slow path for every other header of the answer, which cost GET by id twice what
+ * the same headers cost on the reply. The /docs page sets its own stricter policy over them.
+ */
+export function securityHeadersFor(url: string): Readonly<Record<string, string>> {
+  return isDocs(url) ? SECURITY_HEADERS : API_HEADERS;
+}
+
+/** CORS for the origins CORS_ORIGINS names; nothing when it names none. */
+export function registerSecurityHeaders(app: FastifyInstance, contract: Contract, corsOrigins: readonly string[]): void {
   if (corsOrigins.length === 0) return;
   const origins = new Set(corsOrigins);
   // Methods per route, from the document (HEAD with GET, as the router does).

@@ -48,6 +48,32 @@ test('every kind of answer carries the security headers and the API policy', asy
   }
 });
 
+test('answers from the error paths carry them too: 413, 415, 429, and 503 once a shutdown began', async (t) => {
+  const s = await startApp(t, { config: { bodyLimit: 64, rateLimitPerToken: 1 } });
+  const read = { authorization: `Bearer ${s.token.read}` };
+  const first = await fetch(`${s.url}/plants`, { headers: read });
+  await first.arrayBuffer();
+  const cases: [string, () => Promise<Response>, number][] = [
+    ['413', () => s.postPlant({ id: 1, name: 'x'.repeat(100) }), 413],
+    // Each token's one request of the window: the 429 is the read token's second.
+    ['415', () => s.postPlant('id=1', { 'content-type': 'text/plain', authorization: `Bearer ${s.token.all}` }), 415],
+    ['429', () => fetch(`${s.url}/plants`, { headers: read }), 429],
+  ];
+  for (const [what, send, status] of cases) {
+    const res = await send();
+    await res.arrayBuffer();
+    assert.equal(res.status, status, what);
+    assertCommon(res.headers, what);
+    assert.equal(res.headers.get('content-security-policy'), API_CSP, `CSP on ${what}`);
+  }
+  s.app.drain();
+  const closing = await fetch(`${s.url}/plants`, { headers: read });
+  await closing.arrayBuffer();
+  assert.equal(closing.status, 503);
+  assertCommon(closing.headers, 'the 503 of a shutdown');
+  assert.equal(closing.headers.get('content-security-policy'), API_CSP);
+});
+
 test('a malformed request answered by the framework also carries them', async (t) => {
   const s = await startApp(t);
   const res = parseRawResponse(await rawHttp(s.port, 'GET /plants/%zz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 200));
