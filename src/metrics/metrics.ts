@@ -8,6 +8,7 @@ import type { Contract } from '../http/contract.js';
 import type { CommitObserver, Store } from '../storage/store.js';
 import type { AttemptOutcome } from '../webhooks/delivery.js';
 import type { EventType } from '../webhooks/events.js';
+import { RequestSeries } from './request-series.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -70,29 +71,20 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     if (op.method === 'GET') operations.set(`HEAD ${op.url}`, op.operationId);
   }
   const operationOf = (request: FastifyRequest): string => {
-    const url = request.routeOptions.url;
+    // Read once: Fastify builds this object on every read.
+    const { url, config } = request.routeOptions;
     // No route (404): a bounded label, never the raw URL.
     if (url === undefined) return 'unmatched';
     // Routes outside the document (the 405 answers, the docs page) name their label in their config.
-    return operations.get(`${request.method} ${url}`) ?? request.routeOptions.config.operation ?? 'other';
+    return operations.get(`${request.method} ${url}`) ?? config.operation ?? 'other';
   };
 
-  const requests = new Counter({
-    name: `${PREFIX}http_requests_total`,
-    help: 'HTTP requests answered, by OpenAPI operationId and status code.',
-    labelNames: ['operation', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: `${PREFIX}http_request_duration_seconds`,
-    help: 'Time from receiving a request to finishing its response, by OpenAPI operationId.',
-    labelNames: ['operation'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  // The children of each (operation, status): prom-client would otherwise hash the label object on every
-  // request. Bounded: operations come from the document and statuses from the replies the service can give.
-  const seriesByKey = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
+  const requests = new RequestSeries([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  requests.register(
+    registry,
+    { name: `${PREFIX}http_requests_total`, help: 'HTTP requests answered, by OpenAPI operationId and status code.' },
+    { name: `${PREFIX}http_request_duration_seconds`, help: 'Time from receiving a request to finishing its response, by OpenAPI operationId.' },
+  );
   const batchSize = new Histogram({
     name: `${PREFIX}commit_batch_size`,
     help: 'Plant creates per group commit (one transaction, one fsync).',
@@ -171,15 +163,7 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
   return {
     registry,
     observeRequest(request, reply) {
-      const operation = operationOf(request);
-      const key = `${operation} ${reply.statusCode}`;
-      let series = seriesByKey.get(key);
-      if (!series) {
-        series = { count: requests.labels(operation, String(reply.statusCode)), latency: latency.labels(operation) };
-        seriesByKey.set(key, series);
-      }
-      series.count.inc();
-      series.latency.observe(reply.elapsedTime / 1_000);
+      requests.observe(operationOf(request), reply.statusCode, reply.elapsedTime / 1_000);
     },
     observeCommit({ size, seconds, ok }) {
       if (!ok) {
