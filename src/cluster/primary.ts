@@ -126,6 +126,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     workers.add(w);
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
     w.on('message', (msg: unknown) => onMessage(w, msg));
+    // Unhandled, an error on the channel to one worker would end the primary and with it every worker.
+    w.on('error', (err) => log.warn({ worker: w.id, error: err.message }, 'the channel to a worker failed'));
     w.once('exit', (code, signal) => {
       workers.delete(w);
       if (stopping || !listening) return;
@@ -228,9 +230,14 @@ async function stopWorkers(workers: Set<Worker>, timeoutMs: number, log: Logger)
 function send(w: Worker, msg: PrimaryMessage): boolean {
   if (!w.isConnected()) return false;
   try {
-    w.send(msg);
+    // With a callback, a channel that closes before the write (EPIPE: the worker is exiting) is reported to it;
+    // without one, Node emits it as an 'error' that would end the primary.
+    w.send(msg, ignoreGone);
     return true;
   } catch {
     return false;
   }
 }
+
+/** A worker gone before a message reached it: its 'exit' handler replaces it or the shutdown is under way. */
+function ignoreGone(): void {}
