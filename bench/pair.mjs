@@ -7,7 +7,8 @@
 // Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
 // PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_A_NODE, PAIR_B_NODE
-// (the Node.js executable for each plant-store; default the one running this script), PAIR_ENDPOINT (post,
+// (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
+// PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win), PAIR_ENDPOINT (post,
 // get or list; get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
 // (webhook subscriptions to every event made on that side before the run, each to its own URL on a receiver
 // that accepts and never answers, so their deliveries are made and stay pending; the side also needs
@@ -54,7 +55,7 @@ const storeNamed = (name = 'sqlite') => {
 };
 const sides = ['A', 'B'].map((name) => ({
   name, kind: kindNamed(env[`PAIR_${name}_KIND`]), root: env[`PAIR_${name}`] ?? ROOT, env: settings(env[`PAIR_${name}_ENV`]),
-  node: env[`PAIR_${name}_NODE`], subscriptions: Number(env[`PAIR_${name}_SUBSCRIPTIONS`] ?? 0), store: storeNamed(env[`PAIR_${name}_STORE`]),
+  node: env[`PAIR_${name}_NODE`], nodeArgs: (env[`PAIR_${name}_NODE_ARGS`] ?? '').split(/\s+/).filter(Boolean), subscriptions: Number(env[`PAIR_${name}_SUBSCRIPTIONS`] ?? 0), store: storeNamed(env[`PAIR_${name}_STORE`]),
 }));
 
 /** A receiver that accepts connections and never answers: every delivery to it stays in flight, then pending. */
@@ -105,7 +106,7 @@ try {
   for (const side of sides) {
     side.port = await freePort();
     if (side.store === 'postgres') side.pg = await startPostgres();
-    side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node, databaseUrl: side.pg?.url });
+    side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node, nodeArgs: side.nodeArgs, databaseUrl: side.pg?.url });
     if (side.subscriptions > 0) await subscribe(side, side.subscriptions, receiver.port);
     await seed(side.port, side.server.token);
   }

@@ -1,6 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
-// --max-semi-space-size=32: a young generation of 32 MiB semi-spaces; with Node's default a GET spent a fifth
-// of its time in scavenges, with it a twentieth (docs/operations.md). `npm start` passes the same flag.
+#!/usr/bin/env -S node --max-semi-space-size=16
+// --max-semi-space-size=16: 16 MiB young-generation semi-spaces, which bound resident memory at little CPU cost
+// (docs/deployment.md, the production command). `npm start` passes the same flag.
 // The published command; the code lives in dist/ (built by `npm run build`, shipped in the package tarball).
 import { readFileSync } from 'node:fs';
 import { unsupportedNode } from './node-check.js';

@@ -115,7 +115,7 @@ async function startPlantStore(port, opts = {}) {
   // One bench token sends far more than the default per-token quota (60,000/min): keep the limiter in the
   // measured path, with a quota the run cannot reach.
   // Started as `npm start` starts it (package.json), V8 flag included.
-  const child = pinned(node, ['--max-semi-space-size=32', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
+  const child = pinned(node, ['--max-semi-space-size=16', ...(opts.nodeArgs ?? []), join(root, 'bin/plant-store.js'), 'serve'], {
     DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', BOOTSTRAP_TOKEN: 'false', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     RATE_LIMIT_PER_TOKEN: '100000000', WORKERS: '1', ...opts.env,
   }, { cores: opts.cores });

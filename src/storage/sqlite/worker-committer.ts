@@ -22,7 +22,7 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
   private start(): Promise<Worker> {
     return (this.ready ??= new Promise<Worker>((resolve, reject) => {
       // No execArgv: the parent's --import hooks and profilers are not the writer's business.
-      // A small young generation: the writer allocates little, and the process's V8 flags (the service's 32 MiB
+      // A small young generation: the writer allocates little, and the process's V8 flags (the service's 16 MiB
       // semi-spaces) would otherwise give its isolate the same, for resident memory it never uses.
       const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 8 } });
       this.worker = worker;
