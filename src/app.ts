@@ -17,7 +17,7 @@ import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
-import { registerSecurityHeaders, securityHeadersFor } from './http/security-headers.js';
+import { registerCors, securityHeadersFor } from './http/security-headers.js';
 import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
@@ -176,7 +176,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     done();
   });
 
-  registerSecurityHeaders(app, contract, config.corsOrigins);
+  registerCors(app, contract, config.corsOrigins);
   // After CORS, so a browser can read the 503; before authentication, so shedding costs nothing.
   registerLoadShedding(app, contract, config.shedEventLoopDelayMs);
   registerErrorReplies(app);

@@ -43,7 +43,7 @@ export function securityHeadersFor(url: string): Readonly<Record<string, string>
 }
 
 /** CORS for the origins CORS_ORIGINS names; nothing when it names none. */
-export function registerSecurityHeaders(app: FastifyInstance, contract: Contract, corsOrigins: readonly string[]): void {
+export function registerCors(app: FastifyInstance, contract: Contract, corsOrigins: readonly string[]): void {
   if (corsOrigins.length === 0) return;
   const origins = new Set(corsOrigins);
   // Methods per route, from the document (HEAD with GET, as the router does).

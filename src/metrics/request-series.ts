@@ -51,10 +51,8 @@ export class RequestSeries {
   register(registry: Registry, counter: { name: string; help: string }, histogram: { name: string; help: string }): void {
     const reset = () => this.byOperation.clear();
     const described = (d: Described, values: () => MetricValue<string>[]): ScrapedMetric => ({ ...d, get: async () => ({ ...d, values: values() }), reset });
-    const counterMetric = described({ ...counter, type: 'counter', aggregator: 'sum' }, () => this.counts());
-    const histogramMetric = described({ ...histogram, type: 'histogram', aggregator: 'sum' }, () => this.histogramValues(histogram.name));
-    registry.registerMetric(counterMetric as never);
-    registry.registerMetric(histogramMetric as never);
+    registry.registerMetric(described({ ...counter, type: 'counter', aggregator: 'sum' }, () => this.counts()) as never);
+    registry.registerMetric(described({ ...histogram, type: 'histogram', aggregator: 'sum' }, () => this.histogramValues(histogram.name)) as never);
   }
 
   private counts(): MetricValue<string>[] {
