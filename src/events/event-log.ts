@@ -56,6 +56,13 @@ export interface EventLogStore {
    */
   backlog(): Promise<{ unplaced: number; behind: number }>;
   /**
+   * Whether a pass now would do nothing but report events that their commits placed: every committed event has
+   * its position and no active subscription is ready for deliveries. A synchronous read where this process
+   * reads, so that a commit's wake can go without a pass (a round trip to the writer and a write transaction).
+   * Only where commits place their events and this process runs the passes; elsewhere absent (always a pass).
+   */
+  passIdle?(): boolean;
+  /**
    * Calls `listener` when another process sequenced events (PostgreSQL: LISTEN/NOTIFY); returns its removal.
    * Passes in this process are reported by the sequencer itself.
    */

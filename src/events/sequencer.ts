@@ -39,7 +39,11 @@ export interface Sequencer {
   start(): void;
   /** Stops the loops, waits for the pass in flight, and releases every waiting reader. */
   stop(): Promise<void>;
-  /** A commit wrote events: a pass runs soon. Cheap, and coalesced. */
+  /**
+   * A commit wrote events: a pass runs soon, or none where the store says it would have nothing to do (the
+   * commits placed their events and no subscription is ready), and readers hear of the events at once. Cheap,
+   * and coalesced.
+   */
   wake(): void;
   /** Sequences everything committed now; resolves with how many events got positions (tests). */
   runOnce(): Promise<number>;
@@ -125,6 +129,15 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     return wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve();
   }
 
+  /** Whether the store says a pass now would have nothing to do; on a failure, the pass runs (and reports it). */
+  function idle(): boolean {
+    try {
+      return store.passIdle?.() ?? false;
+    } catch {
+      return false;
+    }
+  }
+
   function background(): void {
     run().catch((err: unknown) => logger.warn({ err }, 'could not sequence events; will try again'));
   }
@@ -168,6 +181,13 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       scheduled = true;
       const go = () => {
         scheduled = false;
+        if (!running && !stopped && idle()) {
+          // The commits placed their events and no one takes deliveries: what a pass would report, without it.
+          lastPass = performance.now();
+          release();
+          options.onPlaced?.();
+          return;
+        }
         background();
       };
       const wait = untilGap();

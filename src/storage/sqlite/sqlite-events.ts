@@ -27,7 +27,12 @@ export class SqliteEventStore implements EventLogStore {
     private readonly passes: EventPassRunner,
     /** Where another process's passes are heard of (a shared writer); none when this process runs them. */
     private readonly placedElsewhere?: (listener: () => void) => () => void,
-  ) {}
+  ) {
+    // A process whose passes run elsewhere (a shared writer's) has none to skip.
+    if (!placedElsewhere) this.passIdle = () => this.guard(() => this.statements().passIdle.get() === 1);
+  }
+
+  readonly passIdle?: () => boolean;
 
   private prepare() {
     const db = this.db;
@@ -40,6 +45,11 @@ export class SqliteEventStore implements EventLogStore {
           FROM webhook_subscriptions WHERE disabled_at IS NULL`)
         .pluck(),
       readAfter: db.prepare('SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true),
+      // Served by the partial indexes webhook_events_unsequenced and webhook_subscriptions_fan_out.
+      passIdle: db
+        .prepare(`SELECT NOT EXISTS (SELECT 1 FROM webhook_events WHERE position IS NULL)
+          AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE fan_out_ready = 1 AND disabled_at IS NULL)`)
+        .pluck(),
     };
   }
 
