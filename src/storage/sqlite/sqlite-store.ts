@@ -151,8 +151,6 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     return results;
   }
 
-
-
   async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
     return row ? versionedPlantOf(row) : undefined;
