@@ -45,7 +45,7 @@ export class SqliteEventStore implements EventLogStore {
           FROM webhook_subscriptions WHERE disabled_at IS NULL`)
         .pluck(),
       readAfter: db.prepare('SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true),
-      // Served by the partial indexes webhook_events_unsequenced and webhook_subscriptions_fan_out.
+      // Two index lookups (webhook_events_position, the partial webhook_subscriptions_fan_out).
       passIdle: db
         .prepare(`SELECT NOT EXISTS (SELECT 1 FROM webhook_events WHERE position IS NULL)
           AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE fan_out_ready = 1 AND disabled_at IS NULL)`)
