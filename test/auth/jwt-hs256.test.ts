@@ -41,7 +41,7 @@ function serveOnce(env: Record<string, string>): Promise<{ code: number | null; 
     proc.stdout.on('data', collect);
     proc.stderr.on('data', collect);
     const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-    proc.on('exit', (code) => {
+    proc.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, out });
     });

@@ -34,7 +34,7 @@ function runWithInput(args: string[], env: Record<string, string>, input: string
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    proc.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     proc.stdin.end(input);
   });
 }
@@ -332,7 +332,7 @@ test('export into a reader that stops early (export | head -1) exits 0 without a
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('exit', (code) => resolve({ code, stdout, stderr }));
+    proc.on('close', (code) => resolve({ code, stdout, stderr }));
   });
   assert.equal(piped.code, 0, piped.stderr);
   assert.equal(piped.stdout, '{"id":1,"name":"plant 1"}\n');

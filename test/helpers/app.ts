@@ -174,7 +174,8 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    // 'close', not 'exit': output still in the pipes when the process exits would be lost.
+    proc.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
 

@@ -45,7 +45,8 @@ export function runIn(
     const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('exit', (code, signal) => {
+    // 'close', not 'exit': output still in the pipes when the process exits would be lost.
+    proc.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
