@@ -84,16 +84,19 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     for (const w of all) w(why);
   }
 
+  /** Events joined the feed: this process's readers, and (through onPlaced) other processes', hear of it. */
+  function placed(): void {
+    release();
+    options.onPlaced?.();
+  }
+
   /** Passes until nothing committed is left unsequenced. */
   async function drain(): Promise<number> {
     let total = 0;
     for (;;) {
       const pass = await store.sequence(maxDeliveries, new Date(clock.now()));
       total += pass.events;
-      if (pass.events > 0) {
-        release();
-        options.onPlaced?.();
-      }
+      if (pass.events > 0) placed();
       if (pass.deliveries > 0) options.onDeliveries?.();
       if (!pass.more || stopped) return total;
     }
@@ -184,8 +187,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
         if (!running && !stopped && idle()) {
           // The commits placed their events and no one takes deliveries: what a pass would report, without it.
           lastPass = performance.now();
-          release();
-          options.onPlaced?.();
+          placed();
           return;
         }
         background();

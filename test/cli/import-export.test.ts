@@ -26,18 +26,6 @@ function file(dir: string, name: string, text: string): string {
   return path;
 }
 
-/** Runs the CLI with `input` on stdin. */
-function runWithInput(args: string[], env: Record<string, string>, input: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    proc.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    proc.stdin.end(input);
-  });
-}
 
 function count(stdout: string, what: string): number {
   const m = new RegExp(`^${what}: (\\d+)$`, 'm').exec(stdout);
@@ -194,7 +182,7 @@ test('export | import into a fresh database gives an identical export (stdin, ma
   const first = await runCli(['export'], a.env);
   assert.equal(first.code, 0, first.stderr);
   assert.equal(first.stdout.split('\n').length, 2501);
-  const imported = await runWithInput(['import', '-'], b.env, first.stdout);
+  const imported = await runCli(['import', '-'], b.env, first.stdout);
   assert.equal(imported.code, 0, imported.stderr);
   assert.equal(count(imported.stdout, 'imported'), 2500);
   const second = await runCli(['export'], b.env);
@@ -343,17 +331,17 @@ test('export into a reader that stops early (export | head -1) exits 0 without a
 test('a CSV header on standard input, read as JSON Lines by default, says to use --format csv (exit 2, nothing stored)', async (t) => {
   const env = { DATABASE_URL: await migratedDatabaseUrl(t) };
   const csv = 'id,name,tag\n1,Fern,green\n2,Moss,\n';
-  const r = await runWithInput(['import', '-'], env, csv);
+  const r = await runCli(['import', '-'], env, csv);
   assert.equal(r.code, 2, r.stdout + r.stderr);
   assert.match(r.stderr, /Line 1 of standard input is a CSV header, but standard input is read as JSON Lines\. Use --format csv: npx plant-store import --format csv -/);
   assert.match(r.stderr, /Nothing was committed/);
   assert.equal(r.stdout, '');
   assert.equal((await runCli(['export'], env)).stdout, '');
   // As told: the same input with --format csv imports. --format jsonl keeps the header an invalid line.
-  const asCsv = await runWithInput(['import', '--format', 'csv', '-'], env, csv);
+  const asCsv = await runCli(['import', '--format', 'csv', '-'], env, csv);
   assert.equal(asCsv.code, 0, asCsv.stderr);
   assert.equal(count(asCsv.stdout, 'imported'), 2);
-  const forced = await runWithInput(['import', '--format', 'jsonl', '-'], env, 'id,name\n');
+  const forced = await runCli(['import', '--format', 'jsonl', '-'], env, 'id,name\n');
   assert.equal(forced.code, 1, forced.stderr);
   assert.match(forced.stdout, /^ {2}line 1: not valid JSON/m);
 });

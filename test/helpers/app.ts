@@ -166,16 +166,17 @@ export async function migratedDatabaseUrl(t: TestContext, file?: string): Promis
   return url;
 }
 
-/** Runs the CLI to completion. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the CLI to completion, with `input` on its stdin when given. */
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     // 'close', not 'exit': output still in the pipes when the process exits would be lost.
     proc.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    if (input !== undefined) proc.stdin!.end(input);
   });
 }
 

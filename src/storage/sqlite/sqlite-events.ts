@@ -20,6 +20,7 @@ interface EventRow {
 
 export class SqliteEventStore implements EventLogStore {
   private prepared?: ReturnType<SqliteEventStore['prepare']>;
+  readonly passIdle?: () => boolean;
 
   constructor(
     private readonly db: Database.Database,
@@ -31,8 +32,6 @@ export class SqliteEventStore implements EventLogStore {
     // A process whose passes run elsewhere (a shared writer's) has none to skip.
     if (!placedElsewhere) this.passIdle = () => this.guard(() => this.statements().passIdle.get() === 1);
   }
-
-  readonly passIdle?: () => boolean;
 
   private prepare() {
     const db = this.db;
