@@ -103,6 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         // A settled delivery makes room for its subscription's next ones.
         if (outcome.status !== 'pending') sequencer.wake();
       },
+      onSecretError: () => metrics.observeSecretError(),
       prepare: () => sequencer.runOnce(),
     });
 

@@ -45,7 +45,7 @@ function workerCount(config: Config): number {
  */
 async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Promise<number> {
   const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
-  const store = await openServiceStore(config, logger, { sharedWriter });
+  const store = await openServiceStore(config, logger, { sharedWriter, reseal: !link });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const app = await buildApp(config, {
     store,

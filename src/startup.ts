@@ -8,14 +8,18 @@ import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 
-/** Opens the store and brings it up to date, logging what that changed. */
+/**
+ * Opens the store and brings it up to date, logging what that changed. The process that owns the service
+ * (alone, or the primary of several) encrypts again every webhook secret not under the first key, and refuses
+ * to start without a key a stored secret needs; a worker (`reseal: false`) opens what its primary did.
+ */
 export async function openServiceStore(
   config: Config,
   logger: Logger,
-  engine: { sharedWriter?: SharedWriter; commitOnThisThread?: boolean } = {},
+  engine: { sharedWriter?: SharedWriter; commitOnThisThread?: boolean; reseal?: boolean } = {},
 ): Promise<Store> {
-  const { sharedWriter } = engine;
-  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), ...engine });
+  const { sharedWriter, reseal = true, ...rest } = engine;
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter, ...rest, resealSecrets: reseal });
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
   if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
+import { openStore, storeOptions, type SecretsAtRest } from '../storage/open-store.js';
 import { describeTarget } from '../storage/postgres/pool.js';
 import type { MigrationResult, Store } from '../storage/store.js';
 import { COMMAND } from './subcommand.js';
@@ -30,14 +30,20 @@ export function describeDatabase(databaseUrl: string): string {
 export interface OpenOptions {
   /** True for commands that may start a new database (migrate, import); false refuses a missing one. */
   create: boolean;
+  /** Only `secrets rotate`: re-encrypt the webhook secrets under the first key (openStore's resealSecrets). */
+  resealSecrets?: boolean;
 }
 
 /**
- * Says on stderr which database the command uses, then opens it (migrating it as the server would). With
+ * Says on stderr which database the command uses, then opens it (migrating it as the server would, and
+ * leaving webhook secrets as stored unless `resealSecrets`). With
  * `create: false` a SQLite file that does not exist, or a PostgreSQL database that does not, is a
  * DatabaseMissingError that says how to create it.
  */
-export async function openCommandStore(config: Config, options: OpenOptions): Promise<{ store: Store; migrations: MigrationResult[] }> {
+export async function openCommandStore(
+  config: Config,
+  options: OpenOptions,
+): Promise<{ store: Store; migrations: MigrationResult[]; secrets: SecretsAtRest }> {
   const url = config.databaseUrl;
   const file = sqliteFile(url);
   const missing = file !== undefined && file !== ':memory:' && !existsSync(file);
@@ -49,7 +55,7 @@ export async function openCommandStore(config: Config, options: OpenOptions): Pr
   }
   process.stderr.write(`plant-store: Using ${describeDatabase(url)}${missing ? ', which is created now' : ''}.\n`);
   try {
-    return await openStore(url, storeOptions(config));
+    return await openStore(url, { ...storeOptions(config), resealSecrets: options.resealSecrets ?? false });
   } catch (err) {
     // PostgreSQL's "database does not exist": the server cannot use it either, so say how to make it.
     if (((err as Error).cause as { code?: string } | undefined)?.code === '3D000') {

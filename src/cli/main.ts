@@ -1,5 +1,5 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
-// webhook add|list|remove|deliveries|retry | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
+// webhook add|list|remove|deliveries|retry | secrets status|rotate | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError } from '../storage/migrator.js';
@@ -19,6 +19,8 @@ Commands:
   token       Manage API tokens: create, list, revoke (see plant-store token --help)
   webhook     Manage plant event webhook subscriptions: add, list, remove, deliveries, retry,
               enable (see plant-store webhook --help)
+  secrets     Webhook signing secrets at rest: status (which key each is under), rotate (encrypt
+              them under the first WEBHOOK_SECRET_KEYS key; see plant-store secrets --help)
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
   export      Write every plant to stdout as JSON Lines (see plant-store export --help)
   backup      Copy the SQLite store to a file while it serves (see plant-store backup --help)
@@ -33,7 +35,8 @@ plant-store config --help. Commands that use the database name it on stderr. Run
 
 const SERVE_HELP = `Usage: plant-store serve
 
-Starts the HTTP service on HOST:PORT with the store at DATABASE_URL, applying pending migrations.
+Starts the HTTP service on HOST:PORT with the store at DATABASE_URL, applying pending migrations and
+encrypting every webhook signing secret not under the first key of WEBHOOK_SECRET_KEYS again under it.
 On a store with no tokens it creates one and prints it once. SIGTERM or SIGINT stop it gracefully.
 It takes no options: settings come from the environment, e.g. PORT=9090 HOST=0.0.0.0 ${COMMAND} serve
 (see plant-store config --help).
@@ -90,6 +93,14 @@ export async function main(argv: string[]): Promise<number> {
           return rest.length === 0 ? 2 : 0;
         }
         return await webhookCommand(rest, loadConfig());
+      }
+      case 'secrets': {
+        const { secretsCommand, SECRETS_HELP } = await import('./secrets-command.js');
+        if (rest.length === 0 || (rest.length === 1 && ['-h', '--help'].includes(rest[0]!))) {
+          process.stdout.write(SECRETS_HELP);
+          return rest.length === 0 ? 2 : 0;
+        }
+        return await secretsCommand(rest, loadConfig());
       }
       case 'import': {
         // Loaded only by these commands, like the web stack by serve.

@@ -51,6 +51,8 @@ export interface Metrics {
   observeRequest(request: FastifyRequest, reply: FastifyReply): void;
   observeCommit: CommitObserver;
   observeDelivery(outcome: AttemptOutcome): void;
+  /** A delivery not sent: its subscription's signing secret does not open with this process's keys. */
+  observeSecretError(): void;
   observeAuthFailure(reason: AuthFailureReason): void;
   /** A plant change committed, by the event that announces it. */
   observeChange(event: EventType): void;
@@ -106,6 +108,11 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     name: `${PREFIX}webhook_delivery_attempts_total`,
     help: 'Recorded webhook delivery attempts by outcome: succeeded, retrying, failed (last retry), subscription_disabled (410 Gone).',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const secretErrors = new Counter({
+    name: `${PREFIX}webhook_secret_errors_total`,
+    help: 'Webhook deliveries not sent because their signing secret does not open with WEBHOOK_SECRET_KEYS (each is recorded as a failed attempt and retried).',
     registers: [registry],
   });
   const changes = new Counter({
@@ -175,6 +182,9 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     },
     observeDelivery(outcome) {
       deliveries.inc({ outcome: DELIVERY_LABELS[outcome.status] });
+    },
+    observeSecretError() {
+      secretErrors.inc();
     },
     observeChange(event) {
       changes.inc({ event });

@@ -22,7 +22,20 @@ export function storeOptions(config: Config): StoreOptions {
 /** Where the webhook signing secrets stand after opening: encrypted or not, and how many were encrypted now. */
 export interface SecretsAtRest {
   encrypted: boolean;
+  /** How many were encrypted again under the first key (always 0 unless `resealSecrets` was asked for). */
   resealed: number;
+}
+
+export interface OpenStoreOptions extends StoreOptions {
+  /** A test's own migrations instead of the service's. */
+  migrations?: readonly Migration[];
+  /**
+   * Encrypt again, under the first key of `webhookSecretKeys`, every stored secret not under it, and refuse to
+   * open (SecretKeyError, nothing changed) when one needs a key not given. Only `serve` and `plant-store
+   * secrets rotate` ask for it: a process that encrypted under a key that a running server lacks would stop
+   * that server's deliveries, so every other command leaves the secrets as they are.
+   */
+  resealSecrets?: boolean;
 }
 
 const ENGINES: readonly Engine<StoreOptions>[] = [sqliteEngine, postgresEngine];
@@ -42,10 +55,13 @@ export function processSharing(databaseUrl: string): ProcessSharing {
   return engineOf(databaseUrl).sharing(databaseUrl);
 }
 
-/** Opens the store and brings its schema up to date (a test may give its own migrations); throws MigrationError (and closes) if that fails. */
+/**
+ * Opens the store and brings its schema up to date (a test may give its own migrations); throws MigrationError
+ * (and closes) if that fails. Secrets are re-encrypted only when `resealSecrets` says so.
+ */
 export async function openStore(
   databaseUrl: string,
-  options: StoreOptions & { migrations?: readonly Migration[] } = {},
+  options: OpenStoreOptions = {},
 ): Promise<{ store: Store; migrations: MigrationResult[]; secrets: SecretsAtRest }> {
   const store = createStore(databaseUrl, options);
   let migrations: MigrationResult[];
@@ -59,12 +75,12 @@ export async function openStore(
     await store.close().catch(() => {});
     throw new MigrationError(migrations);
   }
-  // Every process that opens the store (server, CLI) seals and opens secrets the same way.
+  // Every process that opens the store (server, CLI) seals new secrets and opens claimed ones the same way.
   const box = createSecretBox(options.webhookSecretKeys ?? []);
   let resealed = 0;
   try {
     // A test's own migrations make a schema of their own, without the service's subscriptions to seal.
-    if (options.migrations === undefined) resealed = await sealStoredSecrets(store.webhooks, box);
+    if (options.resealSecrets && options.migrations === undefined) resealed = await sealStoredSecrets(store.webhooks, box);
   } catch (err) {
     await store.close().catch(() => {});
     throw err;

@@ -18,7 +18,10 @@ export interface WebhookSubscription {
   description: string | null;
   /** The event types it receives, in EVENT_TYPES order (webhooks/events.ts). */
   events: string[];
-  /** The `whsec_` signing secret; needed in clear to sign, so it is stored, encrypted when a key is set (secret-box.ts). */
+  /**
+   * The `whsec_` signing secret; needed in clear to sign, so it is stored, encrypted when a key is set
+   * (secret-box.ts). Read back from the store it is the stored form: only a claim opens it.
+   */
   secret: string;
   createdAt: Date;
   disabledAt: Date | null;
@@ -50,7 +53,13 @@ export interface ClaimedDelivery {
   eventId: string;
   subscriptionId: string;
   url: string;
+  /** The signing secret in clear; empty when `secretError` is set. */
   secret: string;
+  /**
+   * Why the secret could not be opened with this process's WEBHOOK_SECRET_KEYS (naming the key id it needs,
+   * never a key): the delivery is not sent, and its attempt is recorded as failed with this reason.
+   */
+  secretError?: string;
   payload: string;
   /** Attempts already made before this one. */
   attemptCount: number;

@@ -9,7 +9,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { decideOutcome } from './retry-policy.js';
-import { createSender, type Sender } from './sender.js';
+import { createSender, type SendResult, type Sender } from './sender.js';
 
 export interface DispatcherLogger {
   debug(obj: object, msg: string): void;
@@ -40,6 +40,8 @@ export interface DispatcherOptions {
   sender?: Sender;
   /** Told the outcome of every recorded attempt (metrics). */
   onOutcome?: (outcome: AttemptOutcome) => void;
+  /** Told of every delivery not sent because its signing secret does not open here (metrics). */
+  onSecretError?: () => void;
   /**
    * Makes the deliveries of events committed so far (the event sequencer's pass); runOnce calls it first, so
    * that a test's runOnce sends what its writes announced.
@@ -154,12 +156,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   async function attempt(c: ClaimedDelivery): Promise<void> {
     const at = now();
-    const result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: c.payload }, abort.signal);
-    if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again
+    const ids = { deliveryId: c.deliveryId, subscriptionId: c.subscriptionId, eventId: c.eventId, attempt: c.attemptCount + 1 };
+    let result: SendResult;
+    if (c.secretError !== undefined) {
+      // A secret this process cannot open fails this delivery alone, as a failed attempt on the usual retry
+      // schedule: a process that holds the key (or this one, restarted with it) sends it later.
+      result = { statusCode: null, retryAfter: null, error: `not sent: ${c.secretError}`, durationMs: 0 };
+      log.warn({ ...ids, error: c.secretError }, 'webhook delivery not sent: its signing secret does not open with WEBHOOK_SECRET_KEYS');
+      try {
+        options.onSecretError?.();
+      } catch {
+        // An observer never disturbs delivery.
+      }
+    } else {
+      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: c.payload }, abort.signal);
+      if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again
+    }
     const ended = now();
     const outcome = decideOutcome(result, c.attemptCount, ended, random);
     const record: AttemptRecord = { at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
-    const ids = { deliveryId: c.deliveryId, subscriptionId: c.subscriptionId, eventId: c.eventId, attempt: c.attemptCount + 1 };
     try {
       await store.recordAttempt(c.deliveryId, record, outcome);
     } catch (err) {

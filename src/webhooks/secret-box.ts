@@ -1,11 +1,13 @@
 // Webhook signing secrets at rest. Signing needs each secret in clear, so it cannot be hashed like a token:
 // it is encrypted with AES-256-GCM (node:crypto) under keys from WEBHOOK_SECRET_KEYS, bound to its
 // subscription id (the GCM associated data), so a row's ciphertext copied onto another row does not open.
-// The first key encrypts; the others only decrypt, which is how a key is rotated. At start-up every secret
-// not under the first key (in clear, or under an older one) is encrypted again (sealStoredSecrets).
-// The store port is wrapped (sealedWebhookStore), so the engines keep storing and returning text.
+// The first key encrypts; the others only decrypt, which is how a key is rotated. Only `serve` and
+// `plant-store secrets rotate` encrypt again every secret not under the first key (sealStoredSecrets): a
+// process that merely reads (any other command) must not move secrets to a key a running server lacks.
+// The store port is wrapped (sealedWebhookStore), so the engines keep storing and returning text. Only a
+// claim opens secrets (to sign), and one that does not open fails that delivery alone, never the batch.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { ClaimedDelivery, WebhookStore, WebhookSubscription } from './delivery.js';
+import type { ClaimedDelivery, WebhookStore } from './delivery.js';
 
 /** Sealed secrets start with this; a clear one starts with whsec_. */
 const SEALED = 'enc:v1:';
@@ -20,7 +22,7 @@ export interface SecretKey {
   key: Buffer;
 }
 
-/** A secret that cannot be opened with the keys given: the start-up refuses to go on without them. */
+/** A secret that cannot be opened with the keys given: its deliveries fail (and retry), and `serve` refuses to start. */
 export class SecretKeyError extends Error {
   override name = 'SecretKeyError';
 }
@@ -60,6 +62,11 @@ export interface SecretBox {
   isCurrent(stored: string): boolean;
 }
 
+/** The id of the key a stored secret is sealed under, or null for a secret stored in clear. */
+export function sealedUnder(stored: string): string | null {
+  return stored.startsWith(SEALED) ? (stored.slice(SEALED.length).split(':')[0] ?? '') : null;
+}
+
 export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
   const first = keys[0];
   const byId = new Map(keys.map((k) => [k.id, k.key]));
@@ -79,7 +86,7 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
       if (!key) {
         throw new SecretKeyError(
           `The signing secret of webhook subscription ${subscriptionId} is encrypted with key ${id}, which WEBHOOK_SECRET_KEYS does not hold. ` +
-            'Add that key to WEBHOOK_SECRET_KEYS (after the first); once every process has started with the new first key, the old one can go.',
+            `Add that key to WEBHOOK_SECRET_KEYS (after the first); \`plant-store secrets status\` shows the keys the stored secrets need.`,
         );
       }
       const bytes = Buffer.from(data, 'base64url');
@@ -98,20 +105,24 @@ export function createSecretBox(keys: readonly SecretKey[]): SecretBox {
 }
 
 /**
- * The store port with secrets sealed on the way in and opened on the way out; every other method is the
- * store's own (a Proxy, so methods added to the port later pass through unchanged).
+ * The store port with secrets sealed on the way in and opened by a claim, the one reader that signs; every
+ * other method is the store's own (a Proxy, so methods added to the port later pass through unchanged).
+ * Listed and fetched subscriptions keep their secret as stored: nothing that lists them shows or needs it,
+ * so a secret under a key this process lacks never fails a listing.
  */
 export function sealedWebhookStore(store: WebhookStore, box: SecretBox): WebhookStore {
-  const opened = (sub: WebhookSubscription): WebhookSubscription => ({ ...sub, secret: box.open(sub.id, sub.secret) });
   const overrides: Partial<WebhookStore> = {
     insertSubscription: (sub, admit) => store.insertSubscription({ ...sub, secret: box.seal(sub.id, sub.secret) }, admit),
-    listSubscriptions: async () => (await store.listSubscriptions()).map(opened),
-    getSubscription: async (id) => {
-      const sub = await store.getSubscription(id);
-      return sub && opened(sub);
-    },
     claimDueDeliveries: async (input) =>
-      (await store.claimDueDeliveries(input)).map((c): ClaimedDelivery => ({ ...c, secret: box.open(c.subscriptionId, c.secret) })),
+      (await store.claimDueDeliveries(input)).map((c): ClaimedDelivery => {
+        try {
+          return { ...c, secret: box.open(c.subscriptionId, c.secret) };
+        } catch (err) {
+          if (!(err instanceof SecretKeyError)) throw err;
+          // This delivery alone is not sent: the dispatcher records an attempt with this reason.
+          return { ...c, secret: '', secretError: err.message };
+        }
+      }),
   };
   return new Proxy(store, {
     get(target, prop, receiver) {
