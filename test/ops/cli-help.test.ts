@@ -16,6 +16,8 @@ const COMMANDS: { args: string[]; usage: RegExp }[] = [
   { args: ['token', 'create'], usage: /token create --scopes/ },
   { args: ['token', 'list'], usage: /token list/ },
   { args: ['token', 'revoke'], usage: /token revoke ID/ },
+  { args: ['secrets'], usage: /^Usage: plant-store secrets/m },
+  { args: ['secrets', 'rotate'], usage: /secrets rotate/ },
 ];
 
 test('--help and -h on every command exit 0, print usage on stdout, and create no database', async (t) => {
@@ -43,7 +45,7 @@ test('--help and -h on every command exit 0, print usage on stdout, and create n
 test('plant-store --help lists every command', async (t) => {
   const r = await runIn(tempDir(t), ['--help']);
   assert.equal(r.code, 0);
-  for (const command of ['serve', 'migrate', 'config', 'token']) assert.match(r.stdout, new RegExp(`^\\s+${command}\\s`, 'm'), command);
+  for (const command of ['serve', 'migrate', 'config', 'token', 'secrets']) assert.match(r.stdout, new RegExp(`^\\s+${command}\\s`, 'm'), command);
 });
 
 test('config --help documents every variable that config prints', async (t) => {

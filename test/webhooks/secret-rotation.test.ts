@@ -1,0 +1,127 @@
+// Rotating WEBHOOK_SECRET_KEYS while a server runs: a command run with the new key first changes no secret, so
+// the server on the old key keeps delivering and listing; and a secret this server cannot open (another
+// process re-encrypted it under a key it lacks) fails that subscription's deliveries alone, visibly.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { runCli, startApp, type TestApp } from '../helpers/app.js';
+import { createStore } from '../../src/storage/open-store.js';
+import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
+import { startReceiver, type Receiver } from './delivery-support.js';
+
+const newKey = () => randomBytes(32).toString('base64');
+const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
+
+interface Delivery {
+  status: string;
+  nextAttemptAt?: string;
+  attempts: { at: string; statusCode?: number; error?: string }[];
+}
+
+/** The app with `keys`, delivering in the background as `serve` does, and a token for the webhook API and metrics. */
+async function server(t: TestContext, keys: string): Promise<TestApp & { admin: string }> {
+  const s = await startApp(t, { store: { webhookSecretKeys: parseSecretKeys(keys) }, config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const admin = (await s.tokens.create({ name: 'admin', scopes: ['plants:read', 'webhooks:manage', 'metrics:read'] })).secret;
+  return { ...s, admin };
+}
+
+function get(s: TestApp & { admin: string }, path: string): Promise<Response> {
+  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${s.admin}` } });
+}
+
+/** POST /webhooks with a receiver that verifies with the secret the answer gives. */
+async function subscribe(t: TestContext, s: TestApp & { admin: string }): Promise<{ id: string; rx: Receiver }> {
+  let secret = '';
+  const rx = await startReceiver(t, () => secret);
+  const res = await fetch(`${s.url}/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${s.admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: rx.url, events: ['newPlant'] }),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  const body = (await res.json()) as { id: string; secret: string };
+  secret = body.secret;
+  return { id: body.id, rx };
+}
+
+async function storedSecret(databaseUrl: string, id: string): Promise<string> {
+  const raw = createStore(databaseUrl);
+  try {
+    return (await raw.webhooks.getSubscription(id))!.secret;
+  } finally {
+    await raw.close();
+  }
+}
+
+/** GET /webhooks and GET /webhooks/{id} answer 200 and list every id. */
+async function assertListed(s: TestApp & { admin: string }, ids: string[]): Promise<void> {
+  const list = await get(s, '/webhooks');
+  assert.equal(list.status, 200, await list.clone().text());
+  assert.deepEqual(((await list.json()) as { id: string }[]).map((w) => w.id).sort(), [...ids].sort());
+  for (const id of ids) assert.equal((await get(s, `/webhooks/${id}`)).status, 200, id);
+}
+
+test('a command run with the new key first changes no secret: the server on the old key goes on delivering, and GET /webhooks answers 200', async (t) => {
+  const [k1, k2] = [newKey(), newKey()];
+  const s = await server(t, k1);
+  const { id, rx } = await subscribe(t, s);
+  const before = await storedSecret(s.databaseUrl, id);
+  assert.ok(before.startsWith(`enc:v1:${keyId(k1)}:`));
+
+  const env = { DATABASE_URL: s.databaseUrl, WEBHOOK_SECRET_KEYS: `${k2},${k1}` };
+  const [tokens, hooks] = await Promise.all([runCli(['token', 'list'], env), runCli(['webhook', 'list'], env)]);
+  assert.equal(tokens.code, 0, tokens.stderr);
+  assert.equal(hooks.code, 0, hooks.stderr);
+  assert.match(hooks.stdout, new RegExp(id));
+  assert.equal(await storedSecret(s.databaseUrl, id), before, 'a read-only command re-encrypted a secret');
+
+  for (const plant of [1, 2]) assert.equal((await s.postPlant({ id: plant, name: `p${plant}` })).status, 200);
+  await rx.until((r) => r.byId.size === 2);
+  assert.deepEqual(rx.problems, []);
+  await assertListed(s, [id]);
+  const deliveries = (await (await get(s, `/webhooks/${id}/deliveries`)).json()) as Delivery[];
+  assert.deepEqual(deliveries.map((d) => [d.status, d.attempts.length]), [['succeeded', 1], ['succeeded', 1]]);
+});
+
+test('a secret the server cannot open fails its own deliveries only: recorded with the reason, retried, counted, and still listed', async (t) => {
+  const [k1, k3] = [newKey(), newKey()];
+  const s = await server(t, k1);
+  const locked = await subscribe(t, s);
+  // Another process, with a key this server lacks first, re-encrypts what exists (the incident this guards).
+  const rotate = await runCli(['secrets', 'rotate'], { DATABASE_URL: s.databaseUrl, WEBHOOK_SECRET_KEYS: `${k3},${k1}` });
+  assert.equal(rotate.code, 0, rotate.stderr);
+  assert.match(rotate.stdout, /^Encrypted 1 webhook signing secret again under key /m);
+  assert.ok((await storedSecret(s.databaseUrl, locked.id)).startsWith(`enc:v1:${keyId(k3)}:`));
+  const open = await subscribe(t, s);
+
+  for (const plant of [1, 2]) assert.equal((await s.postPlant({ id: plant, name: `p${plant}` })).status, 200);
+  await open.rx.until((r) => r.byId.size === 2);
+  assert.deepEqual(open.rx.problems, []);
+
+  // Each of the locked subscription's deliveries is an attempt that says why, due again on the usual schedule.
+  let deliveries: Delivery[] = [];
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    deliveries = (await (await get(s, `/webhooks/${locked.id}/deliveries`)).json()) as Delivery[];
+    if (deliveries.length === 2 && deliveries.every((d) => d.attempts.length === 1)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(deliveries.length, 2);
+  for (const d of deliveries) {
+    assert.equal(d.status, 'pending');
+    assert.equal(d.attempts.length, 1);
+    const [attempt] = d.attempts;
+    assert.equal(attempt!.statusCode, undefined);
+    assert.match(attempt!.error ?? '', new RegExp(`^not sent: .*encrypted with key ${keyId(k3)}, which WEBHOOK_SECRET_KEYS does not hold`));
+    for (const key of [k1, k3]) assert.ok(!attempt!.error!.includes(key), 'a key in the error');
+    // The first retry of the schedule: 5 s, jittered by 10 %.
+    const wait = Date.parse(d.nextAttemptAt!) - Date.parse(attempt!.at);
+    assert.ok(wait >= 4_000 && wait <= 6_000, `next attempt ${wait} ms later`);
+  }
+  assert.equal(locked.rx.requests.length, 0);
+
+  await assertListed(s, [locked.id, open.id]);
+  const metrics = await (await get(s, '/metrics')).text();
+  assert.match(metrics, /^plant_store_webhook_secret_errors_total 2$/m);
+  assert.match(metrics, /^plant_store_webhook_delivery_attempts_total\{outcome="retrying"\} 2$/m);
+});
