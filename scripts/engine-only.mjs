@@ -17,6 +17,7 @@ export const ONLY_ON = {
   'dist/test/storage/pg-commit-unknown.test.js': ['postgres', 'cuts a PostgreSQL connection at COMMIT'],
   'dist/test/scale/scale-out.test.js': ['postgres', 'several instances behind HAProxy share one database, which needs PostgreSQL'],
   'dist/test/events/events-instances.test.js': ['postgres', 'instances sharing one database tell each other of new events with LISTEN/NOTIFY; one SQLite file has one server'],
+  'dist/test/webhooks/secret-rotation-instances.test.js': ['postgres', 'a rolling key rotation over two instances sharing one database; one SQLite file has one server'],
   'dist/test/scale/outage-under-load.test.js': ['postgres', 'stops and restarts the PostgreSQL server under load'],
 };
 
