@@ -811,7 +811,7 @@ export interface components {
                  */
                 statusCode?: number;
                 /**
-                 * @description Why the attempt failed (timeout, connection error, non-2xx...).
+                 * @description Why the attempt failed (timeout, connection error, non-2xx...). `not sent: ...` when this server could not decrypt the subscription's signing secret with WEBHOOK_SECRET_KEYS (the error names the key id it needs, never a key); such an attempt is retried like any other.
                  * @example HTTP 503
                  */
                 error?: string;
