@@ -1,9 +1,9 @@
-// `plant-store webhook add|list|remove|deliveries|retry`: manages plant event subscriptions in the same database
+// `plant-store webhook add|list|remove|deliveries|retry|recover|enable`: manages plant event subscriptions in the same database
 // the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
-import { createWebhookService, MAX_DELIVERIES_PAGE } from '../webhooks/webhook-service.js';
+import { createWebhookService, MAX_DELIVERIES_PAGE, MAX_RECOVER_PER_CALL } from '../webhooks/webhook-service.js';
 import { allowedHostNote, WebhookAddressRefusedError } from '../webhooks/ssrf-guard.js';
 import { openCommandStore } from './database.js';
 import { COMMAND, subcommandArgs, UsageError } from './subcommand.js';
@@ -33,6 +33,14 @@ const RETRY_HELP = `  webhook retry ID DELIVERY_ID
       A succeeded delivery, one being sent at this moment, or one of a disabled subscription cannot be
       retried (exit 1).
 `;
+const RECOVER_HELP = `  webhook recover ID --since TIME
+      Sends again what the receiver missed: every failed delivery of the subscription made at or after
+      TIME (RFC 3339 with an offset, e.g. 2026-03-14T08:00:00Z; not in the future), and those cancelled
+      when it was disabled, oldest first. Each gets a new round of attempts, due now, with its
+      webhook-id unchanged; a running server picks them up on its next poll. Prints how many were
+      queued. At most ${MAX_RECOVER_PER_CALL.toLocaleString('en')} per run: when more remain it says so; run it again. A disabled
+      subscription is refused (exit 1): enable it first.
+`;
 const ENABLE_HELP = `  webhook enable ID
       Re-enables a subscription that was disabled (its receiver answered 410 Gone), keeping its URL and
       signing secret. New events are delivered to it again; its failed or cancelled deliveries stay as
@@ -44,16 +52,17 @@ Every subcommand works on the database at DATABASE_URL (named on stderr) and ref
 create it with plant-store migrate, or start the server once.
 
 Exit codes: 0 done, 1 failed (no such subscription or delivery, not retryable, no database), 2 usage
-error or a URL or description that is not accepted.
+error or a URL, description or --since time that is not accepted.
 `;
 
 export const WEBHOOK_HELP =
-  `Usage: plant-store webhook <add|list|remove|deliveries|retry|enable> [options]\n\n` +
+  `Usage: plant-store webhook <add|list|remove|deliveries|retry|recover|enable> [options]\n\n` +
   ADD_HELP +
   LIST_HELP +
   REMOVE_HELP +
   DELIVERIES_HELP +
   RETRY_HELP +
+  RECOVER_HELP +
   ENABLE_HELP +
   FOOTER;
 
@@ -63,6 +72,7 @@ const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals
   remove: { help: REMOVE_HELP, options: [], positionals: ['ID'] },
   deliveries: { help: DELIVERIES_HELP, options: ['json', 'limit'], positionals: ['ID'] },
   retry: { help: RETRY_HELP, options: [], positionals: ['ID', 'DELIVERY_ID'] },
+  recover: { help: RECOVER_HELP, options: ['since'], positionals: ['ID'] },
   enable: { help: ENABLE_HELP, options: [], positionals: ['ID'] },
 };
 
@@ -86,7 +96,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
   const parsed = subcommandArgs(
     `webhook ${sub}`,
     rest,
-    { description: { type: 'string' }, events: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' } },
+    { description: { type: 'string' }, events: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' }, since: { type: 'string' } },
     spec.options,
     `Usage:\n${spec.help}${FOOTER}`,
   );
@@ -105,6 +115,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
     }
     limit = Number(values.limit);
   }
+  if (sub === 'recover' && values.since === undefined) throw usage('"webhook recover" needs --since TIME (RFC 3339, e.g. 2026-03-14T08:00:00Z).');
 
   const { store } = await openCommandStore(config, { create: false });
   try {
@@ -162,6 +173,15 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
             ),
           );
         }
+        return 0;
+      }
+      case 'recover': {
+        const { queued, more } = await webhooks.recover(positionals[0]!, values.since!);
+        process.stdout.write(
+          `Queued ${queued} ${queued === 1 ? 'delivery' : 'deliveries'} of ${positionals[0]} made since ${values.since} for another round` +
+            (queued > 0 ? '; a running server sends them on its next poll.\n' : ' (none failed or was cancelled since then).\n') +
+            (more ? `More remain (at most ${MAX_RECOVER_PER_CALL.toLocaleString('en')} are queued at a time): run the same command again.\n` : ''),
+        );
         return 0;
       }
       case 'enable': {

@@ -31,6 +31,8 @@ export type NewWebhook = components['schemas']['NewWebhook'];
 export type Webhook = components['schemas']['Webhook'];
 export type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookRecovery = components['schemas']['WebhookRecovery'];
+export type WebhookRecoveryResult = components['schemas']['WebhookRecoveryResult'];
 export type FeedEvent = components['schemas']['FeedEvent'];
 
 /** The typed client: `GET`, `POST`, `DELETE`, ... of openapi-fetch over the document's paths. */

@@ -254,6 +254,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends again every failed or cancelled delivery made since a time.
+         * @description For a receiver that was down or rejecting deliveries: queues again the subscription's deliveries created at or after `since` that failed for good (`failed`) or were cancelled when the subscription was disabled (`cancelled`), oldest first. Each gets a new round of attempts, the first one due now, with the `webhook-id` it always had, so a receiver that de-duplicates by `webhook-id` sees nothing twice. Deliveries that succeeded or are still pending are left alone; events placed while the subscription was disabled have no deliveries, so read those from `GET /events`.
+         *
+         *     One call queues at most 10,000 deliveries; when `more` is true, the same call again queues the next ones. `since` is an RFC 3339 date-time with an offset, not in the future. A disabled subscription is refused with 409: re-enable it first (`plant-store webhook enable`). A running dispatcher starts sending at once.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -601,6 +629,40 @@ export interface components {
              *     ]
              */
             events?: components["schemas"]["EventType"][];
+        };
+        /**
+         * @description Which deliveries to send again (POST /webhooks/{id}/recover).
+         * @example {
+         *       "since": "2026-03-14T08:00:00Z"
+         *     }
+         */
+        WebhookRecovery: {
+            /**
+             * Format: date-time
+             * @description Deliveries created at or after this instant are queued again (see a delivery's `createdAt`). An RFC 3339 date-time with an offset (`Z` or `+01:00`), not in the future.
+             * @example 2026-03-14T08:00:00Z
+             */
+            since: string;
+        };
+        /**
+         * @description What a recover queued.
+         * @example {
+         *       "queued": 3,
+         *       "more": false
+         *     }
+         */
+        WebhookRecoveryResult: {
+            /**
+             * Format: int32
+             * @description Deliveries queued for a new round of attempts, at most 10,000.
+             * @example 3
+             */
+            queued: number;
+            /**
+             * @description True when deliveries since `since` are still failed or cancelled beyond this call's bound; call again to queue them.
+             * @example false
+             */
+            more: boolean;
         };
         /**
          * @description A plant event a subscription can choose.
@@ -1974,6 +2036,103 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-03-14T08:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecovery"];
+            };
+        };
+        responses: {
+            /** @description Queued; `queued` says how many deliveries, `more` whether others since `since` remain. */
+            202: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": 3,
+                     *       "more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookRecoveryResult"];
+                };
+            };
+            /** @description `since` is missing, not an RFC 3339 date-time with an offset, or in the future; or another malformed request. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 400,
+                     *       "message": "since (2027-01-01T00:00:00.000Z) is in the future (it is 2026-03-14T09:30:00.000Z here); no delivery was made after it."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description There is no subscription with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 404,
+                     *       "message": "No webhook subscription with id wh_Vh3q9LmT0xKa2bYc."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The subscription is disabled; re-enable it first with `plant-store webhook enable`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 409,
+                     *       "message": "Webhook subscription wh_Vh3q9LmT0xKa2bYc is disabled (the receiver answered 410 Gone on 2026-03-14T07:12:40.512Z), so nothing was queued. Re-enable it first with `npx plant-store webhook enable wh_Vh3q9LmT0xKa2bYc`, then recover."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

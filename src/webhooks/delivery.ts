@@ -81,6 +81,28 @@ export interface ClaimRequest {
   skipSubscriptions: string[];
 }
 
+/**
+ * Deliveries of one subscription to start again (WebhookStore.requeueDeliveries); which ones is the rule of
+ * webhooks/webhook-service.ts (recover).
+ */
+export interface RequeueRequest {
+  subscriptionId: string;
+  /** The states a delivery may be in to be taken. */
+  statuses: readonly DeliveryStatus[];
+  /** Only deliveries created at or after this. */
+  createdSince: Date;
+  /** At most this many, oldest (created) first. */
+  limit: number;
+  /** When the first attempt of their new round is due. */
+  dueAt: Date;
+}
+
+/** What a requeue did: how many it started again, and whether deliveries it could have taken remain. */
+export interface RequeueResult {
+  queued: number;
+  more: boolean;
+}
+
 /** Why a new subscription is refused (the rule is webhooks/webhook-service.ts's). */
 export type SubscriptionRefusal = { kind: 'duplicate'; of: string } | { kind: 'limit'; max: number };
 
@@ -118,6 +140,13 @@ export interface WebhookStore {
    * at once, its round going on. False when it is in no such state (succeeded, or being sent).
    */
   retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean>;
+  /**
+   * Starts a new round for the deliveries `input` selects, in one transaction and only while the
+   * subscription is active (else nothing): each is made pending, due at `dueAt`, attempt count reset, no
+   * lease, as retryDelivery does for a failed one. `more` tells whether selected deliveries were left
+   * beyond `limit`.
+   */
+  requeueDeliveries(input: RequeueRequest): Promise<RequeueResult>;
   /** The earliest next attempt among pending deliveries, for the dispatcher's timer. */
   nextDueAt(): Promise<Date | null>;
   /** How many deliveries are pending (the outbox backlog), for metrics; cheap (a partial index). */

@@ -9,6 +9,7 @@ import type { WebhookService } from './webhook-service.js';
 type Webhook = components['schemas']['Webhook'];
 type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
 type WebhookDelivery = components['schemas']['WebhookDelivery'];
+type WebhookRecoveryResult = components['schemas']['WebhookRecoveryResult'];
 
 /** A subscription as the API shows it: never the secret; `disabledReason` only when disabled. */
 export function webhookBody(sub: WebhookSubscription): Webhook {
@@ -85,6 +86,12 @@ export function webhookHandlers(service: WebhookService) {
       const delivery = await service.retry(id, deliveryId);
       reply.code(202);
       return deliveryBody(delivery);
+    },
+
+    async recoverWebhookDeliveries(request: OperationRequest<'recoverWebhookDeliveries'>, reply: FastifyReply): Promise<WebhookRecoveryResult> {
+      const { queued, more } = await service.recover(request.params.id, request.body.since);
+      reply.code(202);
+      return { queued, more };
     },
   };
 }

@@ -1,9 +1,9 @@
 // Webhook subscription rules: what URL may be subscribed (shape, scheme, no credentials, the SSRF guard),
-// the secret shown once, which deliveries may be sent again by hand, and re-enabling a disabled
-// subscription. Used by the HTTP handlers and the CLI.
+// the secret shown once, which deliveries may be sent again by hand (one, or all those a receiver missed
+// since a time), and re-enabling a disabled subscription. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { DeliveryRecord, SubscriptionRefusal, WebhookStore, WebhookSubscription } from './delivery.js';
+import type { DeliveryRecord, DeliveryStatus, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from './delivery.js';
 import { EVENT_TYPES } from './events.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
@@ -13,6 +13,18 @@ import { systemClock, type Clock } from '../clock.js';
 export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 export const MAX_DELIVERIES_PAGE = 1000;
+
+/**
+ * What a recover sends again: deliveries that failed for good, and those cancelled when their subscription
+ * was disabled (410 Gone, a refused address), which were never given the rest of their round. Deleting a
+ * subscription cancels too, but a deleted subscription has nothing left to recover.
+ */
+export const RECOVERABLE_STATUSES: readonly DeliveryStatus[] = ['failed', 'cancelled'];
+/**
+ * Deliveries one recover queues at most: one statement's work (tens of milliseconds), however long the
+ * receiver was down. The answer says when more remain; the same call again queues the next ones.
+ */
+export const MAX_RECOVER_PER_CALL = 10_000;
 
 export interface NewWebhookInput {
   url: string;
@@ -36,6 +48,12 @@ export interface WebhookService {
    * attempts, a pending one waiting for its next attempt at once.
    */
   retry(id: string, deliveryId: string): Promise<DeliveryRecord>;
+  /**
+   * Queues again the RECOVERABLE_STATUSES deliveries of an active subscription created at or after `since`
+   * (an RFC 3339 date-time, not in the future), oldest first and at most MAX_RECOVER_PER_CALL: each gets a
+   * new round of attempts, the first due now, with the webhook-id it always had.
+   */
+  recover(id: string, since: string): Promise<RequeueResult>;
   /** Re-enables a disabled subscription, keeping its URL and secret. */
   enable(id: string): Promise<WebhookSubscription>;
 }
@@ -53,6 +71,35 @@ export interface WebhookServiceOptions {
 
 /** The default of WEBHOOK_MAX_SUBSCRIPTIONS. */
 export const DEFAULT_MAX_SUBSCRIPTIONS = 100;
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * An RFC 3339 date-time (section 5.6) as the instant it names, or undefined when it is not one. Stricter
+ * than Date.parse, which reads a missing offset as local time and rolls 30 February over into March. A leap
+ * second (:60) is read as the end of the second before it.
+ */
+export function parseRfc3339(text: string): Date | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const offsetH = m[9] === undefined ? 0 : Number(m[10]);
+  const offsetM = m[9] === undefined ? 0 : Number(m[11]);
+  const daysInMonth = [31, isLeapYear(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  if (day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60 || offsetH > 23 || offsetM > 59) {
+    return undefined;
+  }
+  const at = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  at.setUTCFullYear(year, month - 1, day);
+  at.setUTCHours(hour, minute, Math.min(second, 59), second === 60 ? 999 : Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)));
+  const offsetMs = (offsetH * 60 + offsetM) * 60_000 * (m[9] === '-' ? -1 : 1);
+  return new Date(at.getTime() - offsetMs);
+}
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
 
 /** The event types asked for, checked, each once, in EVENT_TYPES order (so equal sets are equal lists). */
 function chosenEvents(events: readonly string[] | undefined): string[] {
@@ -211,6 +258,40 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       const updated = await store.getDelivery(id, deliveryId);
       if (!updated) throw new AppError('DELIVERY_NOT_FOUND', `No delivery ${deliveryId} to webhook subscription ${id}.`);
       return updated;
+    },
+
+    async recover(id, since) {
+      const at = now();
+      const from = typeof since === 'string' ? parseRfc3339(since) : undefined;
+      if (from === undefined) {
+        throw new AppError('BODY_INVALID', `since must be an RFC 3339 date-time with an offset, such as 2026-03-14T09:00:00Z; got ${JSON.stringify(String(since)).slice(0, 80)}.`);
+      }
+      if (from.getTime() > at.getTime()) {
+        throw new AppError('BODY_INVALID', `since (${from.toISOString()}) is in the future (it is ${at.toISOString()} here); no delivery was made after it.`);
+      }
+      const sub = await subscription(id);
+      const disabled = (s: WebhookSubscription) =>
+        new AppError(
+          'DELIVERY_NOT_RETRYABLE',
+          `Webhook subscription ${id} is disabled${s.disabledReason ? ` (${s.disabledReason})` : ''}, so nothing was queued. ` +
+            `Re-enable it first with \`npx plant-store webhook enable ${id}\`, then recover.`,
+        );
+      if (sub.disabledAt !== null) throw disabled(sub);
+      const result = await store.requeueDeliveries({
+        subscriptionId: id,
+        statuses: RECOVERABLE_STATUSES,
+        createdSince: from,
+        limit: MAX_RECOVER_PER_CALL,
+        dueAt: at,
+      });
+      if (result.queued > 0) {
+        options.onDue?.();
+      } else if (result.more) {
+        // The store takes nothing from a subscription that is not active: it was disabled or deleted meanwhile.
+        const current = await subscription(id);
+        if (current.disabledAt !== null) throw disabled(current);
+      }
+      return result;
     },
 
     async enable(id) {

@@ -5,7 +5,7 @@
 // their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
 // (its instance died) makes the delivery due again (at-least-once, same webhook-id).
 import type pg from 'pg';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
@@ -86,6 +86,18 @@ const SQL = {
     WHERE id = $1 AND subscription_id = $2
       AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= $3)))
       AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.disabled_at IS NULL)`,
+  // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry does
+  // for a failed one; nothing while the subscription is disabled. The status is tested again on the row
+  // itself, so a delivery a concurrent recover or attempt changed meanwhile is left as that made it.
+  requeue: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = $5, lease_until = NULL, updated_at = $5
+    WHERE id IN (
+        SELECT id FROM webhook_deliveries
+        WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])
+        ORDER BY created_at, seq LIMIT $4)
+      AND status = ANY ($3::text[])
+      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $1 AND s.disabled_at IS NULL)`,
+  requeueLeft: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+      WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])) AS more`,
   countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
   // When the next delivery is due: its next attempt, or the end of its lease if one is held.
   nextDue: `SELECT
@@ -229,6 +241,19 @@ export class PgWebhookStore implements WebhookStore {
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
     if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return false;
     return (await this.query('retry', [deliveryId, subscriptionId, now])).rowCount === 1;
+  }
+
+  async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
+    if (!possibleId(input.subscriptionId)) return { queued: 0, more: false };
+    const select = [input.subscriptionId, input.createdSince, [...input.statuses]];
+    // Retried on a deadlock: its rows are locked in creation order, an attempt batch's in id order.
+    return guarded(this.closed, () =>
+      retryingTransaction(this.pool, async (c) => {
+        const queued = (await c.query(named('requeue', [...select, Math.max(0, Math.floor(input.limit)), input.dueAt]))).rowCount ?? 0;
+        const { rows } = await c.query<{ more: boolean }>(named('requeueLeft', select));
+        return { queued, more: rows[0]!.more };
+      }),
+    );
   }
 
   async countPendingDeliveries(): Promise<number> {

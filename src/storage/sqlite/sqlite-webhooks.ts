@@ -11,7 +11,7 @@ import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settlement } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
+import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
 type Statements = ReturnType<SqliteWebhookStore['prepare']>;
@@ -127,6 +127,22 @@ export class SqliteWebhookStore implements WebhookStore {
            AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= @now)))
            AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
       ),
+      // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry
+      // does for a failed one; nothing while the subscription is disabled.
+      requeue: db.prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = @due, lease_until = NULL, updated_at = @due
+         WHERE id IN (
+             SELECT id FROM webhook_deliveries
+             WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses))
+             ORDER BY created_at, rowid LIMIT @limit)
+           AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
+      ),
+      requeueLeft: db
+        .prepare(
+          `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+             WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses)))`,
+        )
+        .pluck(),
       // When the next delivery is due: its next attempt, or the end of its lease if one is held.
       nextUnleased: db
         .prepare(
@@ -294,6 +310,18 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
     return this.run((st) => st.retry.run({ id: deliveryId, sub: subscriptionId, now: now.getTime() }).changes === 1);
+  }
+
+  async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
+    const params = { sub: input.subscriptionId, since: input.createdSince.getTime(), statuses: JSON.stringify(input.statuses) };
+    return this.run((st) =>
+      this.db
+        .transaction(() => {
+          const queued = st.requeue.run({ ...params, due: input.dueAt.getTime(), limit: Math.max(0, Math.floor(input.limit)) }).changes;
+          return { queued, more: st.requeueLeft.get(params) === 1 };
+        })
+        .immediate(),
+    );
   }
 
   async countPendingDeliveries(): Promise<number> {
