@@ -1,6 +1,7 @@
 // The webhook half of the Store port's contract (test/storage/store-contract.test.ts is the rest), on the store
 // under test: subscriptions, the outbox backlog, atomic leases, per-subscription caps and skips, lease expiry,
-// attempts and outcomes in one transaction, 410 disabling, delete and manual retry rules, and nextDueAt.
+// attempts and outcomes in one transaction, 410 disabling, delete and manual retry rules, requeueing (recover),
+// and nextDueAt.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -281,4 +282,52 @@ test('enableSubscription clears a disabled subscription, keeping its URL and sec
   // Active again: a new plant makes a delivery to it.
   await plants(store, 2, 1);
   assert.equal((await store.webhooks.listDeliveries(sub.id, 10)).length, 2);
+});
+
+test('requeueDeliveries: the chosen states of one active subscription made since a time, oldest first, at most limit, each a new round due then; more says what is left', async (t) => {
+  const { store } = await freshStore(t);
+  const sub = await addSubscription(store, 'http://127.0.0.1:1/a', 'wh_a');
+  const other = await addSubscription(store, 'http://127.0.0.1:1/b', 'wh_b');
+  // Four passes a second apart: deliveries made at t0, t0+1s, t0+2s, t0+3s to each subscription.
+  const t0 = Date.now() - 60_000;
+  for (let i = 0; i < 4; i++) {
+    await store.createPlant({ id: BigInt(i + 1), name: `p${i + 1}` });
+    await sequenced(store, { now: () => t0 + i * 1_000 });
+  }
+  const claimed = await store.webhooks.claimDueDeliveries({ now: at(0), leaseUntil: at(60_000), limit: 100, perSubscription: 100, skipSubscriptions: [] });
+  assert.equal(claimed.length, 8);
+  // Of wh_a: the first succeeded, the others failed for good; all of wh_b failed.
+  const ofA = (await store.webhooks.listDeliveries(sub.id, 10)).reverse();
+  for (const c of claimed) {
+    const outcome = c.deliveryId === ofA[0]!.id ? ({ status: 'succeeded' } as const) : ({ status: 'failed' } as const);
+    await store.webhooks.recordAttempt(c.deliveryId, { at: new Date(), statusCode: 500, error: 'HTTP 500', durationMs: 1 }, outcome);
+  }
+  const select = { subscriptionId: sub.id, statuses: ['failed', 'cancelled'] as const, createdSince: new Date(t0), limit: 1, dueAt: at(1_000) };
+  // Only failed and cancelled ones, oldest first: the second delivery (the first succeeded); the rest are left.
+  assert.deepEqual(await store.webhooks.requeueDeliveries(select), { queued: 1, more: true });
+  let state = (await store.webhooks.listDeliveries(sub.id, 10)).reverse();
+  assert.deepEqual(state.map((d) => d.status), ['succeeded', 'pending', 'failed', 'failed']);
+  assert.equal(state[1]!.nextAttemptAt?.getTime(), select.dueAt.getTime());
+  assert.equal(state[1]!.attempts.length, 1, 'the history is kept');
+  // since is inclusive: from the fourth delivery's time, only it.
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, createdSince: new Date(t0 + 3_000), limit: 10 }), { queued: 1, more: false });
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, createdSince: new Date(t0 + 3_001), limit: 10 }), { queued: 0, more: false });
+  // Only the states asked for.
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, statuses: ['cancelled'], limit: 10 }), { queued: 0, more: false });
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, limit: 10 }), { queued: 1, more: false });
+  state = (await store.webhooks.listDeliveries(sub.id, 10)).reverse();
+  assert.deepEqual(state.map((d) => d.status), ['succeeded', 'pending', 'pending', 'pending']);
+  // A new round: claimed with an attempt count of 0.
+  const again = await store.webhooks.claimDueDeliveries({ now: at(1_000), leaseUntil: at(60_000), limit: 100, perSubscription: 100, skipSubscriptions: [] });
+  assert.deepEqual(again.map((c) => [c.subscriptionId, c.attemptCount]), [[sub.id, 0], [sub.id, 0], [sub.id, 0]]);
+  // The other subscription's deliveries were not touched.
+  assert.deepEqual((await store.webhooks.listDeliveries(other.id, 10)).map((d) => [d.status, d.attempts.length]), Array(4).fill(['failed', 1]));
+  // Nothing is taken from a disabled subscription; more says what waits there.
+  const [c] = again;
+  await store.webhooks.recordAttempt(c!.deliveryId, { at: new Date(), statusCode: 410, error: 'HTTP 410', durationMs: 1 }, { status: 'disable-subscription', reason: 'gone' });
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, limit: 10 }), { queued: 0, more: true });
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, subscriptionId: 'wh_nope' }), { queued: 0, more: false });
+  // Enabled again, the failed one and the two cancelled by the 410 come back.
+  await store.webhooks.enableSubscription(sub.id);
+  assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, limit: 10 }), { queued: 3, more: false });
 });
