@@ -265,10 +265,10 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       const at = now();
       const from = typeof since === 'string' ? parseRfc3339(since) : undefined;
       if (from === undefined) {
-        throw new AppError('BODY_INVALID', `since must be an RFC 3339 date-time with an offset, such as 2026-03-14T09:00:00Z; got ${JSON.stringify(String(since)).slice(0, 80)}.`);
+        throw new AppError('BODY_INVALID', `\`since\` must be an RFC 3339 date-time with an offset, such as 2026-03-14T09:00:00Z; got ${JSON.stringify(String(since)).slice(0, 80)}.`);
       }
       if (from.getTime() > at.getTime()) {
-        throw new AppError('BODY_INVALID', `since (${from.toISOString()}) is in the future (it is ${at.toISOString()} here); no delivery was made after it.`);
+        throw new AppError('BODY_INVALID', `\`since\` (${from.toISOString()}) is in the future (it is ${at.toISOString()} here); no delivery was made after it.`);
       }
       const sub = await subscription(id);
       const disabled = (s: WebhookSubscription) =>

@@ -20,7 +20,7 @@ test('unknown commands and options are worded one way at every level, with the u
   const cases: Array<[string[], RegExp, string]> = [
     [['frobnicate'], /^plant-store: Unknown command "frobnicate"\.$/m, '--help'],
     [['token', 'delete'], /^plant-store: Unknown command "token delete": use token create, list or revoke\.$/m, 'token --help'],
-    [['webhook', 'ping'], /^plant-store: Unknown command "webhook ping": use webhook add, list, remove, deliveries, retry or enable\.$/m, 'webhook --help'],
+    [['webhook', 'ping'], /^plant-store: Unknown command "webhook ping": use webhook add, list, remove, deliveries, retry, recover or enable\.$/m, 'webhook --help'],
     [['--bogus'], /^plant-store: Unknown command "--bogus"\.$/m, '--help'],
     [['migrate', '--bogus'], /^plant-store: Unknown option --bogus for "migrate"\.$/m, 'migrate --help'],
     [['token', 'create', '--bogus'], /^plant-store: Unknown option --bogus for "token create"\.$/m, 'token create --help'],

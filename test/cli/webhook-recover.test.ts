@@ -37,7 +37,7 @@ test('webhook recover prints the count it queued, and the server sends those del
 
   const bad = await runCli(['webhook', 'recover', sub.id, '--since', '2026-03-14 08:00'], env);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /since must be an RFC 3339 date-time with an offset, such as 2026-03-14T09:00:00Z; got "2026-03-14 08:00"\./);
+  assert.match(bad.stderr, /^plant-store: `since` must be an RFC 3339 date-time with an offset, such as 2026-03-14T09:00:00Z; got "2026-03-14 08:00"\.$/m);
   const unknown = await runCli(['webhook', 'recover', 'wh_nope', '--since', since], env);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /No webhook subscription with id wh_nope\./);

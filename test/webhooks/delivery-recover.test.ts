@@ -105,7 +105,7 @@ test('recover refuses a since that is not an RFC 3339 date-time or is in the fut
     assert.match(e.message, /since/, since);
   }
   const future = new Date(Date.now() + 3600_000).toISOString();
-  assert.match(clientError(await recover(hooks, sub.id, future), 400, 'future').message, /^since \(.*\) is in the future/);
+  assert.match(clientError(await recover(hooks, sub.id, future), 400, 'future').message, /^`since` \(.*\) is in the future/);
   // No body, or a body without since.
   clientError(await hooks.POST('/webhooks/{id}/recover', { params: { path: { id: sub.id } }, body: {} as { since: string } }), 400, 'no since');
   // Offsets and fractions are read as the instant they name; a leap second is accepted.
