@@ -281,7 +281,8 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       const result = await store.requeueDeliveries({
         subscriptionId: id,
         statuses: RECOVERABLE_STATUSES,
-        createdSince: from,
+        // No delivery is older than 1970; the year 0000, which RFC 3339 allows, is one PostgreSQL refuses.
+        createdSince: new Date(Math.max(from.getTime(), 0)),
         limit: MAX_RECOVER_PER_CALL,
         dueAt: at,
       });

@@ -109,7 +109,7 @@ test('recover refuses a since that is not an RFC 3339 date-time or is in the fut
   // No body, or a body without since.
   clientError(await hooks.POST('/webhooks/{id}/recover', { params: { path: { id: sub.id } }, body: {} as { since: string } }), 400, 'no since');
   // Offsets and fractions are read as the instant they name; a leap second is accepted.
-  for (const since of ['2026-01-01T09:00:00+09:00', '2025-12-31t23:59:60.5z', '1999-12-31T23:59:59.123456-05:30']) {
+  for (const since of ['2026-01-01T09:00:00+09:00', '2025-12-31t23:59:60.5z', '1999-12-31T23:59:59.123456-05:30', '0000-01-01T00:00:00Z']) {
     assert.deepEqual((await recover(hooks, sub.id, since)).data, { queued: 0, more: false }, since);
   }
   assert.equal(clientError(await recover(hooks, 'wh_nope', '2026-01-01T00:00:00Z'), 404, 'unknown').message, 'No webhook subscription with id wh_nope.');
