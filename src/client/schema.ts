@@ -2093,7 +2093,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 400,
-                     *       "message": "since (2027-01-01T00:00:00.000Z) is in the future (it is 2026-03-14T09:30:00.000Z here); no delivery was made after it."
+                     *       "message": "`since` (2027-01-01T00:00:00.000Z) is in the future (it is 2026-03-14T09:30:00.000Z here); no delivery was made after it."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
