@@ -1,5 +1,5 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
-// webhook add|list|remove|deliveries|retry | secrets status|rotate | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
+// webhook add|list|remove|deliveries|retry|recover|enable | secrets status|rotate | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError } from '../storage/migrator.js';
@@ -18,7 +18,7 @@ Commands:
   config      Print the effective configuration (secrets masked)
   token       Manage API tokens: create, list, revoke (see plant-store token --help)
   webhook     Manage plant event webhook subscriptions: add, list, remove, deliveries, retry,
-              enable (see plant-store webhook --help)
+              recover, enable (see plant-store webhook --help)
   secrets     Webhook signing secrets at rest: status (which key each is under), rotate (encrypt
               them under the first WEBHOOK_SECRET_KEYS key; see plant-store secrets --help)
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)

@@ -16,6 +16,7 @@ const COMMANDS: { args: string[]; usage: RegExp }[] = [
   { args: ['token', 'create'], usage: /token create --scopes/ },
   { args: ['token', 'list'], usage: /token list/ },
   { args: ['token', 'revoke'], usage: /token revoke ID/ },
+  { args: ['webhook', 'recover'], usage: /webhook recover ID --since TIME/ },
   { args: ['secrets'], usage: /^Usage: plant-store secrets/m },
   { args: ['secrets', 'rotate'], usage: /secrets rotate/ },
 ];
