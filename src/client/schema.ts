@@ -1824,9 +1824,11 @@ export interface operations {
                      *       "url": "https://greenhouse.example.com/hooks/plants",
                      *       "description": "Greenhouse inventory sync",
                      *       "events": [
-                     *         "newPlant"
+                     *         "newPlant",
+                     *         "plantUpdated",
+                     *         "plantDeleted"
                      *       ],
-                     *       "format": "plain",
+                     *       "format": "envelope",
                      *       "active": true,
                      *       "createdAt": "2026-03-14T09:26:53.589Z",
                      *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U="
