@@ -35,7 +35,7 @@ export const ERRORS = {
   EVENTS_GONE: { status: 410, message: 'The after event was removed by retention; start again from the oldest event kept: GET /events without after.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this resource.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
-  WEBHOOK_DUPLICATE: { status: 409, message: 'A subscription already delivers these events to this URL.' },
+  WEBHOOK_DUPLICATE: { status: 409, message: 'A subscription already delivers these events to this URL in this format.' },
   WEBHOOK_LIMIT: { status: 409, message: 'The webhook subscription limit (WEBHOOK_MAX_SUBSCRIPTIONS) is reached; delete one first.' },
   PLANT_CONFLICT: { status: 409, message: 'A plant with this id already exists with a different name or tag.' },
   PLANT_CHANGED: { status: 412, message: 'The plant does not have a version that If-Match names; nothing was changed. Read it again for its current ETag.' },

@@ -92,9 +92,13 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     // A token holds a handful of scopes: includes() beats building a Set on every request.
     const granted = result.token.scopes;
     if (!requirements.some((req) => req.scopes.every((s) => granted.includes(s)))) {
-      const needed = requirements[0]?.scopes.join(' ') ?? '';
-      return refuse('insufficient_scope', 'INSUFFICIENT_SCOPE', `This operation needs the scope ${needed}.`,
-        challenge(`, error="insufficient_scope", scope="${needed}"`));
+      const scopes = requirements[0]?.scopes ?? [];
+      const needed = scopes.join(' ');
+      // Where several scopes are needed together, the message names the ones the token lacks.
+      const message = scopes.length > 1
+        ? `This operation needs the scopes ${scopes.join(' and ')}; the token lacks ${scopes.filter((s) => !granted.includes(s)).join(' and ')}.`
+        : `This operation needs the scope ${needed}.`;
+      return refuse('insufficient_scope', 'INSUFFICIENT_SCOPE', message, challenge(`, error="insufficient_scope", scope="${needed}"`));
     }
     return result;
   };

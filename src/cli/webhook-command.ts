@@ -8,9 +8,12 @@ import { allowedHostNote, WebhookAddressRefusedError } from '../webhooks/ssrf-gu
 import { openCommandStore } from './database.js';
 import { COMMAND, subcommandArgs, UsageError } from './subcommand.js';
 
-const ADD_HELP = `  webhook add URL [--description TEXT] [--events TYPE,...]
+const ADD_HELP = `  webhook add URL [--description TEXT] [--events TYPE,...] [--format plain|envelope]
       Subscribes URL (http or https) to plant events: the TYPEs given (newPlant, plantUpdated,
-      plantDeleted; default all three). Prints the subscription, then its signing
+      plantDeleted; default all three). --format chooses the body: plain (the default) sends the
+      event's body as it is, envelope the Standard Webhooks envelope {"type", "timestamp", "data"}
+      around it, so the signature covers the type; every delivery also carries the type in its
+      ce-type header. Prints the subscription, then its signing
       secret (whsec_...) alone on the last line of stdout. The secret is shown only now; deliveries are
       signed with it (Standard Webhooks). By default URLs resolving to loopback, private, link-local or
       metadata addresses are refused; WEBHOOK_ALLOWED_HOSTS opens named hosts. The server that sends
@@ -18,7 +21,8 @@ const ADD_HELP = `  webhook add URL [--description TEXT] [--events TYPE,...]
       list for both.
 `;
 const LIST_HELP = `  webhook list [--json]
-      Lists subscriptions, oldest first (id, url, events, active, created, description); never the secrets.
+      Lists subscriptions, oldest first (id, url, events, format, active, created, description); never
+      the secrets.
 `;
 const REMOVE_HELP = `  webhook remove ID
       Deletes a subscription; its pending deliveries are cancelled.
@@ -67,7 +71,7 @@ export const WEBHOOK_HELP =
   FOOTER;
 
 const SUBCOMMANDS: Record<string, { help: string; options: string[]; positionals: string[] }> = {
-  add: { help: ADD_HELP, options: ['description', 'events'], positionals: ['URL'] },
+  add: { help: ADD_HELP, options: ['description', 'events', 'format'], positionals: ['URL'] },
   list: { help: LIST_HELP, options: ['json'], positionals: [] },
   remove: { help: REMOVE_HELP, options: [], positionals: ['ID'] },
   deliveries: { help: DELIVERIES_HELP, options: ['json', 'limit'], positionals: ['ID'] },
@@ -96,7 +100,7 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
   const parsed = subcommandArgs(
     `webhook ${sub}`,
     rest,
-    { description: { type: 'string' }, events: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' }, since: { type: 'string' } },
+    { description: { type: 'string' }, events: { type: 'string' }, format: { type: 'string' }, json: { type: 'boolean' }, limit: { type: 'string' }, since: { type: 'string' } },
     spec.options,
     `Usage:\n${spec.help}${FOOTER}`,
   );
@@ -126,11 +130,12 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
           url: positionals[0]!,
           ...(values.description !== undefined && { description: values.description }),
           ...(values.events !== undefined && { events: values.events.split(',').map((e) => e.trim()) }),
+          ...(values.format !== undefined && { format: values.format.trim() }),
         });
         const note = allowedHostNote(subscription.url, config.webhookAllowedHosts);
         if (note) process.stderr.write(`plant-store: ${note}\n`);
         process.stdout.write(
-          `Subscribed ${subscription.id} to ${subscription.events.join(', ')} events at ${subscription.url}.\n` +
+          `Subscribed ${subscription.id} to ${subscription.events.join(', ')} events at ${subscription.url} (format ${subscription.format}).\n` +
             `Its signing secret is shown only now:\n${secret}\n`,
         );
         return 0;
@@ -144,8 +149,8 @@ export async function webhookCommand(args: string[], config: Config): Promise<nu
         } else {
           process.stdout.write(
             table(
-              ['ID', 'URL', 'EVENTS', 'ACTIVE', 'CREATED', 'DESCRIPTION'],
-              subs.map((w) => [w.id, w.url, w.events.join(','), w.active ? 'yes' : `no (${w.disabledReason ?? 'disabled'})`, w.createdAt, w.description ?? '-']),
+              ['ID', 'URL', 'EVENTS', 'FORMAT', 'ACTIVE', 'CREATED', 'DESCRIPTION'],
+              subs.map((w) => [w.id, w.url, w.events.join(','), w.format, w.active ? 'yes' : `no (${w.disabledReason ?? 'disabled'})`, w.createdAt, w.description ?? '-']),
             ),
           );
         }

@@ -152,11 +152,18 @@ export interface paths {
          * Subscribes a URL to plant events.
          * @description Answers 201 with the subscription and its signing secret (`whsec_...`), shown only in this answer.
          *     `events` chooses what is delivered (`newPlant`, `plantUpdated`, `plantDeleted`; default all three).
-         *     Deliveries are signed per Standard Webhooks. By default the URL must be http(s) and must not resolve
-         *     to a loopback, private, link-local or metadata address (`WEBHOOK_ALLOWED_HOSTS` opens named hosts).
+         *     `format` chooses the body: `plain` (the default) sends the event's body as the `webhooks` section
+         *     declares it, `envelope` wraps it in the Standard Webhooks envelope `{"type", "timestamp", "data"}`, so
+         *     that the signature covers the event type too. Every delivery, in either format, names its event in
+         *     CloudEvents `ce-*` headers. Deliveries are signed per Standard Webhooks. By default the URL must be
+         *     http(s) and must not resolve to a loopback, private, link-local or metadata address
+         *     (`WEBHOOK_ALLOWED_HOSTS` opens named hosts).
          *
-         *     A subscription with the same URL and the same events already exists: 409. So is a new subscription
-         *     beyond `WEBHOOK_MAX_SUBSCRIPTIONS` (default 100) in all.
+         *     The token needs `plants:read` as well as `webhooks:manage`: the events carry plant data, so a token
+         *     that cannot read plants cannot have them sent anywhere either. 403 names the scope that is missing.
+         *
+         *     A subscription with the same URL, the same events and the same format already exists: 409. So is a
+         *     new subscription beyond `WEBHOOK_MAX_SUBSCRIPTIONS` (default 100) in all.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -438,6 +445,14 @@ export interface webhooks {
          *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
          *     signed; `id` and `version` are written digit for digit.
          *
+         *     The body depends on the subscription's `format`. `plain` (the default) is the body declared here as it
+         *     is. `envelope` is the Standard Webhooks envelope `{"type": <the event>, "timestamp": <RFC 3339 time of
+         *     the change>, "data": <the plain body>}`, so that the signature covers the type. Either way the delivery
+         *     names its event in CloudEvents 1.0 headers (HTTP binding, binary content mode): `ce-specversion`,
+         *     `ce-id` (the `webhook-id`), `ce-type`, `ce-source` (`/plants`), `ce-subject` (the plant id) and
+         *     `ce-time`. The signature does not cover those headers: a receiver that must not act on an unsigned
+         *     type chooses the envelope and reads the type from the verified body.
+         *
          *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
          *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
          *     after which the delivery is marked failed (it can be retried by hand). 429 and 503 with `Retry-After`
@@ -475,6 +490,14 @@ export interface webhooks {
          *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
          *     signed; `id` and `version` are written digit for digit.
          *
+         *     The body depends on the subscription's `format`. `plain` (the default) is the body declared here as it
+         *     is. `envelope` is the Standard Webhooks envelope `{"type": <the event>, "timestamp": <RFC 3339 time of
+         *     the change>, "data": <the plain body>}`, so that the signature covers the type. Either way the delivery
+         *     names its event in CloudEvents 1.0 headers (HTTP binding, binary content mode): `ce-specversion`,
+         *     `ce-id` (the `webhook-id`), `ce-type`, `ce-source` (`/plants`), `ce-subject` (the plant id) and
+         *     `ce-time`. The signature does not cover those headers: a receiver that must not act on an unsigned
+         *     type chooses the envelope and reads the type from the verified body.
+         *
          *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
          *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
          *     after which the delivery is marked failed (it can be retried by hand). 429 and 503 with `Retry-After`
@@ -510,6 +533,14 @@ export interface webhooks {
          *     Signed per Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}">`
          *     keyed with the base64-decoded part of the subscription's `whsec_` secret. The body is the exact bytes
          *     signed; `id` and `version` are written digit for digit.
+         *
+         *     The body depends on the subscription's `format`. `plain` (the default) is the body declared here as it
+         *     is. `envelope` is the Standard Webhooks envelope `{"type": <the event>, "timestamp": <RFC 3339 time of
+         *     the change>, "data": <the plain body>}`, so that the signature covers the type. Either way the delivery
+         *     names its event in CloudEvents 1.0 headers (HTTP binding, binary content mode): `ce-specversion`,
+         *     `ce-id` (the `webhook-id`), `ce-type`, `ce-source` (`/plants`), `ce-subject` (the plant id) and
+         *     `ce-time`. The signature does not cover those headers: a receiver that must not act on an unsigned
+         *     type chooses the envelope and reads the type from the verified body.
          *
          *     A 2xx answer is success. Any other status, a timeout (`WEBHOOK_TIMEOUT_MS`, default 15 s) or a
          *     connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (each +-10% jitter),
@@ -606,7 +637,8 @@ export interface components {
          *         "newPlant",
          *         "plantUpdated",
          *         "plantDeleted"
-         *       ]
+         *       ],
+         *       "format": "envelope"
          *     }
          */
         NewWebhook: {
@@ -629,6 +661,7 @@ export interface components {
              *     ]
              */
             events?: components["schemas"]["EventType"][];
+            format?: components["schemas"]["WebhookFormat"];
         };
         /**
          * @description Which deliveries to send again (POST /webhooks/{id}/recover).
@@ -664,6 +697,17 @@ export interface components {
              */
             more: boolean;
         };
+        /**
+         * @description The body of a subscription's deliveries. `plain` (the default): the event's body, as the `webhooks`
+         *     section declares it (newPlant and plantUpdated: the plant with its version; plantDeleted: its id and
+         *     version). `envelope`: the Standard Webhooks envelope `{"type": <event type>, "timestamp": <RFC 3339
+         *     time of the event>, "data": <the plain body>}`, so that the signature covers the type. Both carry the
+         *     `ce-*` headers.
+         * @default plain
+         * @example envelope
+         * @enum {string}
+         */
+        WebhookFormat: "plain" | "envelope";
         /**
          * @description A plant event a subscription can choose.
          * @example plantUpdated
@@ -740,6 +784,31 @@ export interface components {
             data: components["schemas"]["PlantEvent"] | components["schemas"]["PlantDeletedEvent"];
         };
         /**
+         * @description The body of a delivery to a subscription whose `format` is `envelope` (Standard Webhooks): the event's
+         *     type and time around the plain body. The signature covers all of it.
+         * @example {
+         *       "type": "plantUpdated",
+         *       "timestamp": "2026-03-14T09:26:55.012Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "name": "Monstera deliciosa",
+         *         "tag": "tropical",
+         *         "version": 17
+         *       }
+         *     }
+         */
+        EventEnvelope: {
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description When the write that made the event committed (the feed's `createdAt`, the `ce-time` header).
+             * @example 2026-03-14T09:26:55.012Z
+             */
+            timestamp: string;
+            /** @description The plain body, byte for byte (PlantEvent for newPlant and plantUpdated, PlantDeletedEvent for plantDeleted). */
+            data: components["schemas"]["PlantEvent"] | components["schemas"]["PlantDeletedEvent"];
+        };
+        /**
          * @example {
          *       "id": "wh_Vh3q9LmT0xKa2bYc",
          *       "url": "https://greenhouse.example.com/hooks/plants",
@@ -747,6 +816,7 @@ export interface components {
          *       "events": [
          *         "newPlant"
          *       ],
+         *       "format": "plain",
          *       "active": true,
          *       "createdAt": "2026-03-14T09:26:53.589Z"
          *     }
@@ -776,6 +846,7 @@ export interface components {
              *     ]
              */
             events: components["schemas"]["EventType"][];
+            format: components["schemas"]["WebhookFormat"];
             /**
              * @description False once disabled (the receiver answered 410 Gone).
              * @example true
@@ -801,6 +872,7 @@ export interface components {
          *       "events": [
          *         "newPlant"
          *       ],
+         *       "format": "plain",
          *       "active": true,
          *       "createdAt": "2026-03-14T09:26:53.589Z",
          *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U="
@@ -1186,6 +1258,32 @@ export interface components {
          * @example wh_Vh3q9LmT0xKa2bYc
          */
         WebhookId: string;
+        /**
+         * @description The CloudEvents version of the `ce-*` headers (HTTP binding, binary content mode).
+         * @example 1.0
+         */
+        CeSpecversion: "1.0";
+        /**
+         * @description The event id (CloudEvents `id`), equal to `webhook-id`.
+         * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+         */
+        CeId: string;
+        /**
+         * @description Where the event happened (CloudEvents `source`): always `/plants`, the collection whose member changed,
+         *     on every instance; with `ce-subject` it names the plant's path.
+         * @example /plants
+         */
+        CeSource: "/plants";
+        /**
+         * @description The plant's id (CloudEvents `subject`), digit for digit (an int64, possibly above 2^53).
+         * @example 10042
+         */
+        CeSubject: string;
+        /**
+         * @description When the change committed (CloudEvents `time`, RFC 3339), the envelope's `timestamp` and the feed's `createdAt`.
+         * @example 2026-03-14T09:26:55.012Z
+         */
+        CeTime: string;
     };
     requestBodies: never;
     headers: {
@@ -1725,6 +1823,7 @@ export interface operations {
                      *         "events": [
                      *           "newPlant"
                      *         ],
+                     *         "format": "plain",
                      *         "active": true,
                      *         "createdAt": "2026-03-14T09:26:53.589Z"
                      *       }
@@ -1759,7 +1858,8 @@ export interface operations {
                  *         "newPlant",
                  *         "plantUpdated",
                  *         "plantDeleted"
-                 *       ]
+                 *       ],
+                 *       "format": "envelope"
                  *     }
                  */
                 "application/json": components["schemas"]["NewWebhook"];
@@ -1786,8 +1886,11 @@ export interface operations {
                      *       "url": "https://greenhouse.example.com/hooks/plants",
                      *       "description": "Greenhouse inventory sync",
                      *       "events": [
-                     *         "newPlant"
+                     *         "newPlant",
+                     *         "plantUpdated",
+                     *         "plantDeleted"
                      *       ],
+                     *       "format": "envelope",
                      *       "active": true,
                      *       "createdAt": "2026-03-14T09:26:53.589Z",
                      *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD0dOjT9HbB9U="
@@ -1798,8 +1901,27 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            /** @description A subscription with this URL and these events exists, or the subscription limit is reached. */
+            /** @description The token lacks `webhooks:manage` or `plants:read` (both are needed); the message names the missing one. */
+            403: {
+                headers: {
+                    /**
+                     * @description RFC 6750 challenge with `error="insufficient_scope"` and the scopes needed.
+                     * @example Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage plants:read"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "This operation needs the scopes webhooks:manage and plants:read; the token lacks plants:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A subscription with this URL, these events and this format exists, or the subscription limit is reached. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1808,7 +1930,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "Subscription wh_Vh3q9LmT0xKa2bYc already delivers these events to this URL."
+                     *       "message": "Subscription wh_Vh3q9LmT0xKa2bYc already delivers these events to this URL in this format."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1854,6 +1976,7 @@ export interface operations {
                      *       "events": [
                      *         "newPlant"
                      *       ],
+                     *       "format": "plain",
                      *       "active": true,
                      *       "createdAt": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -2342,21 +2465,44 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
+                /**
+                 * @description The CloudEvents version of the `ce-*` headers (HTTP binding, binary content mode).
+                 * @example 1.0
+                 */
+                "ce-specversion": components["parameters"]["CeSpecversion"];
+                /**
+                 * @description The event id (CloudEvents `id`), equal to `webhook-id`.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "ce-id": components["parameters"]["CeId"];
+                /**
+                 * @description The event type (CloudEvents `type`), whatever the subscription's format.
+                 * @example newPlant
+                 */
+                "ce-type": "newPlant";
+                /**
+                 * @description Where the event happened (CloudEvents `source`): always `/plants`, the collection whose member changed,
+                 *     on every instance; with `ce-subject` it names the plant's path.
+                 * @example /plants
+                 */
+                "ce-source": components["parameters"]["CeSource"];
+                /**
+                 * @description The plant's id (CloudEvents `subject`), digit for digit (an int64, possibly above 2^53).
+                 * @example 10042
+                 */
+                "ce-subject": components["parameters"]["CeSubject"];
+                /**
+                 * @description When the change committed (CloudEvents `time`, RFC 3339), the envelope's `timestamp` and the feed's `createdAt`.
+                 * @example 2026-03-14T09:26:55.012Z
+                 */
+                "ce-time": components["parameters"]["CeTime"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "id": 10042,
-                 *       "name": "Monstera deliciosa",
-                 *       "tag": "tropical",
-                 *       "version": 17
-                 *     }
-                 */
-                "application/json": components["schemas"]["PlantEvent"];
+                "application/json": components["schemas"]["PlantEvent"] | components["schemas"]["EventEnvelope"];
             };
         };
         responses: {
@@ -2395,20 +2541,44 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
+                /**
+                 * @description The CloudEvents version of the `ce-*` headers (HTTP binding, binary content mode).
+                 * @example 1.0
+                 */
+                "ce-specversion": components["parameters"]["CeSpecversion"];
+                /**
+                 * @description The event id (CloudEvents `id`), equal to `webhook-id`.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "ce-id": components["parameters"]["CeId"];
+                /**
+                 * @description The event type (CloudEvents `type`), whatever the subscription's format.
+                 * @example plantUpdated
+                 */
+                "ce-type": "plantUpdated";
+                /**
+                 * @description Where the event happened (CloudEvents `source`): always `/plants`, the collection whose member changed,
+                 *     on every instance; with `ce-subject` it names the plant's path.
+                 * @example /plants
+                 */
+                "ce-source": components["parameters"]["CeSource"];
+                /**
+                 * @description The plant's id (CloudEvents `subject`), digit for digit (an int64, possibly above 2^53).
+                 * @example 10042
+                 */
+                "ce-subject": components["parameters"]["CeSubject"];
+                /**
+                 * @description When the change committed (CloudEvents `time`, RFC 3339), the envelope's `timestamp` and the feed's `createdAt`.
+                 * @example 2026-03-14T09:26:55.012Z
+                 */
+                "ce-time": components["parameters"]["CeTime"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "id": 10042,
-                 *       "name": "Monstera deliciosa",
-                 *       "version": 18
-                 *     }
-                 */
-                "application/json": components["schemas"]["PlantEvent"];
+                "application/json": components["schemas"]["PlantEvent"] | components["schemas"]["EventEnvelope"];
             };
         };
         responses: {
@@ -2447,19 +2617,44 @@ export interface operations {
                  * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
                  */
                 "webhook-signature": string;
+                /**
+                 * @description The CloudEvents version of the `ce-*` headers (HTTP binding, binary content mode).
+                 * @example 1.0
+                 */
+                "ce-specversion": components["parameters"]["CeSpecversion"];
+                /**
+                 * @description The event id (CloudEvents `id`), equal to `webhook-id`.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "ce-id": components["parameters"]["CeId"];
+                /**
+                 * @description The event type (CloudEvents `type`), whatever the subscription's format.
+                 * @example plantDeleted
+                 */
+                "ce-type": "plantDeleted";
+                /**
+                 * @description Where the event happened (CloudEvents `source`): always `/plants`, the collection whose member changed,
+                 *     on every instance; with `ce-subject` it names the plant's path.
+                 * @example /plants
+                 */
+                "ce-source": components["parameters"]["CeSource"];
+                /**
+                 * @description The plant's id (CloudEvents `subject`), digit for digit (an int64, possibly above 2^53).
+                 * @example 10042
+                 */
+                "ce-subject": components["parameters"]["CeSubject"];
+                /**
+                 * @description When the change committed (CloudEvents `time`, RFC 3339), the envelope's `timestamp` and the feed's `createdAt`.
+                 * @example 2026-03-14T09:26:55.012Z
+                 */
+                "ce-time": components["parameters"]["CeTime"];
             };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "id": 10042,
-                 *       "version": 18
-                 *     }
-                 */
-                "application/json": components["schemas"]["PlantDeletedEvent"];
+                "application/json": components["schemas"]["PlantDeletedEvent"] | components["schemas"]["EventEnvelope"];
             };
         };
         responses: {

@@ -3,7 +3,7 @@
 // since the epoch; PostgreSQL: a Date) and in how stored text is decoded (PostgreSQL escapes U+0000).
 import type { TokenRecord } from '../auth/token.js';
 import type { PlantRecord, VersionedPlant } from '../plants/plant.js';
-import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookSubscription } from '../webhooks/delivery.js';
+import { WEBHOOK_FORMATS, type AttemptRecord, type ClaimedDelivery, type DeliveryRecord, type DeliveryStatus, type WebhookFormat, type WebhookSubscription } from '../webhooks/delivery.js';
 
 type Time = number | Date;
 /** Decodes text as the engine stored it; the identity where text is stored as is. */
@@ -58,6 +58,7 @@ export interface SubscriptionRow {
   description: string | null;
   /** Space-separated event types. */
   events: string;
+  format: string;
   secret: string;
   created_at: Time;
   disabled_at: Time | null;
@@ -70,6 +71,7 @@ export function subscriptionOf(row: SubscriptionRow, text: TextDecoder = asStore
     url: row.url,
     description: text(row.description),
     events: row.events.split(' '),
+    format: formatOf(row.format),
     secret: row.secret,
     createdAt: new Date(row.created_at),
     disabledAt: dateOf(row.disabled_at),
@@ -122,6 +124,9 @@ export interface ClaimRow {
   url: string;
   secret: string;
   payload: string;
+  event_type: string;
+  event_created_at: Time;
+  format: string;
 }
 
 export function claimedOf(r: ClaimRow): ClaimedDelivery {
@@ -132,8 +137,16 @@ export function claimedOf(r: ClaimRow): ClaimedDelivery {
     url: r.url,
     secret: r.secret,
     payload: r.payload,
+    eventType: r.event_type,
+    eventCreatedAt: new Date(r.event_created_at),
+    format: formatOf(r.format),
     attemptCount: r.attempt_count,
   };
+}
+
+/** A stored format; one this version does not know (written by a newer one) is sent plain. */
+function formatOf(stored: string): WebhookFormat {
+  return (WEBHOOK_FORMATS as readonly string[]).includes(stored) ? (stored as WebhookFormat) : 'plain';
 }
 
 function dateOf(v: Time | null): Date | null {

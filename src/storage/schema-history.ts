@@ -172,6 +172,15 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       CREATE INDEX webhook_subscriptions_fan_out ON webhook_subscriptions (fanned_through) WHERE fan_out_ready = 1 AND disabled_at IS NULL;
     `,
   },
+  {
+    version: 8,
+    name: 'delivery format of subscriptions',
+    ddl: () => `
+      -- The body a subscription's deliveries carry: 'plain' (the event's body) or 'envelope' (Standard Webhooks'
+      -- {type, timestamp, data}). Subscriptions made before there was a choice keep the plain body.
+      ALTER TABLE webhook_subscriptions ADD COLUMN format TEXT NOT NULL DEFAULT 'plain';
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

@@ -2,6 +2,13 @@
 // implements for them.
 
 /**
+ * How a subscription's deliveries carry an event: `plain` sends the event's body as it is (the document's
+ * `webhooks` section), `envelope` wraps it in the Standard Webhooks envelope `{type, timestamp, data}`.
+ */
+export const WEBHOOK_FORMATS = ['plain', 'envelope'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
+/**
  * An event to write in the same transaction as the plant write it announces (transactional outbox), with
  * one delivery row per active subscription that chose its type; not written when there is none.
  */
@@ -18,6 +25,8 @@ export interface WebhookSubscription {
   description: string | null;
   /** The event types it receives, in EVENT_TYPES order (webhooks/events.ts). */
   events: string[];
+  /** The body its deliveries carry. */
+  format: WebhookFormat;
   /**
    * The `whsec_` signing secret; needed in clear to sign, so it is stored, encrypted when a key is set
    * (secret-box.ts). Read back from the store it is the stored form: only a claim opens it.
@@ -60,7 +69,14 @@ export interface ClaimedDelivery {
    * never a key): the delivery is not sent, and its attempt is recorded as failed with this reason.
    */
   secretError?: string;
+  /** The event's exact body. */
   payload: string;
+  /** The event's type (newPlant, plantUpdated, plantDeleted). */
+  eventType: string;
+  /** When the write that made the event committed. */
+  eventCreatedAt: Date;
+  /** The subscription's format. */
+  format: WebhookFormat;
   /** Attempts already made before this one. */
   attemptCount: number;
 }

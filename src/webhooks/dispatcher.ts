@@ -8,6 +8,7 @@
 // that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
 import { systemClock, type Clock } from '../clock.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
+import { deliveryMessage } from './delivery-message.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type SendResult, type Sender } from './sender.js';
 
@@ -169,7 +170,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         // An observer never disturbs delivery.
       }
     } else {
-      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: c.payload }, abort.signal);
+      const message = deliveryMessage(c);
+      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers: message.headers }, abort.signal);
       if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again
     }
     const ended = now();

@@ -19,6 +19,8 @@ export interface SendInput {
   eventId: string;
   /** The exact body. */
   payload: string;
+  /** Headers sent as they are besides the signed ones (the event's `ce-*` attributes). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface SendResult {
@@ -88,6 +90,7 @@ export function createSender(options: SenderOptions): Sender {
         'content-type': 'application/json',
         'content-length': String(body.length),
         'user-agent': USER_AGENT,
+        ...input.headers,
         'webhook-id': input.eventId,
         'webhook-timestamp': '',
         'webhook-signature': '',

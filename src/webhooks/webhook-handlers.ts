@@ -18,6 +18,7 @@ export function webhookBody(sub: WebhookSubscription): Webhook {
     url: sub.url,
     ...(sub.description !== null && { description: sub.description }),
     events: sub.events as Webhook['events'],
+    format: sub.format,
     active: sub.disabledAt === null,
     ...(sub.disabledAt !== null && sub.disabledReason !== null && { disabledReason: sub.disabledReason }),
     createdAt: sub.createdAt.toISOString(),
@@ -51,6 +52,7 @@ export function webhookHandlers(service: WebhookService) {
           url: body.url,
           ...(body.description !== undefined && { description: body.description }),
           ...(body.events !== undefined && { events: body.events }),
+          ...(body.format !== undefined && { format: body.format }),
         });
       } catch (err) {
         // The answer is generic (no DNS oracle); the operator's log says what was found.

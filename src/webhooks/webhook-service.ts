@@ -3,7 +3,7 @@
 // since a time), and re-enabling a disabled subscription. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
-import type { DeliveryRecord, DeliveryStatus, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from './delivery.js';
+import { WEBHOOK_FORMATS, type DeliveryRecord, type DeliveryStatus, type RequeueResult, type SubscriptionRefusal, type WebhookFormat, type WebhookStore, type WebhookSubscription } from './delivery.js';
 import { EVENT_TYPES } from './events.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
@@ -32,6 +32,8 @@ export interface NewWebhookInput {
   description?: string;
   /** Event types to deliver; all of them when absent. */
   events?: readonly string[];
+  /** The body deliveries carry; plain when absent. */
+  format?: string;
 }
 
 export interface WebhookService {
@@ -115,12 +117,21 @@ function chosenEvents(events: readonly string[] | undefined): string[] {
   return EVENT_TYPES.filter((t) => events.includes(t));
 }
 
+function chosenFormat(format: string | undefined): WebhookFormat {
+  if (format === undefined) return 'plain';
+  if (!(WEBHOOK_FORMATS as readonly string[]).includes(format)) {
+    throw new AppError('BODY_INVALID', `format: ${JSON.stringify(String(format)).slice(0, 40)} is not a format; the formats are ${WEBHOOK_FORMATS.join(', ')}.`);
+  }
+  return format as WebhookFormat;
+}
+
 /**
- * The subscription rule: one subscription per URL and set of events (a second would double every delivery),
- * and at most `max` in all (each one adds work to every write).
+ * The subscription rule: one subscription per URL, set of events and format (a second would double every
+ * delivery; another format is allowed, so a receiver can move to it before the old one is removed), and at
+ * most `max` in all (each one adds work to every write).
  */
 export function admitSubscription(sub: WebhookSubscription, existing: readonly WebhookSubscription[], max: number): SubscriptionRefusal | undefined {
-  const same = existing.find((e) => e.url === sub.url && e.events.join(' ') === sub.events.join(' '));
+  const same = existing.find((e) => e.url === sub.url && e.events.join(' ') === sub.events.join(' ') && e.format === sub.format);
   if (same) return { kind: 'duplicate', of: same.id };
   if (existing.length >= max) return { kind: 'limit', max };
   return undefined;
@@ -185,6 +196,7 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       const url = normalizeUrl(input.url);
       const description = checkDescription(input.description);
       const events = chosenEvents(input.events);
+      const format = chosenFormat(input.format);
       // Resolves the host: by default no loopback, private, link-local or metadata address is accepted.
       await checkWebhookUrl(url, options.allowedHosts);
       const secret = generateWebhookSecret();
@@ -193,6 +205,7 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
         url,
         description,
         events,
+        format,
         secret,
         createdAt: now(),
         disabledAt: null,
@@ -201,7 +214,7 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
       const max = options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS;
       const refusal = await store.insertSubscription(sub, (existing) => admitSubscription(sub, existing, max));
       if (refusal?.kind === 'duplicate') {
-        throw new AppError('WEBHOOK_DUPLICATE', `Subscription ${refusal.of} already delivers these events to this URL; nothing was added.`);
+        throw new AppError('WEBHOOK_DUPLICATE', `Subscription ${refusal.of} already delivers these events to this URL in this format; nothing was added.`);
       }
       if (refusal?.kind === 'limit') {
         throw new AppError('WEBHOOK_LIMIT', `There are already ${refusal.max} webhook subscriptions (WEBHOOK_MAX_SUBSCRIPTIONS); delete one first.`);

@@ -195,7 +195,7 @@ test('new plants get a newPlant event for each active subscription; identical on
   const { store } = await openStore(env.DATABASE_URL!);
   await store.webhooks.insertSubscription(
     {
-      id: 'wh_test', url: 'https://example.com/hook', description: null, events: ['newPlant'], secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
+      id: 'wh_test', url: 'https://example.com/hook', description: null, events: ['newPlant'], format: 'plain', secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=',
       createdAt: new Date(), disabledAt: null, disabledReason: null,
     },
     () => undefined,

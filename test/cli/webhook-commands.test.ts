@@ -111,7 +111,7 @@ test('webhook add, list, deliveries, remove on the database the server reads; se
   // The table is a header and one line per subscription: the newline in the description is shown escaped.
   const lines = table.stdout.trimEnd().split('\n');
   assert.equal(lines.length, 3, table.stdout);
-  assert.match(lines[0]!, /^ID +URL +EVENTS +ACTIVE +CREATED +DESCRIPTION$/);
+  assert.match(lines[0]!, /^ID +URL +EVENTS +FORMAT +ACTIVE +CREATED +DESCRIPTION$/);
   assert.ok(lines[1]!.startsWith(id) && lines[1]!.includes('inventory\\u000async'), lines[1]);
   assert.ok(lines[2]!.startsWith(secondId));
   const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;

@@ -151,9 +151,9 @@ test('errors surface as typed Error bodies: 400, 401, 403', async (t) => {
   }, (err: Error & { status?: number; body?: ErrorBody }) => err.name === 'PlantStoreError' && err.status === 401 && err.body?.error === 401);
 });
 
-test('webhooks CRUD, deliveries and retry with a webhooks:manage token', async (t) => {
+test('webhooks CRUD, deliveries and retry with a webhooks:manage and plants:read token', async (t) => {
   const s = await startApp(t);
-  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret;
+  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] })).secret;
   const hooks: PlantStoreClient = createPlantStoreClient({ baseUrl: s.url, token: manage });
 
   const created = await hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/hooks/plants', description: 'inventory' } });

@@ -61,7 +61,7 @@ test('with no subscription, a commit wakes the feed readers; on SQLite without a
 
   // A disabled subscription takes nothing either.
   await w.store.webhooks.insertSubscription(
-    { id: 'wh_off', url: 'http://127.0.0.1:9/off', description: null, events: [...EVENT_TYPES], secret: generateWebhookSecret(), createdAt: new Date(), disabledAt: new Date(), disabledReason: 'failing' },
+    { id: 'wh_off', url: 'http://127.0.0.1:9/off', description: null, events: [...EVENT_TYPES], format: 'plain', secret: generateWebhookSecret(), createdAt: new Date(), disabledAt: new Date(), disabledReason: 'failing' },
     () => undefined,
   );
   await w.store.createPlant({ id: 2n, name: 'moss' });

@@ -6,7 +6,7 @@ import { startApp } from '../helpers/app.js';
 
 test('every answer to an authenticated operation says Cache-Control: no-store; public ones do not', async (t) => {
   const s = await startApp(t);
-  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret;
+  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] })).secret;
   const call = (path: string, token?: string, init: RequestInit = {}) =>
     fetch(`${s.url}${path}`, { ...init, headers: { ...(token && { authorization: `Bearer ${token}` }), 'content-type': 'application/json', ...init.headers } });
 

@@ -102,7 +102,7 @@ test('postgres: concurrent claims from two stores never hand out the same delive
   const now = new Date();
   for (const id of ['wh_a', 'wh_b', 'wh_c']) {
     await a.webhooks.insertSubscription(
-      { id, url: `https://example.com/${id}`, description: null, events: ['newPlant'], secret: 'whsec_dGVzdA==', createdAt: now, disabledAt: null, disabledReason: null },
+      { id, url: `https://example.com/${id}`, description: null, events: ['newPlant'], format: 'plain', secret: 'whsec_dGVzdA==', createdAt: now, disabledAt: null, disabledReason: null },
       () => undefined,
     );
   }

@@ -66,9 +66,9 @@ function retry(hooks: PlantStoreClient, id: string, deliveryId: string) {
   return hooks.POST('/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id, deliveryId } } });
 }
 
-/** A typed client with a new webhooks:manage token of this app. */
+/** A typed client with a new webhooks:manage (and plants:read, to subscribe) token of this app. */
 async function manageClient(s: Awaited<ReturnType<typeof startApp>>): Promise<PlantStoreClient> {
-  return clientFor(s, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  return clientFor(s, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] })).secret);
 }
 
 test('a created plant shows up as a succeeded delivery with its attempt; the receiver verifies the signature', async (t) => {
@@ -250,7 +250,7 @@ async function startWithClock(t: TestContext) {
     dispatcher: { clock, random: () => 0.5 },
     backgroundDispatcher: false,
   });
-  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
+  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] });
   return { url: s.url, clock, dispatcher: s.dispatcher, call: clientFor(s.url, manage.secret), write: clientFor(s.url, s.token.write) };
 }
 

@@ -1,5 +1,5 @@
 // Webhook subscriptions over HTTP: POST /webhooks answers 201 with the secret once, reads never show it,
-// bad or dangerous URLs are 400 (SSRF guard), and /webhooks needs webhooks:manage.
+// bad or dangerous URLs are 400 (SSRF guard), /webhooks needs webhooks:manage, and subscribing plants:read too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -14,7 +14,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 interface Api {
   s: TestApp;
   manage: string;
-  /** The typed client with the webhooks:manage token. */
+  /** The typed client with a webhooks:manage and plants:read token. */
   hooks: PlantStoreClient;
   /** Raw fetch, for what the client cannot or should not send (bad query values, methods, no body). */
   call(method: string, path: string, body?: unknown, token?: string | null): Promise<Response>;
@@ -22,7 +22,7 @@ interface Api {
 
 async function api(t: Parameters<typeof startApp>[0], options: Parameters<typeof startApp>[1] = {}): Promise<Api> {
   const s = await startApp(t, options);
-  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret;
+  const manage = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] })).secret;
   return {
     s,
     manage,
@@ -272,6 +272,7 @@ test('/webhooks needs webhooks:manage: no token 401, a plants token 403 insuffic
   const a = await api(t);
   const { id } = (await a.hooks.POST('/webhooks', { body: { url: 'https://1.1.1.1/x' } })).data!;
   const requests: Array<[string, (c: PlantStoreClient) => Promise<{ data?: unknown; error?: unknown; response: Response }>]> = [
+    // Subscribing needs plants:read as well (see the next test).
     ['POST /webhooks', (c) => c.POST('/webhooks', { body: { url: 'https://1.1.1.1/y' } })],
     ['GET /webhooks', (c) => c.GET('/webhooks')],
     ['GET /webhooks/{id}', (c) => c.GET('/webhooks/{id}', { params: { path: { id } } })],
@@ -288,7 +289,7 @@ test('/webhooks needs webhooks:manage: no token 401, a plants token 403 insuffic
       clientError(result, 403, what);
       const challenge = result.response.headers.get('www-authenticate') ?? '';
       assert.match(challenge, /error="insufficient_scope"/);
-      assert.match(challenge, /scope="webhooks:manage"/);
+      assert.match(challenge, what === 'POST /webhooks' ? /scope="webhooks:manage plants:read"/ : /scope="webhooks:manage"/);
     }
   }
   // Nothing was created or deleted by the refused requests.
@@ -299,4 +300,27 @@ test('/webhooks needs webhooks:manage: no token 401, a plants token 403 insuffic
   // And webhooks:manage alone does not write plants.
   const plant = await a.hooks.POST('/plants', { body: { id: 1n, name: 'fern' } });
   clientError(plant, 403);
+});
+
+test('subscribing needs plants:read as well as webhooks:manage: either alone is 403 naming the missing scope, both 201', async (t) => {
+  const a = await api(t);
+  const only = async (scopes: ('webhooks:manage' | 'plants:read')[]) => (await a.s.tokens.create({ name: scopes.join('+'), scopes })).secret;
+  const body = { url: 'https://1.1.1.1/hooks' };
+  for (const [scopes, missing] of [[['webhooks:manage'], 'plants:read'], [['plants:read'], 'webhooks:manage']] as const) {
+    const res = await a.call('POST', '/webhooks', body, await only([...scopes]));
+    assert.equal(res.status, 403, scopes.join(' '));
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage plants:read"');
+    assert.deepEqual(await res.json(), {
+      error: 403,
+      message: `This operation needs the scopes webhooks:manage and plants:read; the token lacks ${missing}.`,
+    });
+  }
+  // A webhooks:manage-only token still manages what exists: lists, reads, deletes (no plant data is shown).
+  const manageOnly = await only(['webhooks:manage']);
+  assert.equal((await a.s.store.webhooks.listSubscriptions()).length, 0, 'a refused request created nothing');
+  const created = await a.call('POST', '/webhooks', body, await only(['webhooks:manage', 'plants:read']));
+  assert.equal(created.status, 201);
+  const { id } = (await created.json()) as { id: string };
+  assert.equal((await a.call('GET', `/webhooks/${id}`, undefined, manageOnly)).status, 200);
+  assert.equal((await a.call('DELETE', `/webhooks/${id}`, undefined, manageOnly)).status, 204);
 });

@@ -33,8 +33,8 @@ test('subscriptions: inserted ones are listed in creation order and read back as
   const { store } = await freshStore(t);
   assert.deepEqual(await store.webhooks.listSubscriptions(), []);
   assert.equal(await store.webhooks.countPendingDeliveries(), 0);
-  const second = { id: 'wh_2', url: 'http://127.0.0.1:1/b', description: 'the second', events: ['newPlant', 'plantDeleted'], secret: 'whsec_' + 'B'.repeat(32), createdAt: at(-1_000), disabledAt: null, disabledReason: null };
-  const first = { ...second, id: 'wh_1', url: 'http://127.0.0.1:1/a', description: null, secret: 'whsec_' + 'A'.repeat(32), createdAt: at(-2_000) };
+  const second = { id: 'wh_2', url: 'http://127.0.0.1:1/b', description: 'the second', events: ['newPlant', 'plantDeleted'], format: 'envelope' as const, secret: 'whsec_' + 'B'.repeat(32), createdAt: at(-1_000), disabledAt: null, disabledReason: null };
+  const first = { ...second, id: 'wh_1', url: 'http://127.0.0.1:1/a', description: null, format: 'plain' as const, secret: 'whsec_' + 'A'.repeat(32), createdAt: at(-2_000) };
   await store.webhooks.insertSubscription(second, () => undefined);
   await store.webhooks.insertSubscription(first, () => undefined);
   assert.deepEqual(await store.webhooks.listSubscriptions(), [first, second]);

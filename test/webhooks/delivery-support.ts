@@ -6,7 +6,7 @@ import type { TestContext } from 'node:test';
 import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../src/config.js';
-import type { DeliveryRecord, WebhookSubscription } from '../../src/webhooks/delivery.js';
+import type { DeliveryRecord, WebhookFormat, WebhookSubscription } from '../../src/webhooks/delivery.js';
 import type { Store } from '../../src/storage/store.js';
 import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
@@ -135,12 +135,14 @@ export async function addSubscription(
   url: string,
   id = 'wh_' + Math.random().toString(36).slice(2),
   events: string[] = [...EVENT_TYPES],
+  format: WebhookFormat = 'plain',
 ): Promise<WebhookSubscription> {
   const sub: WebhookSubscription = {
     id,
     url,
     description: null,
     events,
+    format,
     secret: generateWebhookSecret(),
     createdAt: new Date(),
     disabledAt: null,

@@ -1,5 +1,6 @@
 // Unit tests of the pure parts of delivery: Standard Webhooks signing (checked against the off-the-shelf
-// library), the retry policy (schedule, jitter bounds, Retry-After, 410, 2xx), and the SSRF guard.
+// library), the retry policy (schedule, jitter bounds, Retry-After, 410, 2xx), the SSRF guard, and the delivery
+// message (ce-* headers, the envelope).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -23,7 +24,8 @@ import {
   createGuardedLookup,
   WebhookAddressRefusedError,
 } from '../../src/webhooks/ssrf-guard.js';
-import { newEventId } from '../../src/webhooks/events.js';
+import { newEventId, plantEvent } from '../../src/webhooks/events.js';
+import { deliveryMessage, plantIdOf } from '../../src/webhooks/delivery-message.js';
 
 const S = 1_000;
 const M = 60 * S;
@@ -280,4 +282,25 @@ test('event ids are 16 bytes: the time, then 80 random bits distinct across many
   const before = Date.now();
   const made = Buffer.from(newEventId().slice(4), 'base64url').readUIntBE(0, 6);
   assert.ok(made >= before && made <= Date.now(), 'the time of an id made now is now');
+});
+
+test('the delivery message: ce-subject is the id of every event body, the extremes of int64 included; the envelope wraps the body as text', () => {
+  const at = new Date('2026-03-14T09:26:55.012Z');
+  for (const id of [-9223372036854775808n, 0n, 9223372036854775807n]) {
+    for (const type of ['newPlant', 'plantUpdated', 'plantDeleted'] as const) {
+      const event = plantEvent(type, { id, name: 'fern "ivy"', tag: 'x' }, 7n);
+      assert.equal(plantIdOf(event.payload), String(id), event.payload);
+      const plain = deliveryMessage({ eventId: event.id, eventType: type, eventCreatedAt: at, payload: event.payload, format: 'plain' });
+      assert.equal(plain.body, event.payload);
+      assert.deepEqual(plain.headers, {
+        'ce-specversion': '1.0', 'ce-id': event.id, 'ce-source': '/plants', 'ce-type': type, 'ce-subject': String(id), 'ce-time': '2026-03-14T09:26:55.012Z',
+      });
+      const envelope = deliveryMessage({ eventId: event.id, eventType: type, eventCreatedAt: at, payload: event.payload, format: 'envelope' });
+      assert.equal(envelope.body, `{"type":"${type}","timestamp":"2026-03-14T09:26:55.012Z","data":${event.payload}}`);
+      assert.deepEqual(envelope.headers, plain.headers);
+    }
+  }
+  // A body that does not start with an id gets no ce-subject rather than a wrong one.
+  assert.equal(plantIdOf('{"name":"x","id":1}'), undefined);
+  assert.equal('ce-subject' in deliveryMessage({ eventId: 'msg_x', eventType: 'newPlant', eventCreatedAt: at, payload: '{}', format: 'plain' }).headers, false);
 });

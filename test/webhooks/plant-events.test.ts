@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { errorOf } from '../helpers/app.js';
 import { startDeliveryApp, startReceiver, type DeliveryApp, type Received } from './delivery-support.js';
 
-/** POST /webhooks with a webhooks:manage token; the created subscription (and its secret) or the answer. */
+/** POST /webhooks with a webhooks:manage and plants:read token; the created subscription (and its secret) or the answer. */
 async function subscribe(s: DeliveryApp, body: Record<string, unknown>): Promise<Response> {
-  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] });
+  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] });
   return fetch(`${s.url}/webhooks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${manage.secret}`, 'content-type': 'application/json' },

@@ -51,7 +51,7 @@ function assertSealed(stored: string, secret: string): void {
 test('with a key, the database holds ciphertext and deliveries are signed with the secret POST /webhooks returned', async (t: TestContext) => {
   const keys = parseSecretKeys(newKey());
   const s = await startApp(t, { store: { webhookSecretKeys: keys }, config: { webhookAllowedHosts: ['127.0.0.1'] }, dispatcher: { pollMs: 200 }, backgroundDispatcher: false });
-  const manager = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret;
+  const manager = (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] })).secret;
   let secret = '';
   const rx = await startReceiver(t, () => secret);
   const res = await fetch(`${s.url}/webhooks`, {

@@ -29,8 +29,8 @@ function possibleId(id: string): boolean {
 
 const SQL = {
   // It receives the events placed after it was made.
-  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, fanned_through)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, (SELECT last_position FROM event_log WHERE id = 1))`,
+  insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT last_position FROM event_log WHERE id = 1))`,
   // Held until commit by whoever is adding a subscription: instances add them one at a time.
   lockSubscriptions: 'SELECT pg_advisory_xact_lock(7085608232398170483)',
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
@@ -60,7 +60,8 @@ const SQL = {
   lease: `UPDATE webhook_deliveries d SET lease_until = $2, updated_at = $3
     FROM webhook_events e, webhook_subscriptions s
     WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND s.id = d.subscription_id
-    RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, e.payload`,
+    RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
+      e.type AS event_type, e.created_at AS event_created_at`,
   deliveryState: 'SELECT status, subscription_id FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
   insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
     SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,
@@ -146,7 +147,7 @@ export class PgWebhookStore implements WebhookStore {
         if (refusal) return refusal;
         await c.query(
           named('insertSubscription', [
-            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '),
+            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '), sub.format,
           ]),
         );
         return undefined;

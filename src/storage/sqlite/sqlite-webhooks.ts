@@ -49,8 +49,8 @@ export class SqliteWebhookStore implements WebhookStore {
     return {
       insertSubscription: db.prepare(
         // It receives the events placed after it was made.
-        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, fanned_through)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT last_position FROM event_log WHERE id = 1))`,
+        `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT last_position FROM event_log WHERE id = 1))`,
       ),
       listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
@@ -82,7 +82,8 @@ export class SqliteWebhookStore implements WebhookStore {
          WHERE id IN (SELECT value FROM json_each(@ids))`,
       ),
       claimed: db.prepare(
-        `SELECT d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, e.payload
+        `SELECT d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
+           e.type AS event_type, e.created_at AS event_created_at
          FROM webhook_deliveries d
          JOIN webhook_events e ON e.id = d.event_id
          JOIN webhook_subscriptions s ON s.id = d.subscription_id
@@ -172,7 +173,7 @@ export class SqliteWebhookStore implements WebhookStore {
         .transaction(() => {
           const refusal = admit((st.listSubscriptions.all() as SubscriptionRow[]).map((r) => subscriptionOf(r)));
           if (refusal) return refusal;
-          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '));
+          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '), sub.format);
           return undefined;
         })
         .immediate(),
