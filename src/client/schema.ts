@@ -521,7 +521,8 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was deleted.
-         * @description Sent once per deleted plant; the body is its id and the version it had.
+         * @description Sent once per deleted plant; the body is its id and the delete's own version, greater than any
+         *     version the plant had (so an update that arrives late is older than the delete).
          *     The event is written in the same transaction as the change (transactional outbox), so an
          *     acknowledged change's event is never lost; moments after the commit, off the request path, it is
          *     given its place in the events feed (`GET /events`) and a delivery to every subscription active then
@@ -733,10 +734,10 @@ export interface components {
             version: bigint;
         };
         /**
-         * @description The id of the deleted plant, and the version it had.
+         * @description The id of the deleted plant, and the version the delete took.
          * @example {
          *       "id": 10042,
-         *       "version": 18
+         *       "version": 19
          *     }
          */
         PlantDeletedEvent: {
@@ -748,8 +749,9 @@ export interface components {
             id: bigint;
             /**
              * Format: int64
-             * @description The version the plant had when it was deleted.
-             * @example 18
+             * @description The delete's version: a delete takes a new version like any change, greater than every version the
+             *     plant had, so a receiver that keeps the highest version per id orders a late update before it.
+             * @example 19
              */
             version: bigint;
         };
@@ -1289,7 +1291,8 @@ export interface components {
     headers: {
         /**
          * @description The plant's version as a strong entity tag (RFC 9110), e.g. `"42"`: it changes with every change of
-         *     the plant and is never reused for its id. Send it back in `If-Match` or `If-None-Match`.
+         *     the plant and is never issued again, for any plant, even after a restore from a backup. Send it back
+         *     in `If-Match` or `If-None-Match`.
          * @example "42"
          */
         ETag: string;

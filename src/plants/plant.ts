@@ -7,7 +7,10 @@ export interface PlantRecord {
   tag?: string;
 }
 
-/** A plant with its version: a number that changes with every change of the plant and is never reused for its id. */
+/**
+ * A plant with its version: a number from a store-wide counter that grows with every change of the plant (its
+ * delete included) and is never issued again, for its id or any other, even after a restore (storage/restore-mark.ts).
+ */
 export interface VersionedPlant extends PlantRecord {
   version: bigint;
 }
@@ -112,7 +115,7 @@ export interface PlantStore {
   replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome>;
   /**
    * Durably deletes a plant (decideChange's rules; `changed` carries the deleted plant), in the group commit,
-   * with its plantDeleted event.
+   * with its plantDeleted event. A delete takes a new version, like any change: its event carries it.
    */
   deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;
   /** Commits writes as they are, in the group commit, with their events: those another process received (cluster/). */

@@ -30,10 +30,11 @@ export function newEventId(now = Date.now()): string {
 }
 
 /**
- * The event of one plant write, made in the write's transaction with the version it gave the plant: newPlant
- * and plantUpdated carry the plant as it now is, plantDeleted its id. Every body carries `version`, so a
- * receiver can drop an event older than one it has already applied. Ids are written digit for digit, and
- * every body starts with the id (delivery-message.ts reads `ce-subject` from there).
+ * The event of one plant write, made in the write's transaction with the version the write took: newPlant
+ * and plantUpdated carry the plant as it now is, plantDeleted its id. Every body carries `version` (a delete's
+ * is above any the plant had), so a receiver can drop an event older than one it has already applied. Ids are
+ * written digit for digit, and every body starts with the id (delivery-message.ts reads `ce-subject` from
+ * there).
  */
 export function plantEvent(type: EventType, plant: PlantRecord, version: bigint): OutboxEvent {
   const body =

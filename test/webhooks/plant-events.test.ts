@@ -1,8 +1,8 @@
 // Every change of a plant is an event: newPlant, plantUpdated and plantDeleted, written with the change (outbox),
 // signed per Standard Webhooks (the receiver verifies with the standardwebhooks library), each body carrying the
-// plant's version; a subscription gets only the events it chose; POST /webhooks validates the choice and
-// refuses duplicates and subscriptions beyond WEBHOOK_MAX_SUBSCRIPTIONS. Real HTTP and a real receiver on the
-// engine under test.
+// plant's version (a delete's above the last update's); a subscription gets only the events it chose; POST
+// /webhooks validates the choice and refuses duplicates and subscriptions beyond WEBHOOK_MAX_SUBSCRIPTIONS. Real
+// HTTP and a real receiver on the engine under test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf } from '../helpers/app.js';
@@ -59,17 +59,25 @@ test('a plant created, renamed, patched and deleted: four signed events whose ve
   await s.dispatcher.runOnce();
   await rx.until((r) => r.byId.size >= 4);
   assert.deepEqual(rx.problems, [], 'every event verifies with standardwebhooks');
-  // In version order (delivery order is not promised); the delete names the version the plant had.
-  const bodies = [...rx.byId.values()].map(bodyOf).sort((a, b) => (BigInt(a.version!) < BigInt(b.version!) ? -1 : BigInt(a.version!) > BigInt(b.version!) ? 1 : a.name === undefined ? 1 : -1));
+  // In version order (delivery order is not promised); the delete takes a version of its own, above the last update's.
+  const bodies = [...rx.byId.values()].map(bodyOf).sort((a, b) => (BigInt(a.version!) < BigInt(b.version!) ? -1 : 1));
   assert.equal(bodies.length, 4);
   const created = bodies[0]!.version!;
+  const deletedAt = bodies[3]!.version!;
   assert.deepEqual(bodies, [
     { id, name: 'fern', tag: 'green', version: created },
     { id, name: 'moss', tag: 'green', version: put.headers.get('etag')!.replaceAll('"', '') },
     { id, name: 'moss', version: etag.replaceAll('"', '') },
-    { id, version: etag.replaceAll('"', '') },
+    { id, version: deletedAt },
   ]);
   assert.ok(BigInt(created) < BigInt(bodies[1]!.version!) && BigInt(bodies[1]!.version!) < BigInt(bodies[2]!.version!));
+  assert.ok(BigInt(deletedAt) > BigInt(bodies[2]!.version!), `the delete's version ${deletedAt} is above the last update's ${bodies[2]!.version}`);
+  // The feed shows the delete with the version its delivery carries.
+  const feed = await fetch(`${s.url}/events`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  const text = (await feed.text()).replace(/"(id|version)":(-?\d+)/g, '"$1":"$2"');
+  const events = JSON.parse(text) as { type: string; data: Record<string, string> }[];
+  assert.deepEqual(events.map((e) => e.type), ['newPlant', 'plantUpdated', 'plantUpdated', 'plantDeleted']);
+  assert.deepEqual(events[3]!.data, { id, version: deletedAt });
   // The event types, from the deliveries the API lists.
   const manage = await s.tokens.create({ name: 'read hooks', scopes: ['webhooks:manage'] });
   const deliveries = (await (await fetch(`${s.url}/webhooks/${sub.id}/deliveries`, { headers: { authorization: `Bearer ${manage.secret}` } })).json()) as { eventId: string }[];

@@ -44,7 +44,10 @@ const SQL = {
   replacePlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions')
     WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
     RETURNING version`,
-  deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2) RETURNING id, name, tag, version`,
+  // A delete takes a new version too (its event's), above every version the plant had: the row lock it holds
+  // orders it after the plant's last update.
+  deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2)
+    RETURNING id, name, tag, version, nextval('plant_versions') AS deleted_version`,
   // The events of the writes, in the plants' transaction; their positions and deliveries come after (pg-events.ts).
   insertEvents: `INSERT INTO webhook_events (id, type, payload, created_at)
     SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)`,
@@ -236,11 +239,11 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
         continue;
       }
     } else {
-      const { rows } = await client.query<PlantRow>(named('deletePlant', [id, ifVersion]));
+      const { rows } = await client.query<PlantRow & { deleted_version: bigint | string }>(named('deletePlant', [id, ifVersion]));
       if (rows[0]) {
         const row = versionedPlantOf(rows[0], pgText);
         results[i] = { wrote: true, row };
-        happened.push({ type: 'plantDeleted', plant: row, version: row.version });
+        happened.push({ type: 'plantDeleted', plant: row, version: BigInt(rows[0].deleted_version) });
         continue;
       }
     }

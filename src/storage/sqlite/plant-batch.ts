@@ -1,6 +1,6 @@
 // One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken, a
 // replace or a delete writes only under the conditions of PlantWrite, and each write that happens writes its
-// event. Each write takes a new version from the store-wide counter. For each write it
+// event. Each write takes a new version from the store-wide counter (a delete too: its event carries it). For each write it
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
 // (write-worker.ts), or on the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
@@ -61,7 +61,9 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
         }
       } else {
         wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
-        if (wrote) announce('plantDeleted', { id: item.id, name: wrote.name }, BigInt(wrote.version!));
+        // A delete is a change like any other: its event takes the write's new version, above every version
+        // the plant had, so a receiver keeping the highest version per id orders a late update before it.
+        if (wrote) announce('plantDeleted', { id: item.id, name: wrote.name }, version);
       }
       results[2 * i] = wrote !== undefined;
       // A write that did not happen reports what it found; a later write of an id written earlier in the same
