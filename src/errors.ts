@@ -33,6 +33,8 @@ export const ERRORS = {
   WEBHOOK_URL_REJECTED: { status: 400, message: 'The webhook URL is not allowed.' },
   EVENT_NOT_FOUND: { status: 400, message: 'The after parameter names no event of the feed.' },
   EVENTS_GONE: { status: 410, message: 'The after event was removed by retention; start again from the oldest event kept: GET /events without after.' },
+  /** The after event may have been one that a restore from a backup discarded (storage/restores.ts). */
+  EVENTS_RESTORED: { status: 410, message: 'The after event was lost when the store was restored from a backup; start again from the oldest event kept: GET /events without after.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this resource.' },
   REQUEST_TIMEOUT: { status: 408, message: 'The request took too long to arrive.' },
   WEBHOOK_DUPLICATE: { status: 409, message: 'A subscription already delivers these events to this URL in this format.' },

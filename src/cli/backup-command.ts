@@ -6,7 +6,8 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
 import { MIGRATIONS } from '../storage/sqlite/migrations.js';
-import { BOOKKEEPING_TABLES, backupSqlite, inspectBackup, inspectTarget, restoreSqlite, type BackupSummary, type TableCounts } from '../storage/sqlite/sqlite-backup.js';
+import { markRestored, type RestoreRecord } from '../storage/restores.js';
+import { BOOKKEEPING_TABLES, backupSqlite, inspectBackup, inspectTarget, lastVersionIn, restoreSqlite, type BackupSummary, type TableCounts } from '../storage/sqlite/sqlite-backup.js';
 import { DatabaseMissingError, describeDatabase, sqliteFile } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 
@@ -34,11 +35,15 @@ the migrations this version adds and prints what the store now holds. FILE is ch
 integrity check, a plant-store schema no newer than this version). The store must not be in use: stop the
 server first. A store that does not exist is created; an empty one (no plants, tokens or webhooks) is
 replaced; one that holds data is refused unless --force is given.
+The restored store issues no ETag or event version issued before the restore: its version counter moves
+above every version the replaced store or the backup issued, and to at least the time in microseconds. A feed
+cursor naming an event made after the backup answers 410 (docs/backup.md).
 
 Options:
   --force   Replace a store that holds data
 
-On PostgreSQL use pg_restore, or point-in-time recovery (docs/backup.md).
+On PostgreSQL use pg_restore, or point-in-time recovery, then plant-store migrate --after-restore
+(docs/backup.md).
 Exit codes: 0 restored, 1 failed or refused (the store is unchanged), 2 usage.
 `;
 
@@ -104,14 +109,31 @@ export async function restoreCommand(args: string[]): Promise<number> {
     throw new Error(`${database} holds data (${Object.entries(state.counts).map(([t, n]) => `${n} ${t}`).join(', ')}). Restore into an empty or new database, or add --force to replace it.`);
   }
   process.stderr.write(`plant-store: Using ${database}${state.state === 'missing' ? ', which is created now' : ''}.\n`);
+  // Read before it is replaced: versions it issued after the backup must not be issued again.
+  const replacedVersion = state.state === 'missing' ? undefined : lastVersionIn(target);
   await restoreSqlite(parsed.file, target);
   // The restored store is brought to this version's schema now, not by the first server start.
   const { store } = await openStore(config.databaseUrl, storeOptions(config));
-  await store.close();
+  let mark: RestoreRecord;
+  try {
+    mark = await markRestored(store.restores, new Date(), replacedVersion);
+  } finally {
+    await store.close();
+  }
   const restored = inspectBackup(target);
   process.stdout.write(`Restored ${parsed.file} into ${database} (${describe(restored)}); the integrity check passed.\n`);
   process.stdout.write(rows(restored.counts, restored.pendingDeliveries));
+  process.stdout.write(describeRestore(mark));
   return 0;
+}
+
+/** What a restore record means for clients, for the output of restore and migrate --after-restore. */
+export function describeRestore(r: RestoreRecord): string {
+  const since = r.newestEventAt === null ? 'any event before the restore (the backup holds none)' : `an event made after ${r.newestEventAt.toISOString()} (the backup's newest)`;
+  return (
+    `Versions continue above ${r.versionsFrom}: no ETag or event version issued before the restore is issued again.\n` +
+    `A feed cursor naming ${since} that the store does not hold answers 410.\n`
+  );
 }
 
 function describe(s: BackupSummary): string {

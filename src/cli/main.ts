@@ -42,10 +42,18 @@ It takes no options: settings come from the environment, e.g. PORT=9090 HOST=0.0
 (see plant-store config --help).
 `;
 
-const MIGRATE_HELP = `Usage: plant-store migrate
+const MIGRATE_HELP = `Usage: plant-store migrate [--after-restore]
 
 Applies pending migrations to the store at DATABASE_URL (creating it if needed) and exits.
 Exits 1, naming the migration and the error, if one fails; nothing of a failed migration is kept.
+
+Options:
+  --after-restore   The store was just restored from a backup by other means (pg_restore, point-in-time
+                    recovery, a copy of a stopped SQLite file): run it once, before any server uses the
+                    store. It moves the version counter above anything issued before the restore (to at
+                    least the time in microseconds), so no ETag or event version is issued again, and
+                    records the restore, so that feed cursors made after the backup answer 410
+                    (docs/backup.md). The store must exist. plant-store restore does this itself.
 `;
 
 const CONFIG_HELP = `Usage: plant-store config
@@ -72,9 +80,12 @@ export async function main(argv: string[]): Promise<number> {
         const { serve } = await import('../server.js');
         return await serve(config);
       }
-      case 'migrate':
-        if (wantsHelp('migrate', rest, MIGRATE_HELP)) return 0;
-        return await migrate();
+      case 'migrate': {
+        const parsed = commandArgs('migrate', rest, { 'after-restore': { type: 'boolean' } }, MIGRATE_HELP);
+        if (!parsed) return 0;
+        if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "migrate".`, 'migrate');
+        return await migrate(parsed.values['after-restore'] === true);
+      }
       case 'config':
         if (wantsHelp('config', rest, CONFIG_HELP)) return 0;
         process.stdout.write(describeConfig(loadConfig()).join('\n') + '\n');
@@ -152,9 +163,19 @@ function wantsHelp(command: string, args: string[], help: string): boolean {
 
 const STATUS_WORDS: Record<string, string> = { 'already-applied': 'already applied' };
 
-async function migrate(): Promise<number> {
-  const { store, migrations } = await openCommandStore(loadConfig(), { create: true });
-  await store.close();
+async function migrate(afterRestore: boolean): Promise<number> {
+  // A restored store exists: one created now would be a mistake in DATABASE_URL.
+  const { store, migrations } = await openCommandStore(loadConfig(), { create: !afterRestore });
+  let restored = '';
+  try {
+    if (afterRestore) {
+      const [{ markRestored }, { describeRestore }] = await Promise.all([import('../storage/restores.js'), import('./backup-command.js')]);
+      restored = describeRestore(await markRestored(store.restores, new Date()));
+    }
+  } finally {
+    await store.close();
+  }
   for (const m of migrations) process.stdout.write(`${String(m.version).padStart(4, '0')} ${m.name}: ${STATUS_WORDS[m.status] ?? m.status}\n`);
+  process.stdout.write(restored);
   return 0;
 }

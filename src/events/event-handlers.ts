@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
+import { eventIdTime } from '../webhooks/events.js';
 import type { Sequencer } from './sequencer.js';
 
 export interface EventFeedOptions {
@@ -23,9 +24,14 @@ function pageJson(events: readonly FeedEvent[]): string {
   return out + ']';
 }
 
-function days(ms: number): string {
-  const d = ms / 86_400_000;
-  return Number.isInteger(d) ? `${d} day${d === 1 ? '' : 's'}` : `${Math.round(ms / 3_600_000)} hours`;
+/** EVENT_RETENTION in words, in the largest unit that says it exactly (it may be set in seconds). */
+export function spelledDuration(ms: number): string {
+  for (const [unit, size] of [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000]] as const) {
+    const n = ms / size;
+    if (Number.isInteger(n)) return `${n} ${unit}${n === 1 ? '' : 's'}`;
+  }
+  const s = Math.round(ms / 1_000);
+  return `${s} second${s === 1 ? '' : 's'}`;
 }
 
 export function eventHandlers(store: EventLogStore, sequencer: Sequencer, options: EventFeedOptions) {
@@ -37,8 +43,16 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
     const cursor = await store.cursor(after);
     if (cursor.kind === 'at') return cursor.position;
     if (cursor.kind === 'pending') return undefined;
-    if (unknownCursor(cursor.removedThrough) === 'gone') {
-      throw new AppError('EVENTS_GONE', `The event ${after} is no longer in the feed: events are kept for ${days(options.retentionMs)} (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after.`);
+    const unknown = unknownCursor(cursor, eventIdTime(after));
+    if (unknown.kind === 'restored') {
+      throw new AppError(
+        'EVENTS_RESTORED',
+        `The event ${after} is not in the feed: the store was restored from a backup at ${unknown.restore.restoredAt.toISOString()}, and the events made after that backup were lost with their changes. ` +
+          'Start again from the oldest event kept: GET /events without after, and read the plants again (GET /plants), which are as the backup held them.',
+      );
+    }
+    if (unknown.kind === 'gone') {
+      throw new AppError('EVENTS_GONE', `The event ${after} is no longer in the feed: events are kept for ${spelledDuration(options.retentionMs)} (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after.`);
     }
     throw new AppError('EVENT_NOT_FOUND', `after=${after} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
   }

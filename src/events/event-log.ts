@@ -29,8 +29,18 @@ export type Cursor =
   | { kind: 'at'; position: bigint }
   /** Committed, not yet given a position (only for a moment): nothing follows it yet. */
   | { kind: 'pending' }
-  /** No such event; `removedThrough` is the last position retention removed (0 when it never removed one). */
-  | { kind: 'unknown'; removedThrough: bigint };
+  /**
+   * No such event; `removedThrough` is the last position retention removed (0 when it never removed one), and
+   * `restores` the restores from a backup the store went through (storage/restores.ts), newest first.
+   */
+  | { kind: 'unknown'; removedThrough: bigint; restores: readonly RestoredLog[] };
+
+/** A restore from a backup, as the feed needs it: the events created after the backup's newest one and before it are gone. */
+export interface RestoredLog {
+  restoredAt: Date;
+  /** The creation time of the newest event the backup held; null when it held none. */
+  newestEventAt: Date | null;
+}
 
 export interface EventLogStore {
   /**
@@ -104,7 +114,26 @@ export function nextCursor(cursor: bigint, last: bigint, room: number, made: num
   return made < room || lastMade === null ? scanEnd(cursor, last) : lastMade;
 }
 
-/** An `after` that names no event: gone (410) once retention has removed events, which it may have been; else unknown (400). */
-export function unknownCursor(removedThrough: bigint): 'gone' | 'unknown' {
-  return removedThrough > 0n ? 'gone' : 'unknown';
+/**
+ * How far around a restore's window an event id's time may fall and still be taken for an event the restore
+ * discarded: an event's id takes its time before its commit (a backup may miss an event older than its newest
+ * one), and instances' clocks differ a little.
+ */
+export const RESTORE_WINDOW_SLACK_MS = 5 * 60_000;
+
+/**
+ * An `after` that names no event. `restored` (410): its id was made between a restored backup's newest event and
+ * the restore, so it may name an event the restore discarded (an id made at another time, such as a made-up
+ * one, is not taken for one). Else `gone` (410) once retention has removed events, which it may have been; else
+ * `unknown` (400). `createdAt` is the time the id carries (webhooks/events.ts eventIdTime).
+ */
+export function unknownCursor(
+  cursor: { removedThrough: bigint; restores: readonly RestoredLog[] },
+  createdAt: number,
+): { kind: 'restored'; restore: RestoredLog } | { kind: 'gone' } | { kind: 'unknown' } {
+  for (const restore of cursor.restores) {
+    const from = restore.newestEventAt === null ? -Infinity : restore.newestEventAt.getTime() - RESTORE_WINDOW_SLACK_MS;
+    if (createdAt > from && createdAt <= restore.restoredAt.getTime() + RESTORE_WINDOW_SLACK_MS) return { kind: 'restored', restore };
+  }
+  return cursor.removedThrough > 0n ? { kind: 'gone' } : { kind: 'unknown' };
 }

@@ -181,6 +181,20 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       ALTER TABLE webhook_subscriptions ADD COLUMN format TEXT NOT NULL DEFAULT 'plain';
     `,
   },
+  {
+    version: 9,
+    name: 'restores',
+    ddl: (d) => `
+      -- Each restore from a backup (storage/restores.ts): when, the creation time of the newest event the backup
+      -- held (NULL: none), and where the version counter was moved. The events made between the two are gone, and
+      -- a feed cursor naming one answers 410.
+      CREATE TABLE store_restores (
+        restored_at     ${d.time} NOT NULL,
+        newest_event_at ${d.time},
+        versions_from   ${d.int64} NOT NULL
+      )${d.tableOptions};
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

@@ -5,6 +5,7 @@ import type { PlantStore, PlantWrite, WriteResult } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
 import type { Migration } from './migrator.js';
+import type { RestoreStore } from './restores.js';
 
 /** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
 export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
@@ -37,6 +38,8 @@ export interface Store extends PlantStore, TokenStore {
   migrate(migrations?: readonly Migration[]): Promise<MigrationResult[]>;
   readonly webhooks: WebhookStore;
   readonly events: EventLogStore;
+  /** Where a restore from a backup is recorded (plant-store restore, migrate --after-restore). */
+  readonly restores: RestoreStore;
   /** Throws when the store cannot answer. */
   ping(): Promise<void>;
   /** Connections the database server accepts from ordinary users at most (a database server only). */

@@ -29,6 +29,12 @@ export function newEventId(now = Date.now()): string {
   return 'msg_' + idBytes.toString('base64url');
 }
 
+/** The creation time (unix milliseconds) an event id carries in its first 6 bytes; NaN for a string that is not an id. */
+export function eventIdTime(id: string): number {
+  const bytes = Buffer.from(id.slice('msg_'.length), 'base64url');
+  return id.startsWith('msg_') && bytes.length === 16 ? bytes.readUIntBE(0, 6) : NaN;
+}
+
 /**
  * The event of one plant write, made in the write's transaction with the version the write took: newPlant
  * and plantUpdated carry the plant as it now is, plantDeleted its id. Every body carries `version` (a delete's

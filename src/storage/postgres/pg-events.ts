@@ -40,6 +40,7 @@ const SQL = {
   backlog: `SELECT (SELECT count(*) FROM webhook_events WHERE position IS NULL)::int AS unplaced,
       coalesce((SELECT last_position FROM event_log WHERE id = 1) - (SELECT min(fanned_through) FROM webhook_subscriptions WHERE disabled_at IS NULL), 0) AS behind`,
   removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
+  restores: 'SELECT restored_at, newest_event_at FROM store_restores ORDER BY restored_at DESC',
   readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id, e.position FROM webhook_events e
@@ -119,7 +120,12 @@ export class PgEventStore implements EventLogStore {
       const { rows } = await this.pool.query<{ position: bigint | null }>(named('positionOf', [id]));
       if (rows[0]) return rows[0].position === null ? { kind: 'pending' } : { kind: 'at', position: rows[0].position };
       const removed = await this.pool.query<{ removed_through: bigint }>(named('removedThrough', []));
-      return { kind: 'unknown', removedThrough: removed.rows[0]?.removed_through ?? 0n };
+      const restores = await this.pool.query<{ restored_at: Date; newest_event_at: Date | null }>(named('restores', []));
+      return {
+        kind: 'unknown',
+        removedThrough: removed.rows[0]?.removed_through ?? 0n,
+        restores: restores.rows.map((r) => ({ restoredAt: r.restored_at, newestEventAt: r.newest_event_at })),
+      };
     });
   }
 

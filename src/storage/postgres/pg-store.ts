@@ -13,6 +13,7 @@ import { Coalesced } from '../coalesced.js';
 import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
+import { PgRestoreStore } from './pg-restores.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
@@ -96,6 +97,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
   protected closed = false;
   readonly webhooks: PgWebhookStore;
   readonly events: PgEventStore;
+  readonly restores: PgRestoreStore;
   /** getPlant's reads: those of one turn of the event loop in one statement (ids as text: exact int8). */
   private readonly plantReads = new Coalesced<bigint, PlantRow>(async (ids) => {
     const { rows } = await this.query<PlantRow>('plantsByIds', [ids.map(String)]);
@@ -107,6 +109,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     this.pool = createPool(url, options);
     this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
     this.events = new PgEventStore(this.pool, url, () => this.closed);
+    this.restores = new PgRestoreStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher({
       commit: (items) => this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items))),
     });

@@ -24,7 +24,7 @@ export class BackupError extends Error {
 }
 
 // Bookkeeping tables: a database holding only these is empty (a migrated, never used store).
-export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log']);
+export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log', 'store_restores']);
 
 // One backup step copies every page: a copy taken in steps restarts whenever another connection commits,
 // so under steady writes it might never finish. The most better-sqlite3 accepts.
@@ -166,6 +166,22 @@ export function inspectTarget(file: string): TargetState {
     return rows.length === 0 ? { state: 'empty' } : { state: 'holds', counts: Object.fromEntries(rows) };
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The last plant version the store at `file` issued, or undefined when there is none to read (no file, not a
+ * plant-store database, or one that cannot be read): a restore replacing it moves the counter past it.
+ */
+export function lastVersionIn(file: string): bigint | undefined {
+  let db: Database.Database | undefined;
+  try {
+    db = openExisting(file, { timeout: 0 });
+    return (db.prepare('SELECT last FROM plant_version_counter').pluck().safeIntegers(true).get() as bigint | undefined) ?? undefined;
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
   }
 }
 

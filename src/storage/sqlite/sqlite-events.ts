@@ -38,6 +38,7 @@ export class SqliteEventStore implements EventLogStore {
     return {
       positionOf: db.prepare('SELECT position FROM webhook_events WHERE id = ?').safeIntegers(true),
       removedThrough: db.prepare('SELECT removed_through FROM event_log WHERE id = 1').pluck().safeIntegers(true),
+      restores: db.prepare('SELECT restored_at, newest_event_at FROM store_restores ORDER BY restored_at DESC'),
       unplaced: db.prepare('SELECT count(*) FROM webhook_events WHERE position IS NULL').pluck(),
       behind: db
         .prepare(`SELECT coalesce((SELECT last_position FROM event_log WHERE id = 1) - min(fanned_through), 0)
@@ -69,7 +70,11 @@ export class SqliteEventStore implements EventLogStore {
       const st = this.statements();
       const row = st.positionOf.get(id) as { position: bigint | null } | undefined;
       if (row) return row.position === null ? { kind: 'pending' } : { kind: 'at', position: row.position };
-      return { kind: 'unknown', removedThrough: st.removedThrough.get() as bigint };
+      const restores = (st.restores.all() as { restored_at: number; newest_event_at: number | null }[]).map((r) => ({
+        restoredAt: new Date(r.restored_at),
+        newestEventAt: r.newest_event_at === null ? null : new Date(r.newest_event_at),
+      }));
+      return { kind: 'unknown', removedThrough: st.removedThrough.get() as bigint, restores };
     });
   }
 

@@ -18,6 +18,7 @@ import { runMigrations, type Migration, type MigrationAdapter } from '../migrato
 import { WorkerCommitter } from './worker-committer.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
+import { SqliteRestoreStore } from './sqlite-restores.js';
 import { createEventJobs, type EventJobs } from './event-jobs.js';
 import { configureConnection } from './connection-setup.js';
 
@@ -62,6 +63,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   private batchWriter?: ReturnType<typeof createBatchWriter>;
   readonly webhooks: SqliteWebhookStore;
   readonly events: SqliteEventStore;
+  readonly restores: SqliteRestoreStore;
   private eventJobs?: EventJobs;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
@@ -80,6 +82,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
+    this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
     // Prepared on first use, after migrating.
     let committer: BatchCommitter<PlantWrite, WriteResult>;
