@@ -129,10 +129,10 @@ export async function restoreCommand(args: string[]): Promise<number> {
 
 /** What a restore record means for clients, for the output of restore and migrate --after-restore. */
 export function describeRestore(r: RestoreRecord): string {
-  const since = r.newestEventAt === null ? 'any event before the restore (the backup holds none)' : `an event made after ${r.newestEventAt.toISOString()} (the backup's newest)`;
+  const made = r.newestEventAt === null ? 'before now (the backup holds no event)' : `after ${r.newestEventAt.toISOString()} (the backup's newest event)`;
   return (
     `Versions continue above ${r.versionsFrom}: no ETag or event version issued before the restore is issued again.\n` +
-    `A feed cursor naming ${since} that the store does not hold answers 410.\n`
+    `Feed cursors of events made ${made} that the store does not hold answer 410.\n`
   );
 }
 

@@ -123,7 +123,9 @@ export interface paths {
          *     array). A server that is shutting down answers waiting requests at once.
          *
          *     An `after` that names no event is 400; one removed by retention (older than `EVENT_RETENTION`) is 410:
-         *     start again without `after`, from the oldest event retained.
+         *     start again without `after`, from the oldest event retained. After the store was restored from a
+         *     backup, an `after` naming an event made after the backup (lost with its change) is 410 as well; start
+         *     again without `after` and read the plants again, which are as the backup held them.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1069,18 +1071,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The `after` event was removed by retention (older than `EVENT_RETENTION`); start again without `after`. */
+        /**
+         * @description The `after` event was removed by retention (older than `EVENT_RETENTION`), or was made after the backup
+         *     the store was restored from and lost with it; start again without `after`.
+         */
         EventsGone: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": 410,
-                 *       "message": "The event msg_2KWPBgLlAfxdpx2AI54pPJ is no longer in the feed: events are kept for 7 days (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after."
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };

@@ -1,5 +1,6 @@
 // docs/backup.md's PostgreSQL recipe, as written: pg_dump --format=custom under concurrent writes to a real
-// server, pg_restore --single-transaction into a new database, and the restored store serves every plant
+// server, pg_restore --single-transaction into a new database, plant-store migrate --after-restore (its
+// version counter moves past the clock in microseconds), and the restored store serves every plant
 // acknowledged before the dump began, with its token, subscription and pending deliveries. pg_restore into a
 // database that already holds the tables fails, as the docs say.
 import { test } from 'node:test';
@@ -70,6 +71,12 @@ test('pg_dump under concurrent writes and pg_restore into a new database keep ev
 
   const again = await tool('pg_restore', ['--exit-on-error', '--single-transaction', '--no-owner', `--dbname=${restoredUrl}`, dump]);
   assert.notEqual(again.code, 0, 'pg_restore over a restored database should fail');
+
+  // The recipe's last step before serving it (test/cli/restore-versions.test.ts shows what it is for).
+  const marked = await runCli(['migrate', '--after-restore'], { ...env, DATABASE_URL: restoredUrl });
+  assert.equal(marked.code, 0, marked.stderr);
+  const [counter] = await query(restoredUrl, 'SELECT last_value FROM plant_versions');
+  assert.ok(BigInt(counter as string) >= BigInt(Date.now() - 60_000) * 1000n, `the version counter is at ${counter}`);
 
   const served = await spawnServer(t, { ...env, DATABASE_URL: restoredUrl });
   const auth = { authorization: `Bearer ${secret}` };

@@ -137,7 +137,8 @@ test('wait is bounded: past EVENTS_MAX_WAITING a reader is answered at once, and
 
 test('after: malformed or unknown is 400; once retention removed events, an old cursor is 410 and the feed restarts at the oldest kept', async (t) => {
   const clock = testClock();
-  const s = await startApp(t, { clock, backgroundDispatcher: false });
+  // A short retention, which the 410 must spell as it is (not "0 hours").
+  const s = await startApp(t, { clock, backgroundDispatcher: false, config: { eventRetentionMs: 60_000 } });
   assert.equal((await feed(s, '?after=nope')).status, 400);
   const unknown = await feed(s, `?after=msg_${'A'.repeat(22)}`);
   assert.equal(unknown.status, 400);
@@ -153,12 +154,12 @@ test('after: malformed or unknown is 400; once retention removed events, an old 
   const old = (await feed(s)).events;
   assert.equal(old.length, 3);
   assert.equal(await s.app.events.retainOnce(), 0, 'nothing is old yet');
-  clock.advance(8 * 86_400_000);
-  // Writes take the machine's time and retention the app's clock: 8 days on, all three are old.
+  clock.advance(2 * 60_000);
+  // Writes take the machine's time and retention the app's clock: 2 minutes on, all three are old.
   assert.equal(await s.app.events.retainOnce(), 2);
   const gone = await feed(s, `?after=${old[0]!.id}`);
   assert.equal(gone.status, 410);
-  assert.match(gone.text, /"error":410,"message":"The event msg_\S+ is no longer in the feed: events are kept for 7 days \(EVENT_RETENTION\)\. Start again from the oldest event kept: GET \/events without after\."/);
+  assert.match(gone.text, /"error":410,"message":"The event msg_\S+ is no longer in the feed: events are kept for 1 minute \(EVENT_RETENTION\)\. Start again from the oldest event kept: GET \/events without after\."/);
   assert.deepEqual((await feed(s)).events.map((e) => e.type), ['plantDeleted']);
   assert.equal((await feed(s, `?after=msg_${'A'.repeat(22)}`)).status, 410);
   assert.equal((await s.postPlant({ id: 3, name: 'ivy' })).status, 200);
