@@ -34,7 +34,7 @@ test('migrate on a fresh path creates the folders and the file, applies every mi
   assert.equal(first.code, 0, first.stderr);
   assert.ok(existsSync(file), 'the database file was created');
   for (const m of MIGRATIONS) assert.match(first.stdout, new RegExp(`^${pad(m.version)} ${m.name}: applied$`, 'm'));
-  assert.deepEqual(tables(file), ['api_tokens', 'event_log', 'plant_version_counter', 'plants', 'schema_migrations', 'webhook_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_subscriptions']);
+  assert.deepEqual(tables(file), ['api_tokens', 'event_log', 'plant_version_counter', 'plants', 'schema_migrations', 'store_restores', 'webhook_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_subscriptions']);
 
   // The file is in WAL mode (a property of the file, visible to any connection).
   const db = new Database(file, { readonly: true });
