@@ -56,7 +56,8 @@ export interface paths {
          * Reads one plant.
          * @description Answers the plant with this id: `id`, `name`, and `tag` when it has one, `id` written digit for digit.
          *     404 when no plant has this id. The `ETag` is the plant's version: a strong entity tag that changes with every
-         *     change of the plant and is never reused for its id, even after a delete and a new create. With
+         *     change of the plant and is never reused for its id, even after a delete and a new create or a restore
+         *     from a backup. With
          *     `If-None-Match` naming that tag (or `*`), the answer is 304 with no body.
          */
         get: operations["getPlant"];
