@@ -1,7 +1,8 @@
 // `plant-store backup FILE` and `restore FILE` on SQLite: a backup taken while a real server commits plants
 // holds every plant acknowledged before it started, with tokens, subscriptions and pending deliveries; the
 // restored store serves them. Refusals leave both files as they were: an existing backup file, a store in
-// use, a store with data (without --force), a file that is not a backup, and a PostgreSQL DATABASE_URL.
+// use, a store with data (without --force), a file that is not a backup, and a PostgreSQL DATABASE_URL. A
+// forced restore moves the version counter past the replaced store's (test/cli/restore-versions.test.ts: why).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -135,9 +136,16 @@ test('restore refuses a store in use, or holding data without --force, and --for
   assert.match(refused.stderr, /holds data \(1 api_tokens, 1 plants, 1 webhook_events\)\. Restore into an empty or new database, or add --force to replace it\./);
   assert.deepEqual(rows(target.file, 'SELECT name FROM plants'), ['kept']);
 
+  // A store whose counter is ahead of the clock's floor (it issued versions fast, or a clock was set back):
+  // the restored counter moves past what the replaced store issued, so none of its versions comes again.
+  const ahead = 8_000_000_000_000_000n;
+  const db = new Database(target.file);
+  db.prepare('UPDATE plant_version_counter SET last = ?').run(ahead);
+  db.close();
   const forced = await runCli(['restore', '--force', backupFile], target.env);
   assert.equal(forced.code, 0, forced.stderr);
   assert.deepEqual(rows(target.file, 'SELECT name FROM plants'), []);
+  assert.match(forced.stdout, new RegExp(`^Versions continue above ${ahead}: `, 'm'));
   // The backup's token, not the target's: the store is the backup's now.
   assert.deepEqual(rows(target.file, 'SELECT token_hash FROM api_tokens'), rows(source.file, 'SELECT token_hash FROM api_tokens'));
 
