@@ -69,7 +69,7 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
       try {
         for (;;) {
           const position = await positionAfter(after);
-          if (position !== undefined) events = await store.readAfter(position, limit + 1);
+          if (position !== undefined) events = await store.readAfter(position, limit + 1, options.pageBytes);
           const left = deadline - Date.now();
           if (events.length > 0 || left <= 0 || gone.signal.aborted) break;
           if (!counted) {

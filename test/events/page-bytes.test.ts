@@ -71,3 +71,19 @@ test('an event larger than the budget is a page of its own; the feed still moves
   assert.deepEqual(pages.map((p) => p.ids), [[1], [2], [3]]);
   assert.ok(pages[0]!.bytes > 1_024);
 });
+
+test('the store reads about a page of bytes, not limit rows: events written before the limit (1 MB each) come one a page', async (t) => {
+  const budget = 16_384;
+  const s = await startApp(t, { config: { eventsPageBytes: budget } });
+  // Past the service's rules, as an earlier version stored them.
+  for (let id = 1; id <= 4; id++) await s.store.createPlant({ id: BigInt(id), name: String(id).repeat(1_000_000) });
+  for (let id = 5; id <= 8; id++) assert.equal((await s.postPlant({ id, name: WIDEST, tag: WIDEST })).status, 200);
+  await s.app.events.runOnce();
+  // Two rows however large (the second says more follow), then only what the budget holds.
+  assert.equal((await s.store.events.readAfter(null, 1_001, budget)).length, 2);
+  const large = await s.store.events.readAfter(null, 4);
+  const after = await s.store.events.readAfter(large[3]!.position, 1_001, budget);
+  assert.deepEqual(after.map((e) => JSON.parse(e.payload).id), [5, 6, 7, 8]);
+  const pages = await follow(s, '/events?limit=1000');
+  assert.deepEqual(pages.map((p) => p.ids), [[1], [2], [3], [4], [5, 6, 7, 8]]);
+});
