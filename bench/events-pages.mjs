@@ -4,8 +4,10 @@
 // A measurement, not a test. Usage, after `npm run build` (server on core 0, clients on core 1):
 //   ../node_modules/.bin/node events-pages.mjs
 // Knobs: BENCH_EVENTS (events in the feed, default 3000), BENCH_CLIENTS (20), BENCH_ROUNDS (5), BENCH_PAGE_BYTES
-// (the server's EVENTS_PAGE_BYTES; unset: its default, 1 MiB).
+// (the server's EVENTS_PAGE_BYTES; unset: its default, 1 MiB), BENCH_STORE (sqlite, the default, or postgres: a
+// throwaway server on the load core, bench/lib/pg.mjs).
 import { KINDS, LOAD_CORE, freePort, rssMb } from './lib/servers.mjs';
+import { startPostgres } from './lib/pg.mjs';
 import { execFileSync } from 'node:child_process';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
@@ -17,7 +19,8 @@ const WIDEST = '\u0001'.repeat(256);
 execFileSync('taskset', ['-pc', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
 const port = await freePort();
 const env = { LOG_LEVEL: 'warn', ...(process.env.BENCH_PAGE_BYTES && { EVENTS_PAGE_BYTES: process.env.BENCH_PAGE_BYTES }) };
-const server = await KINDS.find((k) => k.name === 'plant-store').start(port, { env });
+const postgres = process.env.BENCH_STORE === 'postgres' ? await startPostgres() : undefined;
+const server = await KINDS.find((k) => k.name === 'plant-store').start(port, { env, ...(postgres && { databaseUrl: postgres.url }) });
 const base = `http://127.0.0.1:${port}`;
 const auth = { authorization: `Bearer ${server.token}` };
 try {
@@ -57,10 +60,11 @@ try {
   if (seen.some((s) => s.events !== EVENTS)) throw new Error(`a client saw ${seen.map((s) => s.events).join(', ')} events, not ${EVENTS}`);
   const { pages, largest } = seen[0];
   console.log(
-    `${EVENTS} events of the largest size, ${CLIENTS} clients x ${ROUNDS} rounds, EVENTS_PAGE_BYTES=${env.EVENTS_PAGE_BYTES ?? 'default'}: ` +
+    `${postgres ? 'PostgreSQL' : 'SQLite'}, ${EVENTS} events of the largest size, ${CLIENTS} clients x ${ROUNDS} rounds, EVENTS_PAGE_BYTES=${env.EVENTS_PAGE_BYTES ?? 'default'}: ` +
       `${pages} pages a client (largest ${(largest / 1024).toFixed(0)} KiB), ${seconds.toFixed(1)} s; ` +
       `server RSS idle ${idle.toFixed(0)} MB, peak ${peak.toFixed(0)} MB`,
   );
 } finally {
   await server.stop();
+  await postgres?.stop();
 }
