@@ -77,6 +77,17 @@ export interface EventLogStore {
 export const POSITIONS_PER_PASS = 1_000;
 
 /**
+ * The rows a byte-bounded read returns (engines write it in SQL over the payloads' byte lengths): those whose
+ * payloads before them total under `maxBytes`, and at least two, so that a page that the budget cuts after its
+ * first event still shows that more follow. When the budget cut the read, a page of at most `maxBytes` of JSON
+ * made from the rows (an event is its payload and more) never holds the last of them: rows left over after the
+ * page say that more follow, as the extra row of `limit` + 1 does.
+ */
+export const READ_AT_LEAST = 2;
+/** No byte bound: the largest number a driver takes as an integer parameter. */
+export const UNBOUNDED_BYTES = Number.MAX_SAFE_INTEGER;
+
+/**
  * Deliveries are made per subscription, from its own cursor into the log, and only while it has room: a
  * subscription holds at most MAX_PENDING_PER_SUBSCRIPTION pending deliveries, and one whose receiver is slow or
  * down is left out of the passes (not ready) until one of its deliveries settles. So a write costs the writer
@@ -107,17 +118,6 @@ export function scanEnd(cursor: bigint, last: bigint): bigint {
 export function nextCursor(cursor: bigint, last: bigint, room: number, made: number, lastMade: bigint | null): bigint {
   return made < room || lastMade === null ? scanEnd(cursor, last) : lastMade;
 }
-
-/**
- * The rows a byte-bounded read returns (engines write it in SQL over the payloads' byte lengths): those whose
- * payloads before them total under `maxBytes`, and at least two, so that a page that the budget cuts after its
- * first event still shows that more follow. When the budget cut the read, a page of at most `maxBytes` of JSON
- * made from the rows (an event is its payload and more) never holds the last of them: rows left over after the
- * page say that more follow, as the extra row of `limit` + 1 does.
- */
-export const READ_AT_LEAST = 2;
-/** No byte bound: the largest number a driver takes as an integer parameter. */
-export const UNBOUNDED_BYTES = Number.MAX_SAFE_INTEGER;
 
 /** An `after` that names no event: gone (410) once retention has removed events, which it may have been; else unknown (400). */
 export function unknownCursor(removedThrough: bigint): 'gone' | 'unknown' {

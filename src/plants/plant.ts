@@ -8,6 +8,11 @@ export interface PlantRecord {
   tag?: string;
 }
 
+/** A plant with its version: a number that changes with every change of the plant and is never reused for its id. */
+export interface VersionedPlant extends PlantRecord {
+  version: bigint;
+}
+
 /** The most characters a name or a tag may have: the document's `maxLength` (Unicode code points). */
 export const PLANT_FIELD_MAX_LENGTH = { name: maxLength.Plant.name, tag: maxLength.Plant.tag } as const;
 
@@ -36,11 +41,6 @@ function codePointsOver(value: string, max: number): boolean {
   let n = 0;
   for (const _ of value) if (++n > max) return true;
   return false;
-}
-
-/** A plant with its version: a number that changes with every change of the plant and is never reused for its id. */
-export interface VersionedPlant extends PlantRecord {
-  version: bigint;
 }
 
 /** What happened to a create: a new row, an identical replay, or a different plant under the same id. */
