@@ -211,7 +211,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           onDue: () => dispatcher.wake(),
         }),
       ),
-      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, maxWaiting: config.eventsMaxWaiting }),
+      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, maxWaiting: config.eventsMaxWaiting, pageBytes: config.eventsPageBytes }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
       ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),

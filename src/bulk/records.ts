@@ -1,7 +1,7 @@
 // Import formats: each input line (or CSV record) becomes a plant, validated by the API's rules, or the
 // reason it is invalid. JSON Lines use the API's int64-exact JSON parser (src/json/); CSV follows RFC 4180.
 import { exactInteger, parseJson } from '../json/lossless-json.js';
-import type { PlantRecord } from '../plants/plant.js';
+import { fieldTooLong, type PlantRecord } from '../plants/plant.js';
 import type { Line } from './lines.js';
 
 export type Parsed = { line: number; plant: PlantRecord } | { line: number; error: string };
@@ -16,7 +16,10 @@ function lineProblem(line: Line): string | undefined {
   return undefined;
 }
 
-function wellFormed(plant: PlantRecord): string | undefined {
+/** What POST /plants would say of the fields beyond their types: too long, or not well-formed Unicode. */
+function fieldProblem(plant: PlantRecord): string | undefined {
+  const tooLong = fieldTooLong(plant);
+  if (tooLong !== undefined) return tooLong.rule;
   for (const field of ['name', 'tag'] as const) {
     const value = plant[field];
     if (value !== undefined && !value.isWellFormed()) return `${field} must be well-formed Unicode (it holds an unpaired surrogate)`;
@@ -46,7 +49,7 @@ export function parseJsonLine(line: Line): Parsed | undefined {
   if (typeof body.name !== 'string') return { line: line.n, error: 'name must be a string' };
   if ('tag' in body && typeof body.tag !== 'string') return { line: line.n, error: 'tag must be a string' };
   const plant: PlantRecord = typeof body.tag === 'string' ? { id, name: body.name, tag: body.tag } : { id, name: body.name };
-  const bad = wellFormed(plant);
+  const bad = fieldProblem(plant);
   return bad ? { line: line.n, error: bad } : { line: line.n, plant };
 }
 
@@ -181,6 +184,8 @@ export class CsvParser {
     if (id < INT64_MIN || id > INT64_MAX) return { line, error: 'id must be an integer from -2^63 to 2^63-1' };
     const name = fields[cols.name]!;
     const tag = cols.tag === -1 ? '' : fields[cols.tag]!;
-    return { line, plant: tag === '' ? { id, name } : { id, name, tag } };
+    const plant: PlantRecord = tag === '' ? { id, name } : { id, name, tag };
+    const tooLong = fieldTooLong(plant);
+    return tooLong === undefined ? { line, plant } : { line, error: tooLong.rule };
   }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Generates src/client/schema.ts from openapi/plant-store.yaml: the openapi-typescript types of the whole
-// API (every `format: int64` typed as bigint) and a table of where int64 values sit in response bodies,
-// which the client uses to parse those values exactly (src/json/).
+// API (every `format: int64` typed as bigint), a table of where int64 values sit in response bodies,
+// which the client uses to parse those values exactly (src/json/), and the `maxLength` of string fields.
 //
 //   node src/client/generate.mjs            writes src/client/schema.ts   (npm run generate:client)
 //   node src/client/generate.mjs --stdout   prints it instead (the freshness test compares the two)
@@ -50,6 +50,17 @@ function responseInt64Table(doc) {
   return table;
 }
 
+/** `{ Plant: { name: 256, ... } }`: the `maxLength` of each string property of the component schemas that have one. */
+function maxLengthTable(doc) {
+  const table = {};
+  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {})) {
+    for (const [property, value] of Object.entries(schema?.properties ?? {})) {
+      if (typeof value?.maxLength === 'number') (table[name] ??= {})[property] = value.maxLength;
+    }
+  }
+  return table;
+}
+
 /** The text of src/client/schema.ts for the document as it is now. */
 export async function generateClientSchema(documentPath = DOCUMENT) {
   const text = readFileSync(documentPath, 'utf8');
@@ -71,6 +82,12 @@ export async function generateClientSchema(documentPath = DOCUMENT) {
     '',
     '/** Where int64 values sit in JSON response bodies: by "METHOD /path", then status; "/*" is every array item. */',
     `export const responseInt64: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = ${JSON.stringify(table, null, 2)};`,
+    '',
+    '/**',
+    ' * The `maxLength` of string properties, by component schema, then property: the most Unicode code points',
+    ' * (not UTF-16 units: `[...s].length`, not `s.length`) the service accepts; longer is 400 naming the field.',
+    ' */',
+    `export const maxLength = ${JSON.stringify(maxLengthTable(doc), null, 2)} as const;`,
     '',
   ].join('\n');
 }

@@ -5,10 +5,16 @@
 import createClient, { type Client, type ClientOptions, type Middleware } from 'openapi-fetch';
 import { int64Decoder } from '../json/int64-decoder.js';
 import { parseJsonRoot, stringifyJson } from '../json/lossless-json.js';
-import { responseInt64, type components, type operations, type paths } from './schema.js';
+import { maxLength, responseInt64, type components, type operations, type paths } from './schema.js';
 
 export type { paths, components, operations };
 export { stringifyJson };
+/**
+ * The most characters the service accepts in a string field, by schema and property (`maxLength.Plant.name`),
+ * counted in Unicode code points as JSON Schema counts them: check `[...name].length`, not `name.length`.
+ * A longer value is answered 400 with an Error body naming the field.
+ */
+export { maxLength };
 
 /**
  * Parses JSON text as JSON.parse does, except that the numbers at `int64At` paths ("" the value itself, "/id"

@@ -91,6 +91,8 @@ export interface paths {
          *     415): `{"name": "x"}` renames the plant, `{"tag": "y"}` sets its tag, `{"tag": null}` removes it.
          *     `name` cannot be removed (`{"name": null}` is 400); an `id` member must be the path's. Members the
          *     schema does not name are 400, so a misspelt field is never silently ignored. An absent plant is 404.
+         *     A `name` or `tag` longer than 256 characters is 400 naming it, in the patch or in the plant the patch
+         *     would make (a plant stored before the limit keeps its long field until a patch or `PUT` replaces it).
          *
          *     Conditional like `PUT` (`If-Match`, 412, 428). Without `If-Match`, the patch is applied to the plant
          *     as it is when the write commits.
@@ -113,6 +115,11 @@ export interface paths {
          *     seen, which is also the `webhook-id` of its deliveries), oldest first, at most `limit` of them; without
          *     `after`, from the oldest event retained. When more follow, `Link` carries the next page's URL with
          *     `rel="next"`. A client that has read everything keeps the last `id` and asks again.
+         *
+         *     A page is bounded in bytes as well as by `limit`: once the next event would take its JSON past
+         *     `EVENTS_PAGE_BYTES` (default 1 MiB), the page ends there, with fewer than `limit` events and `Link`
+         *     to the rest (a page always holds at least one event, however large). Follow `Link`, or ask again
+         *     after the last `id`, rather than taking a short page for the end of the feed.
          *
          *     Order: events appear in the order their writes committed, moments after the commit (a background
          *     pass gives each committed event its place, on every instance of the service). A reader never finds a
@@ -569,12 +576,12 @@ export interface components {
          */
         Plant: {
             /**
-             * @description The name of the plant
+             * @description The name of the plant, at most 256 characters (Unicode code points).
              * @example Monstera deliciosa
              */
             name: string;
             /**
-             * @description Tag to specify the type
+             * @description Tag to specify the type, at most 256 characters (Unicode code points).
              * @example tropical
              */
             tag?: string;
@@ -609,9 +616,9 @@ export interface components {
              * @description Must be the path's id when sent.
              */
             id?: bigint;
-            /** @description The new name (cannot be null). */
+            /** @description The new name (cannot be null), at most 256 characters (Unicode code points). */
             name?: string;
-            /** @description The new tag, or null to remove it. */
+            /** @description The new tag, or null to remove it; at most 256 characters (Unicode code points). */
             tag?: string | null;
         };
         /**
@@ -1755,7 +1762,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description `<...>; rel="next"` when more events follow this page.
+                     * @description `<...>; rel="next"` when more events follow this page (it ended at `limit` or at `EVENTS_PAGE_BYTES`).
                      * @example </events?after=msg_2KWPBgLlAfxdpx2AI54pPJ&limit=100>; rel="next"
                      */
                     Link?: string;
@@ -2708,3 +2715,25 @@ export const responseInt64: Readonly<Record<string, Readonly<Record<string, read
     ]
   }
 };
+
+/**
+ * The `maxLength` of string properties, by component schema, then property: the most Unicode code points
+ * (not UTF-16 units: `[...s].length`, not `s.length`) the service accepts; longer is 400 naming the field.
+ */
+export const maxLength = {
+  "Plant": {
+    "name": 256,
+    "tag": 256
+  },
+  "PlantPatch": {
+    "name": 256,
+    "tag": 256
+  },
+  "NewWebhook": {
+    "url": 2048,
+    "description": 500
+  },
+  "WebhookRecovery": {
+    "since": 64
+  }
+} as const;

@@ -11,17 +11,28 @@ export interface EventFeedOptions {
   retentionMs: number;
   /** Requests waiting at most at once; past it a request that would wait answers at once (empty). */
   maxWaiting: number;
+  /** Bytes of JSON a page holds at most, beyond its first event (EVENTS_PAGE_BYTES). */
+  pageBytes: number;
 }
 
-/** The page as JSON text: `data` is the stored body, sent as it is (ids digit for digit). */
-function pageJson(events: readonly FeedEvent[]): string {
+/**
+ * The page as JSON text, and how many of `events` it holds: up to `limit`, ending before the event that would
+ * take it past `maxBytes` (UTF-8), but never empty while there are events. `data` is the stored body, sent as
+ * it is (ids digit for digit).
+ */
+export function pageJson(events: readonly FeedEvent[], limit: number, maxBytes: number): { json: string; count: number } {
   let out = '[';
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i]!;
-    if (i > 0) out += ',';
-    out += `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"createdAt":"${e.createdAt.toISOString()}","data":${e.payload}}`;
+  let bytes = 2; // the brackets
+  let count = 0;
+  for (; count < events.length && count < limit; count++) {
+    const e = events[count]!;
+    const item = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"createdAt":"${e.createdAt.toISOString()}","data":${e.payload}}`;
+    const size = Buffer.byteLength(item) + (count > 0 ? 1 : 0);
+    if (count > 0 && bytes + size > maxBytes) break;
+    out += count > 0 ? `,${item}` : item;
+    bytes += size;
   }
-  return out + ']';
+  return { json: out + ']', count };
 }
 
 /** EVENT_RETENTION in words, in the largest unit that says it exactly (it may be set in seconds). */
@@ -72,7 +83,7 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
       try {
         for (;;) {
           const position = await positionAfter(after);
-          if (position !== undefined) events = await store.readAfter(position, limit + 1);
+          if (position !== undefined) events = await store.readAfter(position, limit + 1, options.pageBytes);
           const left = deadline - Date.now();
           if (events.length > 0 || left <= 0 || gone.signal.aborted) break;
           if (!counted) {
@@ -87,11 +98,12 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
         if (counted) waiting--;
         reply.raw.removeListener('close', onClose);
       }
-      const page = events.slice(0, limit);
-      if (events.length > limit) {
-        reply.header('link', `</events?${new URLSearchParams({ after: page[page.length - 1]!.id, limit: String(limit) })}>; rel="next"`);
+      const page = pageJson(events, limit, options.pageBytes);
+      // Cut at `limit` (the extra row read says more follow) or at the byte budget: the rest is behind Link.
+      if (page.count < events.length) {
+        reply.header('link', `</events?${new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) })}>; rel="next"`);
       }
-      return reply.type('application/json; charset=utf-8').send(pageJson(page));
+      return reply.type('application/json; charset=utf-8').send(page.json);
     },
   };
 }

@@ -52,8 +52,12 @@ export interface EventLogStore {
    */
   sequence(maxDeliveries: number, now: Date): Promise<SequencePass>;
   cursor(id: string): Promise<Cursor>;
-  /** Up to `limit` events after `position` (from the oldest retained when null), in position order. */
-  readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]>;
+  /**
+   * Up to `limit` events after `position` (from the oldest retained when null), in position order, and only as
+   * many as `maxBytes` of payload allow (READ_AT_LEAST's rule): what one read loads is bounded by the page's
+   * byte budget, whatever size the events are, not by `limit` times the largest event.
+   */
+  readAfter(position: bigint | null, limit: number, maxBytes?: number): Promise<FeedEvent[]>;
   /**
    * Removes up to `maxEvents` events created before `cutoff` with no pending delivery, with their deliveries
    * and attempts; returns how many it removed. A subscription whose cursor is still behind such an event never
@@ -81,6 +85,17 @@ export interface EventLogStore {
 
 /** Events one pass places at most. */
 export const POSITIONS_PER_PASS = 1_000;
+
+/**
+ * The rows a byte-bounded read returns (engines write it in SQL over the payloads' byte lengths): those whose
+ * payloads before them total under `maxBytes`, and at least two, so that a page that the budget cuts after its
+ * first event still shows that more follow. When the budget cut the read, a page of at most `maxBytes` of JSON
+ * made from the rows (an event is its payload and more) never holds the last of them: rows left over after the
+ * page say that more follow, as the extra row of `limit` + 1 does.
+ */
+export const READ_AT_LEAST = 2;
+/** No byte bound: the largest number a driver takes as an integer parameter. */
+export const UNBOUNDED_BYTES = Number.MAX_SAFE_INTEGER;
 
 /**
  * Deliveries are made per subscription, from its own cursor into the log, and only while it has room: a

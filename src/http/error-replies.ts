@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
 import { SECURITY_HEADERS, securityHeadersFor } from './security-headers.js';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
+import { tooLongText } from '../plants/plant.js';
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -50,6 +51,7 @@ export function validationMessage(context: string, errors: AjvError[]): string {
     const takes = known.length === 0 ? 'this operation takes no query parameters' : `this operation takes ${known.join(', ')}`;
     return `Unknown query parameter '${String(e.params.additionalProperty)}': ${takes}.`;
   }
+  if (e.keyword === 'maxLength') return `${where} ${tooLongText(Number(e.params.limit))}.`;
   if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
   return `${where} ${e.message ?? 'is not valid'}.`;
 }

@@ -1,7 +1,7 @@
 // Plant rules above the store: what a valid plant is beyond its schema, what an existing id means for a
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
-import type { ChangeOutcome, PlantPage, PlantQuery, PlantRecord, PlantStore, VersionedPlant } from './plant.js';
+import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
 import type { EventType } from '../webhooks/events.js';
 
 /**
@@ -144,6 +144,11 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
         if (precondition !== undefined && precondition !== '*' && !precondition.versions.includes(current.version)) throw mismatch(id);
         const next = merged(current, patch);
         if (next.name === current.name && next.tag === current.tag) return current;
+        // The patch itself was checked; a field it leaves alone may be one stored before the limit.
+        const tooLong = fieldTooLong(next);
+        if (tooLong !== undefined) {
+          throw new AppError('BODY_INVALID', `The patched plant's ${tooLong.rule}; its stored ${tooLong.field} is longer (it was stored before the limit): send a new ${tooLong.field} in the patch.`);
+        }
         const outcome = await admitted(() => store.replacePlant(next, current.version));
         if (outcome.kind === 'changed') changed('plantUpdated');
         // Another write committed between the read and this one: with If-Match the client's tag is now stale;
@@ -177,6 +182,9 @@ function merged(current: PlantRecord, patch: PlantPatch): PlantRecord {
  * own retry look like a conflict.
  */
 function wellFormed(fields: { name?: string; tag?: string | null }): void {
+  // The schema bounds the lengths already; this holds the same rule for callers that bypass it.
+  const tooLong = fieldTooLong(fields);
+  if (tooLong !== undefined) throw new AppError('BODY_INVALID', `body/${tooLong.rule}.`);
   for (const field of ['name', 'tag'] as const) {
     const value = fields[field];
     if (typeof value === 'string' && !value.isWellFormed()) {

@@ -1,4 +1,5 @@
 // The plant record, the store port every engine implements for plants, and the page the list answers.
+import { maxLength } from '../client/schema.js';
 
 /** A plant as stored. `id` is an exact int64. */
 export interface PlantRecord {
@@ -13,6 +14,36 @@ export interface PlantRecord {
  */
 export interface VersionedPlant extends PlantRecord {
   version: bigint;
+}
+
+/** The most characters a name or a tag may have: the document's `maxLength` (Unicode code points). */
+export const PLANT_FIELD_MAX_LENGTH = { name: maxLength.Plant.name, tag: maxLength.Plant.tag } as const;
+
+/**
+ * The first field of `fields` longer than the rule allows ("name must be at most 256 characters ..."), or
+ * undefined. Characters are code points, as the schema validator counts them, so every write path (API, the
+ * result of a merge patch, import) agrees.
+ */
+export function fieldTooLong(fields: { name?: string; tag?: string | null }): { field: 'name' | 'tag'; rule: string } | undefined {
+  for (const field of ['name', 'tag'] as const) {
+    const value = fields[field];
+    const max = PLANT_FIELD_MAX_LENGTH[field];
+    if (typeof value === 'string' && codePointsOver(value, max)) return { field, rule: `${field} ${tooLongText(max)}` };
+  }
+  return undefined;
+}
+
+/** The rule's wording, shared with the schema validator's message. */
+export function tooLongText(max: number): string {
+  return `must be at most ${max} characters long (Unicode code points)`;
+}
+
+function codePointsOver(value: string, max: number): boolean {
+  // A code point is one or two UTF-16 units, so only strings longer than `max` units can be over.
+  if (value.length <= max) return false;
+  let n = 0;
+  for (const _ of value) if (++n > max) return true;
+  return false;
 }
 
 /** What happened to a create: a new row, an identical replay, or a different plant under the same id. */

@@ -3,7 +3,7 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import pg from 'pg';
-import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, READ_AT_LEAST, scanEnd, SUBSCRIPTIONS_PER_PASS, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { guarded, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
@@ -41,7 +41,14 @@ const SQL = {
       coalesce((SELECT last_position FROM event_log WHERE id = 1) - (SELECT min(fanned_through) FROM webhook_subscriptions WHERE disabled_at IS NULL), 0) AS behind`,
   removedThrough: 'SELECT removed_through FROM event_log WHERE id = 1',
   restores: 'SELECT restored_at, newest_event_at FROM store_restores ORDER BY restored_at DESC',
-  readAfter: 'SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2',
+  // The byte rule (event-log.ts) over octet_length, which reads no payload (not even one stored compressed).
+  readAfter: `WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > $1 ORDER BY position LIMIT $2),
+      last AS (SELECT max(position) AS position FROM (
+        SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+        WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING)) c
+        WHERE before < $3 OR n <= ${READ_AT_LEAST})
+    SELECT id, type, created_at, payload, position FROM webhook_events
+    WHERE position > $1 AND position <= (SELECT position FROM last) ORDER BY position`,
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id, e.position FROM webhook_events e
     WHERE e.created_at < $1 AND e.position IS NOT NULL
@@ -129,9 +136,9 @@ export class PgEventStore implements EventLogStore {
     });
   }
 
-  readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]> {
+  readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
     return this.guard(async () => {
-      const { rows } = await this.pool.query<EventRow>(named('readAfter', [(position ?? -1n).toString(), limit]));
+      const { rows } = await this.pool.query<EventRow>(named('readAfter', [(position ?? -1n).toString(), limit, maxBytes]));
       return rows.map((r) => ({ id: r.id, type: r.type, createdAt: r.created_at, payload: r.payload, position: r.position }));
     });
   }

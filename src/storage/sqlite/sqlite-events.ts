@@ -1,6 +1,6 @@
 // The events feed on SQLite: reads on the main connection; the passes (event-jobs.ts) where plant batches commit.
 import type Database from 'better-sqlite3';
-import type { Cursor, EventLogStore, FeedEvent, SequencePass } from '../../events/event-log.js';
+import { READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 
 type Guard = <T>(fn: () => T) => T;
 
@@ -44,7 +44,16 @@ export class SqliteEventStore implements EventLogStore {
         .prepare(`SELECT coalesce((SELECT last_position FROM event_log WHERE id = 1) - min(fanned_through), 0)
           FROM webhook_subscriptions WHERE disabled_at IS NULL`)
         .pluck(),
-      readAfter: db.prepare('SELECT id, type, created_at, payload, position FROM webhook_events WHERE position > ? ORDER BY position LIMIT ?').safeIntegers(true),
+      // The byte rule (event-log.ts) over octet_length, which reads the length from the record, not the payload.
+      readAfter: db
+        .prepare(`WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > @after ORDER BY position LIMIT @limit),
+            last AS (SELECT max(position) AS position FROM (
+              SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+              WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING))
+              WHERE before < @maxBytes OR n <= ${READ_AT_LEAST})
+          SELECT id, type, created_at, payload, position FROM webhook_events
+          WHERE position > @after AND position <= (SELECT position FROM last) ORDER BY position`)
+        .safeIntegers(true),
       // Two index lookups (webhook_events_position, the partial webhook_subscriptions_fan_out).
       passIdle: db
         .prepare(`SELECT NOT EXISTS (SELECT 1 FROM webhook_events WHERE position IS NULL)
@@ -78,8 +87,8 @@ export class SqliteEventStore implements EventLogStore {
     });
   }
 
-  async readAfter(position: bigint | null, limit: number): Promise<FeedEvent[]> {
-    const rows = this.guard(() => this.statements().readAfter.all(position ?? -1n, limit)) as EventRow[];
+  async readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
+    const rows = this.guard(() => this.statements().readAfter.all({ after: position ?? -1n, limit, maxBytes })) as EventRow[];
     return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position }));
   }
 
