@@ -4,7 +4,7 @@
 // A measurement, not a test. Usage, after `npm run build` (server on core 0, clients on core 1):
 //   ../node_modules/.bin/node events-pages.mjs
 // Knobs: BENCH_EVENTS (events in the feed, default 3000), BENCH_CLIENTS (20), BENCH_ROUNDS (5), BENCH_PAGE_BYTES
-// (the server's EVENTS_PAGE_BYTES; unset: its default, 1 MiB), BENCH_STORE (sqlite, the default, or postgres: a
+// (the server's EVENTS_PAGE_BYTES; unset: its default, 256 KiB), BENCH_STORE (sqlite, the default, or postgres: a
 // throwaway server on the load core, bench/lib/pg.mjs).
 import { KINDS, LOAD_CORE, freePort, rssMb } from './lib/servers.mjs';
 import { startPostgres } from './lib/pg.mjs';

@@ -117,7 +117,7 @@ export interface paths {
          *     `rel="next"`. A client that has read everything keeps the last `id` and asks again.
          *
          *     A page is bounded in bytes as well as by `limit`: once the next event would take its JSON past
-         *     `EVENTS_PAGE_BYTES` (default 1 MiB), the page ends there, with fewer than `limit` events and `Link`
+         *     `EVENTS_PAGE_BYTES` (default 256 KiB), the page ends there, with fewer than `limit` events and `Link`
          *     to the rest (a page always holds at least one event, however large). Follow `Link`, or ask again
          *     after the last `id`, rather than taking a short page for the end of the feed.
          *
