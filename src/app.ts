@@ -30,6 +30,7 @@ import { createWebhookService } from './webhooks/webhook-service.js';
 import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js';
 import { createSequencer, type Sequencer } from './events/sequencer.js';
 import { eventHandlers } from './events/event-handlers.js';
+import { createWaitPlaces } from './events/waiting.js';
 import type { Store } from './storage/store.js';
 
 export interface AppDeps {
@@ -78,7 +79,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const clock = deps.clock ?? systemClock;
   const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs, clock });
   const ajv = createAjv();
-  const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }) });
+  const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
+  const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }), eventsWaiting: () => waitPlaces.waiting });
   // Every commit's events get their feed positions and deliveries here, off the request path.
   const sequencer = createSequencer({
     store: deps.store.events,
@@ -211,7 +213,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           onDue: () => dispatcher.wake(),
         }),
       ),
-      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, maxWaiting: config.eventsMaxWaiting, pageBytes: config.eventsPageBytes }),
+      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, places: waitPlaces, pageBytes: config.eventsPageBytes }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
       ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),

@@ -48,6 +48,11 @@ export const ERRORS = {
   HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   TOO_MANY_AUTH_FAILURES: { status: 429, message: 'Too many failed authentication attempts; retry later.' },
   RATE_LIMITED: { status: 429, message: 'This token has made too many requests; retry after Retry-After seconds.' },
+  /** GET /events with wait: the token already holds its share of waiting places (EVENTS_MAX_WAITING_PER_TOKEN). */
+  EVENTS_TOKEN_WAITING: {
+    status: 429,
+    message: 'This token already has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING_PER_TOKEN); retry after Retry-After seconds, or wait with fewer requests at once.',
+  },
   /**
    * A 4xx that Fastify or a plugin raised with no code of its own here: the only code whose status is not
    * fixed, since it is the framework's (the reply keeps it, with its reason phrase as the message).
@@ -61,6 +66,11 @@ export const ERRORS = {
   },
   OVERLOADED: { status: 503, message: 'The service is overloaded; nothing was done. Retry after Retry-After seconds.' },
   METRICS_UNAVAILABLE: { status: 503, message: 'The metrics of every worker process could not be gathered right now. Retry later.' },
+  /** GET /events with wait: every waiting place of this process is taken (EVENTS_MAX_WAITING). */
+  EVENTS_WAITING_FULL: {
+    status: 503,
+    message: 'This instance has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING); retry after Retry-After seconds.',
+  },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -180,35 +180,118 @@ export async function* listAllPlants(
 export interface FollowEventsOptions {
   /** The id of the last event already handled; without it, from the oldest event the service keeps. */
   after?: string;
-  /** Seconds each request waits for a new event (1 to 30, default 30). */
+  /** Seconds each request waits for a new event (0 to 30, default 30). */
   wait?: number;
   /** Events per request at most (default 100). */
   limit?: number;
-  /** Ends the iteration (a request waiting is cancelled). */
+  /** Ends the iteration (a request waiting, or a pause between requests, is cancelled). */
   signal?: AbortSignal;
+  /**
+   * The back-off between requests that brought nothing: it starts at `initialMs` (default 1000) and doubles
+   * with each such request in a row, up to `maxMs` (default 30000), each pause drawn at random between half
+   * of it and all of it (jitter), so that many followers do not come back in step.
+   */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Told before each pause after a failed request that will be retried; throw from it to stop following. */
+  onRetry?: (info: { status?: number; error?: unknown; delayMs: number }) => void;
+  /** Pauses `ms` milliseconds, or less when `signal` aborts (default: a timer). Tests inject their own. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The time in epoch milliseconds (default Date.now): how long a request took, and a Retry-After date. */
+  now?: () => number;
+  /** A number in [0, 1) for the jitter (default Math.random). */
+  random?: () => number;
+}
+
+/** Answers worth asking again: a limit (429), and an instance or proxy that cannot answer now. */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+function timerSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Retry-After (RFC 9110 10.2.3) in milliseconds from `now`: delay-seconds or an HTTP-date; undefined without one. */
+export function retryAfterMs(response: Response, now: number = Date.now()): number | undefined {
+  const value = response.headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /**
  * Every event after `after`, in commit order, then each new one moments after it commits, for as long as the
  * caller iterates: long polls GET /events, resuming after the last event yielded (keep its `id` to resume
- * after a restart). Ends when `signal` aborts. Throws PlantStoreError when a request fails; 410 means the
- * cursor is older than the service keeps events (start again without `after`).
+ * after a restart). Ends when `signal` aborts.
+ *
+ * It never spins. A 429 or 503 (every waiting place taken, a rate limit, an instance stopping), a 502 or 504,
+ * or a network failure is retried after `Retry-After` when the answer gives one, and never sooner than the
+ * back-off (`backoff`), which grows with each failure in a row. An empty answer that came before its `wait`
+ * was up (a server that is stopping, or one that does not wait) is followed by the same back-off, counted from
+ * when the request began. Any other error throws PlantStoreError: 410 means the cursor is older than the
+ * service keeps events (start again without `after`).
  */
 export async function* followEvents(client: PlantStoreClient, options: FollowEventsOptions = {}): AsyncGenerator<FeedEvent, void, undefined> {
   let after = options.after;
   const limit = options.limit ?? 100;
   const wait = options.wait ?? 30;
   const signal = options.signal;
+  const sleep = options.sleep ?? timerSleep;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const initialMs = options.backoff?.initialMs ?? 1_000;
+  const maxMs = Math.max(initialMs, options.backoff?.maxMs ?? 30_000);
+  // Requests in a row that brought nothing: the back-off's exponent.
+  let idle = 0;
+  const backoff = () => {
+    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(idle - 1, 30));
+    return ceiling / 2 + (random() * ceiling) / 2;
+  };
+  const retry = async (delayMs: number, info: { status?: number; error?: unknown }) => {
+    options.onRetry?.({ ...info, delayMs });
+    await sleep(delayMs, signal);
+  };
   while (!signal?.aborted) {
+    const started = now();
     let result;
     try {
       result = await client.GET('/events', { params: { query: { ...(after !== undefined && { after }), limit, wait } }, ...(signal && { signal }) });
-    } catch (err) {
+    } catch (error) {
       if (signal?.aborted) return;
-      throw err;
+      // fetch rejects with a TypeError when no answer came (refused, reset, DNS); anything else is a bug to see.
+      if (!(error instanceof TypeError)) throw error;
+      idle++;
+      await retry(backoff(), { error });
+      continue;
     }
     const { data, error, response } = result;
-    if (data === undefined) throw new PlantStoreError(response.status, error as ErrorBody | undefined);
+    if (data === undefined) {
+      if (!RETRYABLE.has(response.status)) throw new PlantStoreError(response.status, error as ErrorBody | undefined);
+      idle++;
+      await retry(Math.max(retryAfterMs(response, now()) ?? 0, backoff()), { status: response.status });
+      continue;
+    }
+    if (data.length === 0) {
+      const took = now() - started;
+      // The whole wait passed without an event: a long poll as it should be; ask again at once.
+      if (wait > 0 && took >= wait * 1000) {
+        idle = 0;
+        continue;
+      }
+      idle++;
+      const delay = backoff() - took;
+      if (delay > 0) await sleep(delay, signal);
+      continue;
+    }
+    idle = 0;
     for (const event of data) {
       yield event;
       after = event.id;

@@ -5,12 +5,13 @@ import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
 import { eventIdTime } from '../webhooks/events.js';
 import type { Sequencer } from './sequencer.js';
+import type { WaitPlaces } from './waiting.js';
 
 export interface EventFeedOptions {
   /** How long events are kept, for the 410 message (EVENT_RETENTION). */
   retentionMs: number;
-  /** Requests waiting at most at once; past it a request that would wait answers at once (empty). */
-  maxWaiting: number;
+  /** The places of waiting requests (per process and per token). */
+  places: WaitPlaces;
   /** Bytes of JSON a page holds at most, beyond its first event (EVENTS_PAGE_BYTES). */
   pageBytes: number;
 }
@@ -46,8 +47,6 @@ export function spelledDuration(ms: number): string {
 }
 
 export function eventHandlers(store: EventLogStore, sequencer: Sequencer, options: EventFeedOptions) {
-  let waiting = 0;
-
   /** The position after which to read, or null (from the oldest); undefined while the cursor has none yet. */
   async function positionAfter(after: string | undefined): Promise<bigint | null | undefined> {
     if (after === undefined) return null;
@@ -75,28 +74,35 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
       const waitMs = (request.query.wait as number) * 1000;
       const deadline = Date.now() + waitMs;
       let events: FeedEvent[] = [];
-      // A client that goes away ends its wait.
+      // A client that goes away ends its wait, freeing its place at once. A reset ends the response; a FIN (the
+      // client closed the connection, as `curl --max-time` does, or only its sending side) shows only as the
+      // socket's end, since the server keeps half-open connections to answer pipelined requests
+      // (http/in-order.ts). Only a waiting request listens for it, and answers at once: whatever the client
+      // pipelined after it is still answered, in order.
       const gone = new AbortController();
       const onClose = () => gone.abort();
+      const socket = request.raw.socket;
       reply.raw.once('close', onClose);
-      let counted = false;
+      let release: (() => void) | undefined;
       try {
         for (;;) {
           const position = await positionAfter(after);
           if (position !== undefined) events = await store.readAfter(position, limit + 1, options.pageBytes);
           const left = deadline - Date.now();
           if (events.length > 0 || left <= 0 || gone.signal.aborted) break;
-          if (!counted) {
-            if (waiting >= options.maxWaiting) break;
-            waiting++;
-            counted = true;
+          if (!release) {
+            if (socket.readableEnded || socket.destroyed) break;
+            // Only a request that would wait needs a place: one with events to read gets them whatever the caps.
+            release = options.places.take(request.tokenId ?? '', deadline);
+            socket.once('end', onClose);
           }
           // Woken by events or by the time: look again. Released (a shutdown, or the client left): answer now.
           if ((await sequencer.nextEvents(left, gone.signal)) === 'released') break;
         }
       } finally {
-        if (counted) waiting--;
+        release?.();
         reply.raw.removeListener('close', onClose);
+        socket.removeListener('end', onClose);
       }
       const page = pageJson(events, limit, options.pageBytes);
       // Cut at `limit` (the extra row read says more follow) or at the byte budget: the rest is behind Link.

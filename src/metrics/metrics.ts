@@ -62,8 +62,8 @@ export interface Metrics {
   json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
-export function createMetrics(options: { contract: Contract; store: Store; logger?: MetricsLogger }): Metrics {
-  const { contract, store, logger } = options;
+export function createMetrics(options: { contract: Contract; store: Store; logger?: MetricsLogger; eventsWaiting?: () => number }): Metrics {
+  const { contract, store, logger, eventsWaiting } = options;
   const registry = new Registry();
 
   // Route (method + Fastify url) -> operationId; HEAD answers a GET route.
@@ -166,6 +166,18 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     'Event log positions the active webhook subscription furthest behind has still to go (its receiver is slow, down, or full), read at scrape time.',
     (b) => b.behind,
   );
+
+  // This process's own count: a multi-process server adds its workers' up (each has its own places).
+  if (eventsWaiting) {
+    new Gauge({
+      name: `${PREFIX}events_waiting`,
+      help: 'GET /events requests waiting (wait=) for an event now, read at scrape time.',
+      registers: [registry],
+      collect() {
+        this.set(eventsWaiting());
+      },
+    });
+  }
 
   return {
     registry,
