@@ -1,5 +1,5 @@
 // GET /events: every plant change in commit order, the same ids and bodies as the webhooks, pages with Link,
-// long polling, retention with 410, and the bounds (waiters, shutdown).
+// long polling, retention with 410, and the bounds (waiters, shutdown); events-waiting.test.ts tests the caps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -119,10 +119,12 @@ test('wait: a reader waiting after the last event is answered when the next comm
   assert.ok(waited >= 900 && waited < 10_000, `${waited} ms`);
 });
 
-test('wait is bounded: past EVENTS_MAX_WAITING a reader is answered at once, and a shutdown answers waiting readers at once', async (t) => {
+test('wait is bounded: past EVENTS_MAX_WAITING a reader is refused at once (503), and a shutdown answers waiting readers at once', async (t) => {
   const none = await startApp(t, { config: { eventsMaxWaiting: 0 } });
   const t0 = Date.now();
-  assert.deepEqual((await feed(none, '?wait=30')).events, []);
+  const refused = await feed(none, '?wait=30');
+  assert.equal(refused.status, 503);
+  assert.match(refused.text, /^\{"error":503,"message":"This instance has as many GET \/events requests waiting as it may \(EVENTS_MAX_WAITING\)/);
   assert.ok(Date.now() - t0 < 10_000);
 
   const s = await startApp(t);
