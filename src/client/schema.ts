@@ -128,7 +128,14 @@ export interface paths {
          *
          *     `wait` (seconds, at most 30): when no event follows the cursor, the answer waits until one is committed
          *     (on any instance sharing the database; it is answered at once) or the time passes (then an empty
-         *     array). A server that is shutting down answers waiting requests at once.
+         *     array). A server that is shutting down answers waiting requests at once, and a client that closes its
+         *     connection (or only its sending side) or resets it gives up its wait at once.
+         *
+         *     Waiting places are bounded per instance: `EVENTS_MAX_WAITING_PER_TOKEN` (default 4) for one token or
+         *     JWT subject, `EVENTS_MAX_WAITING` (default 1000) in all. A request that would wait without a place is
+         *     refused at once: 429 over its token's share, 503 over the instance's, both with `Retry-After` and an
+         *     Error body (never an empty page, which would read as "no events"). The bounds concern waiting only:
+         *     a request with events to read gets them, and one without `wait` is never refused.
          *
          *     An `after` that names no event is 400; one removed by retention (older than `EVENT_RETENTION`) is 410:
          *     start again without `after`, from the oldest event retained. After the store was restored from a
@@ -1800,10 +1807,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             410: components["responses"]["EventsGone"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
+             *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
+             *     rate limit was reached, as on every operation (`RATE_LIMIT_PER_TOKEN`, `AUTH_FAILURES_PER_MINUTE`).
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["Unavailable"];
+            /**
+             * @description Every waiting place of this instance is taken (`EVENTS_MAX_WAITING`) and this request would wait;
+             *     retry after `Retry-After` seconds, here or on another instance. Or, as on every operation, the store
+             *     cannot be reached, the service is shutting down or it is overloaded.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listWebhooks: {
