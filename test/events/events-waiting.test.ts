@@ -28,14 +28,14 @@ async function start(t: TestContext, config: StartOptions['config']) {
   return { s, waitingIs: (n: number) => waiting.is(n) };
 }
 
-/** A waiting GET /events over a raw socket, collecting what the server writes. */
-function rawWait(s: TestApp, query: string) {
+/** A waiting GET /events over a raw socket, then any requests pipelined behind it; collects what the server writes. */
+function rawWait(s: TestApp, query: string, ...pipelined: string[]) {
   const socket = connect(s.port, '127.0.0.1');
   let data = '';
   socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
   socket.on('error', () => {});
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  socket.write(`GET /events${query} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.read}\r\n\r\n`);
+  for (const path of [`/events${query}`, ...pipelined]) socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.read}\r\n\r\n`);
   return { socket, data: () => data, closed };
 }
 
@@ -54,8 +54,9 @@ test('a waiting client that closes its sending side (FIN) or resets frees its pl
   const [first] = await events(await feed(s, ''));
   const after = `?after=${first!.id}&wait=30`;
 
-  // FIN: the place is held, then the half-closed client is answered at once (it can still read) and the place is free.
-  const fin = rawWait(s, after);
+  // FIN: the place is held, then the half-closed client is answered at once (it can still read) and the place is
+  // free; the request it pipelined behind the wait is answered too, in order, before the server closes.
+  const fin = rawWait(s, after, '/plants/1');
   await waitingIs(1);
   const full = await refused(await feed(s, after, s.token.all), 503, [1, 1]);
   assert.match(full, /EVENTS_MAX_WAITING/);
@@ -64,8 +65,13 @@ test('a waiting client that closes its sending side (FIN) or resets frees its pl
   await fin.closed;
   t.diagnostic(`the half-closed client was answered and its place freed ${Date.now() - t0} ms after its FIN`);
   assert.ok(Date.now() - t0 < 10_000);
-  assert.match(fin.data(), /^HTTP\/1\.1 200 [^]*\r\n\r\n\[\]$/);
+  assert.match(fin.data(), /^HTTP\/1\.1 200 [^]*\r\n\r\n\[\]HTTP\/1\.1 200 [^]*\r\n\r\n\{"id":1,"name":"fern"\}$/);
   await waitingIs(0);
+  // A FIN right behind the request (before or after the wait began) ends it as well.
+  const early = rawWait(s, after);
+  early.socket.end();
+  await early.closed;
+  assert.match(early.data(), /^HTTP\/1\.1 200 [^]*\r\n\r\n\[\]$/);
 
   // Reset: the place is freed as well.
   const reset = rawWait(s, after);
