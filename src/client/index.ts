@@ -219,7 +219,7 @@ function timerSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Retry-After (RFC 9110 10.2.3) in milliseconds from `now`: delay-seconds or an HTTP-date; undefined without one. */
-export function retryAfterMs(response: Response, now: number = Date.now()): number | undefined {
+function retryAfterMs(response: Response, now: number = Date.now()): number | undefined {
   const value = response.headers.get('retry-after')?.trim();
   if (!value) return undefined;
   if (/^\d+$/.test(value)) return Number(value) * 1000;

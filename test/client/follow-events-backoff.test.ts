@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createPlantStoreClient, followEvents, type FeedEvent } from '@plant-store/client';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { eventsWaiting } from '../helpers/events.js';
+import { freePort } from '../helpers/ports.js';
 
 /** A client whose every answer is recorded: status and Retry-After. */
 function recordingClient(s: TestApp, token: string) {
@@ -119,4 +120,23 @@ test('followEvents waits Retry-After on 429 and 503, backs off after failures an
 
   assert.equal((await s.postPlant({ id: 3, name: 'ivy' })).status, 200);
   assert.equal((await other).status, 200);
+});
+
+test('followEvents retries a service it cannot reach with the same growing pauses, and tells onRetry of each', async () => {
+  const client = createPlantStoreClient({ baseUrl: `http://127.0.0.1:${await freePort()}` });
+  const pauses: number[] = [];
+  const told: { error?: unknown; delayMs: number }[] = [];
+  const controller = new AbortController();
+  for await (const _ of followEvents(client, {
+    signal: controller.signal,
+    random: () => 0.5,
+    backoff: { initialMs: 200, maxMs: 1_000 },
+    onRetry: (info) => told.push(info),
+    sleep: async (ms) => {
+      pauses.push(ms);
+      if (pauses.length === 5) controller.abort();
+    },
+  })) void _;
+  assert.deepEqual(pauses, [150, 300, 600, 750, 750]);
+  assert.deepEqual(told.map((i) => [i.delayMs, (i.error as Error).name]), pauses.map((ms) => [ms, 'TypeError']));
 });
