@@ -21,6 +21,7 @@ import { registerCors, securityHeadersFor } from './http/security-headers.js';
 import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
+import { createSharedFailureCounter, createSharedRequestCounter, type LimitsChannel } from './limits/shared-limits.js';
 import { createLogger, LazyChildLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
@@ -51,6 +52,8 @@ export interface AppDeps {
   scrapeMetrics?: () => Promise<string>;
   /** Told when this app's sequencer gave events their feed positions (a multi-process server tells its workers). */
   onEventsPlaced?: () => void;
+  /** A worker of a multi-process server: its limits count in the primary, over this channel, for all `workers`. */
+  sharedLimits?: { channel: LimitsChannel; workers: number };
 }
 
 declare module 'fastify' {
@@ -185,7 +188,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerErrorReplies(app);
   registerJsonParser(app);
 
-  const failures = createFixedWindowLimiter({ limit: config.authFailuresPerMinute, windowMs: 60_000, clock });
+  const shared = deps.sharedLimits;
+  const failures = shared
+    ? createSharedFailureCounter(shared.channel, config.authFailuresPerMinute, clock)
+    : createFixedWindowLimiter({ limit: config.authFailuresPerMinute, windowMs: 60_000, clock });
   const throttle = createFailureThrottle(failures);
   const jwtLog = logger.child({ component: 'jwt' });
   // Neither callback sees the token; jose's and our error messages do not quote it.
@@ -194,10 +200,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     onUnexpectedError: (err) => jwtLog.error({ error: (err as Error)?.name, message: (err as Error)?.message }, 'unexpected error verifying a JWT'),
   }, clock);
   if (jwt && config.jwtAudience.length === 0) jwtLog.warn('JWT_AUDIENCE is not set: JWTs the identity provider issued for any audience are accepted');
-  const perToken = config.rateLimit
-    ? createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000, clock })
-    : undefined;
-  const limits = { failures, perToken, onFailure: metrics.observeAuthFailure };
+  const perToken = !config.rateLimit
+    ? undefined
+    : shared
+      ? createSharedRequestCounter({ channel: shared.channel, limit: config.rateLimitPerToken, windowS: config.rateLimitWindowS, workers: shared.workers, clock })
+      : createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000, clock });
+  const limits = { perToken, onFailure: metrics.observeAuthFailure };
   const guard = (requirements: { scopes: string[] }[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt), limits);
   registerContractRoutes(
     app,

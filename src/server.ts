@@ -53,6 +53,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     tokens,
     ...(link ? { scrapeMetrics: () => link.scrape().catch(() => Promise.reject(new AppError('METRICS_UNAVAILABLE'))) } : {}),
     ...(sharedWriter ? { dispatcher: link!.dispatcher, startDispatcher: false } : {}),
+    ...(link ? { sharedLimits: { channel: link.limits, workers: workerCount(config) } } : {}),
   });
   link?.collectWith(() => app.metrics.json());
 

@@ -2,7 +2,7 @@
 // body is read. It returns a result record, never throws: the throttle, rate limits and metrics read it.
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
-import type { FailureThrottle } from './failure-throttle.js';
+import type { CountedFailure, FailureThrottle } from './failure-throttle.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
 import type { TokenService } from './token-service.js';
 
@@ -32,6 +32,8 @@ export interface AuthFailure {
   code: ErrorCode;
   message?: string;
   headers: Record<string, string>;
+  /** A throttled address's failure window (the 429's RateLimit fields). */
+  window?: CountedFailure;
 }
 
 /**
@@ -81,9 +83,12 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     const result = jwt && looksLikeJwt(secret) ? await jwt.verify(secret) : await tokens.verify(secret);
     if (!result.ok) {
       // Verified first: a valid token is never refused for its address's failures (a shared NAT or proxy).
-      const wait = throttle.blockedFor(request.ip);
-      if (wait > 0) return refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(wait) });
-      throttle.recordFailure(request.ip);
+      const counted = await throttle.recordFailure(request.ip);
+      if (!counted.allowed) {
+        const throttled = refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(counted.resetS) });
+        throttled.window = counted;
+        return throttled;
+      }
       // Fixed phrases only: nothing of the token is echoed.
       const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;
       return refuse(result.reason, 'INVALID_TOKEN', `The access token is ${why}.`,

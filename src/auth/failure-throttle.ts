@@ -4,17 +4,30 @@
 // (one NAT, one proxy) are never locked out by it.
 import ipaddr from 'ipaddr.js';
 
-/** Counts per key over fixed windows; limits/fixed-window.ts's limiter is one. */
+/** Where a key stands once a failure was counted: `allowed` is false when its quota was already used. */
+export interface CountedFailure {
+  allowed: boolean;
+  /** The quota of one window. */
+  limit: number;
+  /** Window length in seconds. */
+  windowS: number;
+  /** What is left of the quota in the current window. */
+  remaining: number;
+  /** Seconds until the window ends. */
+  resetS: number;
+}
+
+/**
+ * Counts per key over fixed windows; limits/fixed-window.ts's limiter is one, and so is a worker's counter of a
+ * multi-process server, which counts in the primary (hence the promise).
+ */
 export interface AttemptCounter {
-  hit(key: string): unknown;
-  /** What is left of the key's quota and the seconds until its window ends. */
-  peek(key: string): { remaining: number; resetS: number };
+  hit(key: string): CountedFailure | Promise<CountedFailure>;
 }
 
 export interface FailureThrottle {
-  /** Seconds until the address may fail again, or 0 when a failure from it gets its plain 401. */
-  blockedFor(address: string): number;
-  recordFailure(address: string): void;
+  /** Counts a failure from `address`; `allowed` false means it already used its quota: 429 for `resetS`. */
+  recordFailure(address: string): CountedFailure | Promise<CountedFailure>;
 }
 
 /**
@@ -37,12 +50,8 @@ export function failureKey(address: string): string {
 
 export function createFailureThrottle(failures: AttemptCounter): FailureThrottle {
   return {
-    blockedFor(address) {
-      const s = failures.peek(failureKey(address));
-      return s.remaining > 0 ? 0 : s.resetS;
-    },
     recordFailure(address) {
-      failures.hit(failureKey(address));
+      return failures.hit(failureKey(address));
     },
   };
 }

@@ -3,6 +3,8 @@
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { WriteResult } from '../plants/plant.js';
 import type { WireItems } from '../storage/writer-wire.js';
+import type { CountedFailure } from '../auth/failure-throttle.js';
+import type { TokenCounts, TokenHits } from '../limits/shared-limits.js';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -15,7 +17,11 @@ export type WorkerMessage =
   /** GET /metrics: the whole server's metrics, please. */
   | { plantStore: 'scrape'; id: number }
   /** This worker's metrics, as asked by a `collect`. */
-  | { plantStore: 'collected'; id: number; metrics: MetricsJson | null };
+  | { plantStore: 'collected'; id: number; metrics: MetricsJson | null }
+  /** Count a failed authentication of this key (a client address) for the whole server. */
+  | { plantStore: 'auth-failure'; id: number; key: string }
+  /** The requests per token this worker admitted since its last report. */
+  | { plantStore: 'token-hits'; id: number; hits: TokenHits };
 
 /** From the primary. */
 export type PrimaryMessage =
@@ -25,7 +31,10 @@ export type PrimaryMessage =
   | { plantStore: 'placed' }
   /** Send me your metrics. */
   | { plantStore: 'collect'; id: number }
-  | { plantStore: 'scraped'; id: number; text: string | null };
+  | { plantStore: 'scraped'; id: number; text: string | null }
+  | { plantStore: 'auth-failure-counted'; id: number; counted: CountedFailure }
+  /** Each reported token's count in its window, every worker's requests included. */
+  | { plantStore: 'token-counts'; id: number; counts: TokenCounts };
 
 export function isMessage<T extends { plantStore: string }>(msg: unknown): msg is T {
   return typeof msg === 'object' && msg !== null && typeof (msg as { plantStore?: unknown }).plantStore === 'string';

@@ -1,6 +1,7 @@
 // The primary process of a multi-process server (WORKERS > 1): it opens and migrates the store, forks the HTTP
-// workers that share the port, replaces a worker that dies, adds up their metrics for GET /metrics, and on
-// SIGTERM lets every worker drain before it closes. On a shared-writer engine (a SQLite file) it is also the
+// workers that share the port, replaces a worker that dies, adds up their metrics for GET /metrics, keeps the
+// counts of the rate limits for all of them (on either engine), and on SIGTERM lets every worker drain before
+// it closes. On a shared-writer engine (a SQLite file) it is also the
 // one writer: workers send their plant writes here to join one group commit (one fsync for all of them), and it
 // runs the event sequencer and the webhook dispatcher, so each event is delivered once; a database server
 // (PostgreSQL) needs none of that, and each worker is a whole instance, as several machines would be.
@@ -15,6 +16,7 @@ import { processSharing } from '../storage/open-store.js';
 import { decodeItems } from '../storage/writer-wire.js';
 import type { Store } from '../storage/store.js';
 import { announce, bootstrapToken, openServiceStore } from '../startup.js';
+import { createLimitKeeper } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** How long a metrics collection waits for each worker's answer. */
@@ -58,6 +60,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     await app.ready();
   }
 
+  // The failure throttle and the per-token rate limit, counted here for every worker.
+  const limits = createLimitKeeper(config);
   const collections = new Map<number, (metrics: MetricsJson | null) => void>();
   let seq = 0;
   const collect = (w: Worker): Promise<MetricsJson | null> =>
@@ -109,6 +113,12 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
         return;
       case 'collected':
         collections.get(msg.id)?.(msg.metrics);
+        return;
+      case 'auth-failure':
+        send(w, { plantStore: 'auth-failure-counted', id: msg.id, counted: limits.countFailure(msg.key) });
+        return;
+      case 'token-hits':
+        send(w, { plantStore: 'token-counts', id: msg.id, counts: limits.addHits(msg.hits) });
         return;
     }
   };

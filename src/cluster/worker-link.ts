@@ -1,17 +1,22 @@
 // An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): its writes go there to be
 // committed (shared-writer engines), its feed readers hear there of placed events, its GET /metrics answers
-// with the whole server's metrics gathered there, and a retry asked of it wakes the primary's dispatcher.
+// with the whole server's metrics gathered there, a retry asked of it wakes the primary's dispatcher, and its
+// rate limits count there.
 import type { Dispatcher } from '../webhooks/dispatcher.js';
 import type { SharedWriter } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import { encodeItems } from '../storage/writer-wire.js';
 import type { WriteResult } from '../plants/plant.js';
+import type { CountedFailure } from '../auth/failure-throttle.js';
+import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
 /** Least time between two dispatcher wakes sent to the primary (its own commits wake it too). */
 const WAKE_GAP_MS = 20;
 /** How long GET /metrics waits for the primary's answer. */
 const SCRAPE_TIMEOUT_MS = 5_000;
+/** How long a limit's count waits for the primary before this worker counts alone. */
+const LIMITS_TIMEOUT_MS = 1_000;
 
 export interface WorkerLink {
   /** Commits through the primary (shared-writer engines). */
@@ -22,6 +27,8 @@ export interface WorkerLink {
   scrape(): Promise<string>;
   /** What this worker answers when the primary collects metrics. */
   collectWith(collect: () => Promise<MetricsJson>): void;
+  /** The failure throttle's and the per-token rate limit's counts, kept by the primary (limits/shared-limits.ts). */
+  readonly limits: LimitsChannel;
 }
 
 type Channel = Pick<NodeJS.Process, 'on' | 'send' | 'connected'>;
@@ -31,6 +38,7 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
   const commits = new Map<number, { resolve: (r: WriteResult[]) => void; reject: (e: unknown) => void }>();
   const scrapes = new Map<number, (text: string | null) => void>();
   const placed = new Set<() => void>();
+  const limitAnswers = new Map<number, (answer: CountedFailure | TokenCounts | null) => void>();
   let collect: (() => Promise<MetricsJson>) | undefined;
   let wakeTimer: NodeJS.Timeout | undefined;
   let wakeAgain = false;
@@ -73,8 +81,27 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
         scrapes.get(msg.id)?.(msg.text);
         scrapes.delete(msg.id);
         return;
+      case 'auth-failure-counted':
+        limitAnswers.get(msg.id)?.(msg.counted);
+        return;
+      case 'token-counts':
+        limitAnswers.get(msg.id)?.(msg.counts);
+        return;
     }
   });
+  /** One question about the limits; null when it cannot go or no answer comes in time. */
+  const askLimits = <T extends CountedFailure | TokenCounts>(msg: WorkerMessage & { id: number }): Promise<T | null> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => answer(null), LIMITS_TIMEOUT_MS);
+      timer.unref();
+      const answer = (value: CountedFailure | TokenCounts | null) => {
+        clearTimeout(timer);
+        limitAnswers.delete(msg.id);
+        resolve(value as T | null);
+      };
+      limitAnswers.set(msg.id, answer);
+      if (!send(msg)) answer(null);
+    });
   return {
     writer: {
       commit(items) {
@@ -134,6 +161,10 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
     },
     collectWith(fn) {
       collect = fn;
+    },
+    limits: {
+      countFailure: (key) => askLimits<CountedFailure>({ plantStore: 'auth-failure', id: ++seq, key }),
+      reportHits: (hits) => askLimits<TokenCounts>({ plantStore: 'token-hits', id: ++seq, hits }),
     },
   };
 }

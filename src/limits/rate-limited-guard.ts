@@ -1,11 +1,10 @@
 // The security hook of an operation: runs the bearer guard, and reads its result for the rate limits (the
-// per-address failure throttle's 429 gains its RateLimit fields; an authenticated request counts against its
-// token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
+// per-address failure throttle's 429 gains its RateLimit fields from the guard's refusal; an authenticated
+// request counts against its token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthFailureReason, BearerGuard } from '../auth/bearer-guard.js';
-import { failureKey } from '../auth/failure-throttle.js';
 import { AppError } from '../errors.js';
-import { rateLimitHeaders, type FixedWindowLimiter } from './fixed-window.js';
+import { rateLimitHeaders, type WindowState } from './fixed-window.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,17 +15,23 @@ declare module 'fastify' {
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/**
+ * Counts requests per key: fixed-window.ts's limiter, or a worker's share of a multi-process server's count
+ * (shared-limits.ts), which answers with a promise only while it waits for the primary.
+ */
+export interface RequestCounter {
+  hit(key: string): (WindowState & { allowed: boolean }) | Promise<WindowState & { allowed: boolean }>;
+}
+
 export interface RateLimits {
-  /** The counter behind the per-address failure throttle (policy "auth-failures"). */
-  failures: FixedWindowLimiter;
   /** Requests per token and window; undefined when RATE_LIMIT=off. */
-  perToken?: FixedWindowLimiter;
+  perToken?: RequestCounter;
   /** Told the reason of every refusal (metrics). */
   onFailure?: (reason: AuthFailureReason) => void;
 }
 
 export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
-  const { failures, perToken, onFailure } = limits;
+  const { perToken, onFailure } = limits;
   return async function rateLimited(request, reply) {
     const result = await guard(request);
     if (!result.ok) {
@@ -37,13 +42,14 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
           // An observer never changes the answer.
         }
       }
-      const headers = result.reason === 'throttled' ? { ...rateLimitHeaders('auth-failures', failures.peek(failureKey(request.ip))), ...result.headers } : result.headers;
+      const headers = result.window ? { ...rateLimitHeaders('auth-failures', result.window), ...result.headers } : result.headers;
       throw new AppError(result.code, result.message, { headers });
     }
     const tokenId = result.token.id;
     request.tokenId = tokenId;
     if (!perToken) return;
-    const state = perToken.hit(tokenId);
+    let state = perToken.hit(tokenId);
+    if (state instanceof Promise) state = await state;
     const headers = rateLimitHeaders('token', state);
     if (!state.allowed) throw new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } });
     // On every answer to this request, success or error, so clients can pace themselves before a 429.
