@@ -2,12 +2,14 @@
 // place, the primary, so that each holds for the whole service whatever the number of workers.
 //
 // Failures are rare: each one is counted in the primary, and its answer decides between 401 and 429.
-// Requests are not: a worker admits a token's request on what it knows of the token's count, with no
-// round trip, and reports what it admitted in batches (at most every FLUSH_MS, one report in flight); the
-// primary adds the reports up and answers with each token's count and window. A worker may run ahead of
-// what the primary confirmed by at most `slack` requests per token; past that, the request waits for the
-// primary's next answer. So the limit is exceeded by at most about one slack per worker and window: 1% of
-// the limit, or WORKERS requests when that is more (docs/deployment.md).
+// Requests are not: a worker admits a token's request on what it knows of the token's count, with no round
+// trip, and reports what it admitted in batches (after at most FLUSH_MS, one report in flight at a time); the
+// primary adds the reports up and answers with each token's count and window. A worker may run ahead of what
+// the primary confirmed by at most `slack` requests per token; past that, the request waits for the primary's
+// next answer. Once the whole service passed the limit, each worker learns it within two answers, so at most
+// 2 x WORKERS x slack more are admitted in a window: 1% of the limit, or 2 x WORKERS requests when that is
+// more (docs/deployment.md). Refusals are never early: what a worker knows of the count is never above what
+// the service admitted (reports that reach the primary just after a window ended count in the next one).
 import type { CountedFailure } from '../auth/failure-throttle.js';
 import { systemClock, type Clock } from '../clock.js';
 import { createFixedWindowLimiter, type WindowState } from './fixed-window.js';
@@ -86,7 +88,7 @@ interface TokenEntry {
 
 /** `slack`: the requests per token a worker may admit beyond what the primary has confirmed. */
 export function slackFor(limit: number, workers: number): number {
-  return Math.max(1, Math.floor(limit / (100 * workers)));
+  return Math.max(1, Math.floor(limit / (200 * workers)));
 }
 
 /** A worker's per-token limiter of a multi-process server. */
