@@ -3,7 +3,7 @@
 //
 // Failures are rare: each one is counted in the primary, and its answer decides between 401 and 429.
 // Requests are not: a worker admits a token's request on what it knows of the token's count, with no round
-// trip, and reports what it admitted in batches (after at most FLUSH_MS, one report in flight at a time); the
+// trip, and reports what it admitted in batches (within FLUSH_MS, one report in flight at a time); the
 // primary adds the reports up and answers with each token's count and window. A worker may run ahead of what
 // the primary confirmed by at most `slack` requests per token; past that, the request waits for the primary's
 // next answer. Once the whole service passed the limit, each worker learns it within two answers, so at most
@@ -26,8 +26,11 @@ export interface LimitsChannel {
   reportHits(hits: TokenHits): Promise<TokenCounts | null>;
 }
 
-/** Least time between two reports of a worker; a request waiting on its slack sends one at once. */
-const FLUSH_MS = 5;
+/**
+ * How long a worker's admissions wait to be reported: each report costs both processes a message, and few
+ * tokens are near their limit. A token half-way through its slack, or a request waiting on it, sends one at once.
+ */
+const FLUSH_MS = 100;
 const MAX_KEYS = 10_000;
 
 /** The primary's counts: what every worker asks and reports. */
@@ -106,6 +109,8 @@ export function createSharedRequestCounter(options: {
   const unsentKeys = new Set<string>();
   const waiting: (() => void)[] = [];
   let inFlight = false;
+  /** A report was asked for at once while one was in flight. */
+  let urgent = false;
   let timer: NodeJS.Timeout | undefined;
 
   function entry(key: string, t: number): TokenEntry {
@@ -158,15 +163,22 @@ export function createSharedRequestCounter(options: {
           e.sent = 0;
         }
       }
-      const woken = waiting.splice(0);
-      for (const wake of woken) wake();
-      if (unsentKeys.size > 0) schedule(waiting.length > 0);
+      const again = urgent;
+      urgent = false;
+      // Each re-counts; one still past its slack waits again and sends the next report at once.
+      for (const wake of waiting.splice(0)) wake();
+      if (unsentKeys.size > 0) schedule(again);
     });
   }
 
+  /** A report at once (`now`) or within FLUSH_MS; one in flight is followed by the next when it is answered. */
   function schedule(now: boolean): void {
+    if (inFlight) {
+      if (now) urgent = true;
+      return;
+    }
     if (now) return flush();
-    if (timer || inFlight) return;
+    if (timer) return;
     timer = setTimeout(flush, FLUSH_MS);
     timer.unref();
   }
@@ -186,12 +198,12 @@ export function createSharedRequestCounter(options: {
       // round trip per slack, or a worker that has not heard of the token's window yet).
       return new Promise<Counted>((resolve) => {
         waiting.push(() => resolve(hit(key)));
-        if (!inFlight) flush();
+        schedule(true);
       });
     }
-    e.unsent++;
-    unsentKeys.add(key);
-    schedule(false);
+    // Once per key and report: a second hash lookup on every request costs more.
+    if (e.unsent++ === 0) unsentKeys.add(key);
+    schedule(2 * (e.sent + e.unsent) >= slack);
     return state(e, t, true);
   }
 
