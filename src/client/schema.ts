@@ -89,10 +89,10 @@ export interface paths {
          * Changes some of a plant's fields (JSON Merge Patch).
          * @description An RFC 7396 merge patch, sent as `Content-Type: application/merge-patch+json` (any other type is
          *     415): `{"name": "x"}` renames the plant, `{"tag": "y"}` sets its tag, `{"tag": null}` removes it.
-         *     `name` cannot be removed (`{"name": null}` is 400); an `id` member must be the path's. Members the
-         *     schema does not name are 400, so a misspelt field is never silently ignored. An absent plant is 404.
-         *     A `name` or `tag` longer than 256 characters is 400 naming it, in the patch or in the plant the patch
-         *     would make (a plant stored before the limit keeps its long field until a patch or `PUT` replaces it).
+         *     `name` cannot be removed (`{"name": null}` is 400); an `id` member must be the path's. A member the
+         *     schema does not name is 400 naming it, so a misspelt field is never silently ignored. An absent plant
+         *     is 404. A `name` or `tag` longer than 256 characters is 400 naming it, in the patch or in the plant the
+         *     patch would make (a plant stored before the limit keeps its long field until a patch or `PUT` replaces it).
          *
          *     Conditional like `PUT` (`If-Match`, 412, 428). Without `If-Match`, the patch is applied to the plant
          *     as it is when the write commits.
@@ -1259,14 +1259,13 @@ export interface components {
          */
         PlantId: bigint;
         /**
-         * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
-         *     version is one of them (strong comparison: weak tags never match); otherwise 412.
-         * @example "42"
+         * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
+         *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
          */
         IfMatch: string;
         /**
-         * @description Entity tags from `ETag` (a list, comma-separated), or `*`; when the plant's matches, 304.
-         * @example "42"
+         * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
+         *     with no body.
          */
         IfNoneMatch: string;
         /**
@@ -1503,8 +1502,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`; when the plant's matches, 304.
-                 * @example "42"
+                 * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
+                 *     with no body.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1563,9 +1562,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
-                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
-                 * @example "42"
+                 * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -1631,9 +1629,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
-                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
-                 * @example "42"
+                 * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -1675,9 +1672,8 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Entity tags from `ETag` (a list, comma-separated), or `*`. The write happens only while the plant's
-                 *     version is one of them (strong comparison: weak tags never match); otherwise 412.
-                 * @example "42"
+                 * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };

@@ -160,10 +160,10 @@ export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: str
   const wrapped = ((data: Record<string, unknown>) => {
     for (const key of integers) readDecimalInteger(data, key);
     if (!validate(data)) {
-      // An unknown query parameter's message lists the ones the operation takes.
-      wrapped.errors = query
-        ? validate.errors?.map((e) => (e.keyword === 'additionalProperties' ? { ...e, params: { ...e.params, known: Object.keys(properties) } } : e))
-        : validate.errors;
+      // An unknown query parameter's or body member's message lists the ones the operation takes.
+      wrapped.errors = validate.errors?.map((e) =>
+        e.keyword === 'additionalProperties' && e.instancePath === '' ? { ...e, params: { ...e.params, known: Object.keys(properties) } } : e,
+      );
       return false;
     }
     if (decode) {

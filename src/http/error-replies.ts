@@ -52,6 +52,11 @@ export function validationMessage(context: string, errors: AjvError[]): string {
     return `Unknown query parameter '${String(e.params.additionalProperty)}': ${takes}.`;
   }
   if (e.keyword === 'maxLength') return `${where} ${tooLongText(Number(e.params.limit))}.`;
+  if (e.keyword === 'additionalProperties') {
+    const known = e.params.known as string[] | undefined;
+    const member = `Unknown member '${String(e.params.additionalProperty)}' in ${e.instancePath === '' && context === 'body' ? 'the body' : where}`;
+    return known ? `${member}: this operation takes ${known.join(', ')}.` : `${member}.`;
+  }
   if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
   return `${where} ${e.message ?? 'is not valid'}.`;
 }

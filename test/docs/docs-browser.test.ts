@@ -48,6 +48,10 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   assert.equal(await page.locator('#swagger-ui input[type=text]:not(.parameters *):not(.modal-ux *)').count(), 0, 'no box to load another document');
   assert.equal(await page.locator('link[rel=icon]').getAttribute('type'), 'image/svg+xml');
 
+  // The webhooks section is about every plant event, not newPlant alone.
+  const webhooksTag = await page.locator('#operations-tag-webhooks').innerText();
+  for (const event of ['newPlant', 'plantUpdated', 'plantDeleted']) assert.match(webhooksTag, new RegExp(event), `the webhooks section's title: ${webhooksTag}`);
+
   // Authorize with a token that has plants:read and plants:write.
   await page.locator('.btn.authorize').first().click();
   await page.locator('.modal-ux input').first().fill(s.token.all);
@@ -73,6 +77,8 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   // The id sent as a path parameter, and the answer shown as the service wrote it.
   const get = page.locator('#operations-plants-getPlant');
   await get.locator('.opblock-summary').click();
+  // Nothing fills If-None-Match in: a pre-filled tag would make Try-it-out answer 304 with no body.
+  assert.equal(await get.locator('tr[data-param-name="If-None-Match"] input').inputValue(), '', 'If-None-Match is pre-filled');
   const one = await execute(page, get, () => get.locator('tr[data-param-name="id"] input').fill(PLANT_ID), `/plants/${PLANT_ID}`);
   assert.equal(one.status, '200', `GET /plants/${PLANT_ID} from the page: ${one.status} ${one.body}`);
   assert.match(one.body, new RegExp(`"id": ${PLANT_ID},`), `the page shows the id as the service wrote it: ${one.body}`);

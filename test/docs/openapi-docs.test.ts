@@ -148,3 +148,11 @@ test('the /docs page policy allows only the service itself and does not upgrade 
     }
   }
 });
+
+test('the conditional headers carry no example, which the docs page would fill in (If-None-Match "42" answers 304 with no body)', () => {
+  const parameters = REPO_DOCUMENT.components.parameters as Record<string, { name: string; example?: unknown; examples?: unknown; schema?: Doc }>;
+  for (const name of ['IfMatch', 'IfNoneMatch']) {
+    const { example, examples, schema } = parameters[name]!;
+    assert.deepEqual([example, examples, schema?.example, schema?.examples, schema?.default], [undefined, undefined, undefined, undefined, undefined], name);
+  }
+});
