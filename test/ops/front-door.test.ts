@@ -44,6 +44,11 @@ test('GET / answers a small JSON whose links lead to the docs page, the document
   assert.equal(document.status, 200);
   assert.equal(((await document.json()) as { openapi: string }).openapi.slice(0, 2), '3.');
   assert.equal((await fetch(`${s.url}${body.links.health}`)).status, 200);
+  // The README names exactly these links.
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const sentence = /`GET \/` links to ([\s\S]*?)\.(?:\s|$)/.exec(readme)?.[1];
+  assert.ok(sentence, 'the README no longer says what GET / links to');
+  assert.deepEqual([...sentence.matchAll(/`([^`]+)`/g)].map((m) => m[1]).sort(), Object.values(body.links).sort(), `the README: ${sentence}`);
 });
 
 test('serve logs the URL of the docs page when it starts listening, and that URL answers', async (t) => {
