@@ -8,6 +8,10 @@ import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 
+/** The start-up warning without WEBHOOK_SECRET_KEYS (the README quotes it). */
+export const SECRETS_IN_CLEAR_WARNING =
+  'WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear. To encrypt them, give the server and the CLI the same key: WEBHOOK_SECRET_KEYS=$(openssl rand -base64 32)';
+
 /**
  * Opens the store and brings it up to date, logging what that changed. The process that owns the service
  * (alone, or the primary of several) encrypts again every webhook secret not under the first key, and refuses
@@ -23,8 +27,8 @@ export async function openServiceStore(
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
   if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');
-  // A worker of a multi-process server opens what its primary opened and reported.
-  if (!secrets.encrypted && !sharedWriter) logger.warn('WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear');
+  // Said once, by the process that owns the service (a worker opens what its primary opened), with the fix.
+  if (!secrets.encrypted && reseal) logger.warn(SECRETS_IN_CLEAR_WARNING);
   return store;
 }
 

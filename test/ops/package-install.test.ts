@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
-import { cleanEnv, databaseWithToken } from './support.js';
+import { badEnginePackages, cleanEnv, databaseWithToken, npmOnNode20 } from './support.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
@@ -24,18 +24,22 @@ function npm(args: string[], cwd: string): string {
   return r.stdout;
 }
 
-let installed: Promise<string> | undefined;
+let installed: Promise<{ folder: string; warnings: string }> | undefined;
 
-/** An empty folder with the packed tarball installed by `npm install --omit=dev`, made once per test file. */
-function installTarball(): Promise<string> {
+/**
+ * An empty folder with the packed tarball installed by `npm install --omit=dev`, made once per test file, and
+ * what npm warned. npm runs on Node.js 20, as where the service's own Node.js 24 comes only with the package.
+ */
+function installTarball(): Promise<{ folder: string; warnings: string }> {
   installed ??= (async () => {
     const work = mkdtempSync(join(tmpdir(), 'plant-store-pack-'));
     process.once('exit', () => rmSync(work, { recursive: true, force: true }));
     const tarball = npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', work], ROOT).trim().split('\n').at(-1)!;
     const folder = join(work, 'install');
     spawnSync('mkdir', [folder]);
-    npm(['install', '--omit=dev', '--no-audit', '--no-fund', join(work, tarball)], folder);
-    return folder;
+    const r = npmOnNode20(['install', '--omit=dev', '--no-audit', '--no-fund', join(work, tarball)], folder);
+    assert.equal(r.status, 0, `npm install failed:\n${r.stdout}\n${r.stderr}`);
+    return { folder, warnings: r.stderr };
   })();
   return installed;
 }
@@ -73,7 +77,15 @@ function processesIn(dir: string): number[] {
 }
 
 test('npm pack, then npm install --omit=dev of the tarball in an empty folder: no development tool, a working npx plant-store serve', async (t) => {
-  const folder = await installTarball();
+  const { folder, warnings } = await installTarball();
+  // npm warned exactly what docs/deployment.md prepares a reader for, and nothing else.
+  const page = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+  const names = (item: RegExp) => [...(item.exec(page)?.[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+  assert.deepEqual(badEnginePackages(warnings), names(/^- `EBADENGINE` for ([^:]+):/m), warnings);
+  const scripts = [...warnings.matchAll(/^npm warn install-scripts +(\S+)@[^@\s]+ \(/gm)].map((m) => m[1]!).sort();
+  assert.deepEqual(scripts, names(/^- `install scripts not yet covered by allowScripts` for ([^:]+):/m), warnings);
+  const other = warnings.split('\n').filter((l) => l.startsWith('npm warn') && !/^npm warn (EBADENGINE|install-scripts)\b/.test(l));
+  assert.deepEqual(other, [], warnings);
   for (const dev of Object.keys(PACKAGE.devDependencies)) {
     assert.equal(existsSync(join(folder, 'node_modules', dev)), false, `${dev}, a development dependency, was installed`);
   }
@@ -98,7 +110,7 @@ test("docs/deployment.md's production command, run as written and sent SIGTERM m
   const page = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
   const command = /<!-- production-command -->\n```sh\n(.+)\n```/.exec(page)?.[1];
   assert.ok(command, 'docs/deployment.md has no production command block');
-  const folder = await installTarball();
+  const { folder } = await installTarball();
   const { databaseUrl, token } = await databaseWithToken(t);
 
   const proc = spawn('sh', ['-c', command], { cwd: folder, env: cleanEnv({ PORT: '0', DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false' }), detached: true });

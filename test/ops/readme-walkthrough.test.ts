@@ -90,6 +90,30 @@ test(`the README's curl walk-through, run as written against a real server (${TE
     const text = raw.startsWith('HTTP/') ? raw.slice(raw.indexOf('\r\n\r\n') + 4) : raw;
     assert.deepEqual(parseExact(Buffer.from(text, 'latin1').toString('utf8')), parseExact(step.body), `step ${i + 1} body: ${step.command}`);
   });
+  // Started without WEBHOOK_SECRET_KEYS, the service logs the warning the README quotes, once (not per worker).
+  const warnings = server.stdout().split('\n').filter((l) => l.includes('WEBHOOK_SECRET_KEYS is not set'));
+  assert.deepEqual(warnings.map((l) => (JSON.parse(l) as { msg: string }).msg), [readmeWarning()], server.stdout());
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0);
+});
+
+/** The start-up warning the README quotes: the block after "Every start also logs this warning". */
+function readmeWarning(): string {
+  const warning = /Every start also logs this warning[^\n]*\n\n```\n(.+)\n```/.exec(README)?.[1];
+  assert.ok(warning, 'the README no longer quotes the WEBHOOK_SECRET_KEYS warning');
+  return warning;
+}
+
+test("the README's command for WEBHOOK_SECRET_KEYS, run as written, makes a key the service takes", (t) => {
+  const line = README.split('\n').find((l) => /^export WEBHOOK_SECRET_KEYS=.*openssl rand -base64 32/.test(l));
+  assert.ok(line, 'the README gives no command that makes a key');
+  assert.match(readmeWarning(), /openssl rand -base64 32/, 'the warning names the fix');
+  const run = spawnSync('sh', ['-c', `set -e; ${line}\nexec "$PLANT_STORE_NODE" "$PLANT_STORE_BIN" config`], {
+    cwd: tempDir(t),
+    env: cleanEnv({ PLANT_STORE_NODE: process.execPath, PLANT_STORE_BIN: BIN }),
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /^WEBHOOK_SECRET_KEYS=key:[A-Za-z0-9_-]{8}$/m, run.stdout);
 });
