@@ -8,8 +8,8 @@ import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 
-/** The start-up warning without WEBHOOK_SECRET_KEYS (the README quotes it). */
-export const SECRETS_IN_CLEAR_WARNING =
+/** The start-up warning without WEBHOOK_SECRET_KEYS, with the fix (the README quotes it). */
+const SECRETS_IN_CLEAR_WARNING =
   'WEBHOOK_SECRET_KEYS is not set: webhook signing secrets are stored in clear. To encrypt them, give the server and the CLI the same key: WEBHOOK_SECRET_KEYS=$(openssl rand -base64 32)';
 
 /**
@@ -27,7 +27,7 @@ export async function openServiceStore(
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
   if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');
-  // Said once, by the process that owns the service (a worker opens what its primary opened), with the fix.
+  // Said once, by the process that owns the service: a worker opens what its primary opened.
   if (!secrets.encrypted && reseal) logger.warn(SECRETS_IN_CLEAR_WARNING);
   return store;
 }
