@@ -83,8 +83,8 @@ test('POST /plants with a valid NewPlant', async (t) => {
     assert.deepEqual(await storedPlant(s.store, 8n), { id: 8n, name, tag });
   });
 
-  await t.test('a long name (100 000 characters) is stored whole', async () => {
-    const name = 'n'.repeat(100_000);
+  await t.test('the longest name (256 characters, maxLength) is stored whole', async () => {
+    const name = 'n'.repeat(256);
     const { data, response } = await client.POST('/plants', { body: { id: 9n, name } });
     assert.equal(response.status, 200);
     assert.equal(data?.name, name);

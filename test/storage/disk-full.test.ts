@@ -34,7 +34,8 @@ function smallFilesystem(): { dir: string; unmount: () => void } | string {
   };
 }
 
-const NAME = 'x'.repeat(3_000);
+/** The longest name a plant may have (maxLength 256), so each write takes as much room as one can. */
+const NAME = 'x'.repeat(256);
 
 test('disk full: 503s, no crash, nothing acknowledged lost, integrity ok, recovery without restart', async (t) => {
   const fs = smallFilesystem();
