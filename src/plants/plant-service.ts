@@ -1,7 +1,7 @@
 // Plant rules above the store: what a valid plant is beyond its schema, what an existing id means for a
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
-import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
+import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
 import type { EventType } from '../webhooks/events.js';
 
 /**
@@ -10,11 +10,7 @@ import type { EventType } from '../webhooks/events.js';
  */
 export type Precondition = undefined | '*' | { versions: bigint[] };
 
-/** An RFC 7396 merge patch of a plant, as validated: a member absent is left alone, a null tag removes it. */
-export interface PlantPatch {
-  name?: string;
-  tag?: string | null;
-}
+export type { PlantPatch } from './plant.js';
 
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
@@ -41,9 +37,6 @@ export interface PlantServiceOptions {
   /** Updates and deletes without If-Match are refused with 428. */
   requireIfMatch?: boolean;
 }
-
-/** A patch without If-Match is applied to the plant read just before; when another write commits in between, it is read again. */
-const PATCH_ATTEMPTS = 8;
 
 export function createPlantService(store: PlantStore, options: PlantServiceOptions = {}): PlantService {
   const maxPending = options.maxPendingWrites ?? 0;
@@ -138,26 +131,15 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     async patch(id, patch, precondition) {
       required(precondition);
       wellFormed(patch);
-      for (let attempt = 1; ; attempt++) {
-        const current = await store.getPlant(id);
-        if (!current) throw notFound(id);
-        if (precondition !== undefined && precondition !== '*' && !precondition.versions.includes(current.version)) throw mismatch(id);
-        const next = merged(current, patch);
-        if (next.name === current.name && next.tag === current.tag) return current;
+      // Merged in the write's transaction with the plant as committed (plant.ts decidePatch), If-Match too.
+      const ifVersions = precondition === undefined || precondition === '*' ? undefined : precondition.versions;
+      const outcome = await admitted(() => store.patchPlant(id, patch, ifVersions));
+      if (outcome.kind === 'too-long') {
         // The patch itself was checked; a field it leaves alone may be one stored before the limit.
-        const tooLong = fieldTooLong(next);
-        if (tooLong !== undefined) {
-          throw new AppError('BODY_INVALID', `The patched plant's ${tooLong.rule}; its stored ${tooLong.field} is longer (it was stored before the limit): send a new ${tooLong.field} in the patch.`);
-        }
-        const outcome = await admitted(() => store.replacePlant(next, current.version));
-        if (outcome.kind === 'changed') changed('plantUpdated');
-        // Another write committed between the read and this one: with If-Match the client's tag is now stale;
-        // without it the patch applies to the newer plant.
-        if (outcome.kind !== 'version-mismatch' || (precondition !== undefined && precondition !== '*')) return settled(id, outcome);
-        if (attempt === PATCH_ATTEMPTS) {
-          throw new AppError('OVERLOADED', `Plant ${id} changed under ${PATCH_ATTEMPTS} attempts to patch it; nothing was changed. Retry after Retry-After seconds.`);
-        }
+        throw new AppError('BODY_INVALID', `The patched plant's ${outcome.rule}; its stored ${outcome.field} is longer (it was stored before the limit): send a new ${outcome.field} in the patch.`);
       }
+      if (outcome.kind === 'changed') changed('plantUpdated');
+      return settled(id, outcome);
     },
 
     async remove(id, precondition) {
@@ -168,13 +150,6 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       settled(id, outcome);
     },
   };
-}
-
-/** The plant a merge patch makes of `current` (RFC 7396: absent members stay, null removes). */
-function merged(current: PlantRecord, patch: PlantPatch): PlantRecord {
-  const name = patch.name ?? current.name;
-  const tag = patch.tag === undefined ? current.tag : patch.tag ?? undefined;
-  return tag === undefined ? { id: current.id, name } : { id: current.id, name, tag };
 }
 
 /**

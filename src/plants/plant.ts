@@ -91,16 +91,71 @@ export function decideChange(result: WriteResult, ifVersion: bigint | undefined)
   return { kind: 'unchanged', plant: result.row };
 }
 
+/** An RFC 7396 merge patch of a plant, as validated: a member absent is left alone, a null tag removes it. */
+export interface PlantPatch {
+  name?: string;
+  tag?: string | null;
+}
+
+/** What a merge patch does to the plant as it is at its commit (decidePatch). */
+export type PatchDecision =
+  | { kind: 'write'; plant: PlantRecord }
+  | { kind: 'unchanged'; plant: VersionedPlant }
+  | { kind: 'not-found' }
+  | { kind: 'version-mismatch'; current: VersionedPlant }
+  | { kind: 'too-long'; current: VersionedPlant; field: 'name' | 'tag'; rule: string };
+
+/**
+ * The merge-patch rule (RFC 7396 on a plant), for every engine, decided inside its write transaction against the
+ * row as committed: an absent plant is not found; one without a version `ifVersions` names (when given) is a
+ * mismatch; a patch that leaves name and tag as they are writes nothing and keeps the version; a result with a
+ * field over the length limit (one stored before the limit, left alone by the patch) is refused; anything else
+ * is written. The patch itself was checked before it was sent.
+ */
+export function decidePatch(current: VersionedPlant | undefined, patch: PlantPatch, ifVersions: readonly bigint[] | undefined): PatchDecision {
+  if (current === undefined) return { kind: 'not-found' };
+  if (ifVersions !== undefined && !ifVersions.includes(current.version)) return { kind: 'version-mismatch', current };
+  const name = patch.name ?? current.name;
+  const tag = patch.tag === undefined ? current.tag : patch.tag ?? undefined;
+  if (name === current.name && tag === current.tag) return { kind: 'unchanged', plant: current };
+  const plant: PlantRecord = tag === undefined ? { id: current.id, name } : { id: current.id, name, tag };
+  const tooLong = fieldTooLong(plant);
+  if (tooLong !== undefined) return { kind: 'too-long', current, ...tooLong };
+  return { kind: 'write', plant };
+}
+
+/** What happened to a merge patch: a change outcome, or a result with a field too long (nothing written). */
+export type PatchOutcome = ChangeOutcome | { kind: 'too-long'; field: 'name' | 'tag'; rule: string };
+
+/**
+ * A committed patch's outcome from what the engine reports: a write that happened is the change; one that did
+ * not is decided again, by the same rule, on the row the engine found at the commit.
+ */
+export function patchOutcome(result: WriteResult, patch: PlantPatch, ifVersions: readonly bigint[] | undefined): PatchOutcome {
+  if (result.wrote) return { kind: 'changed', plant: result.row! };
+  const decision = decidePatch(result.row, patch, ifVersions);
+  switch (decision.kind) {
+    case 'write':
+      throw new Error(`patch of plant ${result.row!.id} was not written although it changes the plant`);
+    case 'too-long':
+      return { kind: 'too-long', field: decision.field, rule: decision.rule };
+    default:
+      return decision;
+  }
+}
+
 /**
  * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
  * `ifVersion` (when given) and differs from `plant`; a delete only when the plant exists and has `ifVersion`.
+ * A patch is merged into the plant as the transaction finds it (decidePatch) and written when that decides so.
  * A write that happens is announced in its transaction: its event (webhooks/events.ts plantEvent, with the new
  * version) is written with one delivery per active subscription that chose the event's type.
  */
 export type PlantWrite =
   | { op: 'create'; plant: PlantRecord }
   | { op: 'replace'; plant: PlantRecord; ifVersion: bigint | undefined }
-  | { op: 'delete'; id: bigint; ifVersion: bigint | undefined };
+  | { op: 'delete'; id: bigint; ifVersion: bigint | undefined }
+  | { op: 'patch'; id: bigint; patch: PlantPatch; ifVersions: readonly bigint[] | undefined };
 
 /** A keyset page request: plants with id > after, in id order, at most limit of them. */
 export interface PlantQuery {
@@ -149,6 +204,12 @@ export interface PlantStore {
    * with its plantDeleted event. A delete takes a new version, like any change: its event carries it.
    */
   deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;
+  /**
+   * Durably applies a merge patch to the plant as it is at the commit (decidePatch's rules, inside the write
+   * transaction: no read before it, no retry), in the group commit, with its plantUpdated event when it changed
+   * the plant. `ifVersions`: the versions the writer allows (If-Match), if any.
+   */
+  patchPlant(id: bigint, patch: PlantPatch, ifVersions?: readonly bigint[]): Promise<PatchOutcome>;
   /** Commits writes as they are, in the group commit, with their events: those another process received (cluster/). */
   commitWrites(items: readonly PlantWrite[]): Promise<WriteResult[]>;
   countPlants(): Promise<number>;

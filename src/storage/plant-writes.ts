@@ -1,6 +1,6 @@
-// The write half of the plant port for every engine: creates, replaces and deletes go through the engine's
+// The write half of the plant port for every engine: creates, replaces, patches and deletes go through the engine's
 // group commit (batcher.ts) and plants/ judges what each write did and found. An engine supplies the batcher.
-import { decideChange, decideCreate, type ChangeOutcome, type CreateOutcome, type PlantRecord, type PlantWrite, type WriteResult } from '../plants/plant.js';
+import { decideChange, decideCreate, patchOutcome, type ChangeOutcome, type CreateOutcome, type PatchOutcome, type PlantPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../plants/plant.js';
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
 import type { CommitObserver } from './store.js';
@@ -21,6 +21,10 @@ export abstract class GroupCommittedPlants {
 
   async deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome> {
     return decideChange(await this.write({ op: 'delete', id, ifVersion }), ifVersion);
+  }
+
+  async patchPlant(id: bigint, patch: PlantPatch, ifVersions?: readonly bigint[]): Promise<PatchOutcome> {
+    return patchOutcome(await this.write({ op: 'patch', id, patch, ifVersions }), patch, ifVersions);
   }
 
   /** Commits writes another process received (cluster/): each joins this process's group commit. */

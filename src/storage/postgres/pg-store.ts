@@ -4,7 +4,7 @@
 // share one database.
 import type pg from 'pg';
 import type { Engine, MigrationResult, Store } from '../store.js';
-import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
+import { decideCreate, decidePatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import { plantEvent, type EventType } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
@@ -45,6 +45,9 @@ const SQL = {
   replacePlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions')
     WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
     RETURNING version`,
+  // A patch merges into the row as this transaction finds it, locked until the commit (plants/ decidePatch).
+  lockPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1 FOR UPDATE',
+  patchPlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions') WHERE id = $1 RETURNING version`,
   // A delete takes a new version too (its event's), above every version the plant had: the row lock it holds
   // orders it after the plant's last update.
   deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2)
@@ -215,7 +218,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
 /**
  * Writes a batch inside the caller's transaction and reports each write (plants/ judges the reports). The
  * creates go first, in one statement: a free id is inserted; a later create of an id created earlier in the
- * batch finds it. Then replaces and deletes, in order. Every write of the batch is still waiting for its
+ * batch finds it. Then replaces, patches and deletes, in order. Every write of the batch is still waiting for its
  * answer, so any order of them is one a client could have seen. Last, the events of the writes that happened,
  * in one statement.
  */
@@ -231,7 +234,22 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     if (item.op === 'create') continue;
-    const id = (item.op === 'delete' ? item.id : item.plant.id).toString();
+    const id = (item.op === 'delete' || item.op === 'patch' ? item.id : item.plant.id).toString();
+    if (item.op === 'patch') {
+      const { rows } = await client.query<PlantRow>(named('lockPlant', [id]));
+      const found = rows[0] && versionedPlantOf(rows[0], pgText);
+      const decision = decidePatch(found, item.patch, item.ifVersions);
+      if (decision.kind !== 'write') {
+        results[i] = { wrote: false, row: found };
+        continue;
+      }
+      const { name, tag } = decision.plant;
+      const updated = await client.query<{ version: string }>(named('patchPlant', [id, toDbText(name), toDbText(tag)]));
+      const version = BigInt(updated.rows[0]!.version);
+      results[i] = { wrote: true, row: { ...decision.plant, version } };
+      happened.push({ type: 'plantUpdated', plant: decision.plant, version });
+      continue;
+    }
     const ifVersion = item.ifVersion?.toString() ?? null;
     if (item.op === 'replace') {
       const { name, tag } = item.plant;

@@ -1,17 +1,18 @@
 // One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken, a
-// replace or a delete writes only under the conditions of PlantWrite, and each write that happens writes its
+// replace or a delete writes only under the conditions of PlantWrite, a patch is merged into the row as this
+// transaction finds it (plants/ decides: decidePatch), and each write that happens writes its
 // event. Each write takes a new version from the store-wide counter (a delete too: its event carries it). For each write it
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
 // (write-worker.ts), or on the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
-import type { PlantRecord, PlantWrite, WriteResult } from '../../plants/plant.js';
+import { decidePatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
 import { plantEvent, type EventType } from '../../webhooks/events.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
 
 /**
  * Per write, two values: whether it wrote, then the row it concerns as its new version alone (a create or
  * replace that wrote: the row is the one asked for), as the stored row (with its version: what a write that
- * did not happen found, or what a delete removed), or null when the id holds no plant.
+ * did not happen found, what a patch stored, or what a delete removed), or null when the id holds no plant.
  */
 export type BatchResults = (boolean | bigint | PlantRow | null)[];
 
@@ -59,6 +60,16 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
           wrote = version;
           announce('plantUpdated', item.plant, version);
         }
+      } else if (item.op === 'patch') {
+        const found = getPlant.get(item.id) as PlantRow | undefined;
+        const decision = decidePatch(found && versionedPlantOf(found), item.patch, item.ifVersions);
+        if (decision.kind === 'write') {
+          const { id, name, tag } = decision.plant;
+          replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: null });
+          // The merged plant, with its new version: what the answer shows.
+          wrote = { id, name, tag: tag ?? null, version };
+          announce('plantUpdated', decision.plant, version);
+        }
       } else {
         wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
         // A delete is a change like any other: its event takes the write's new version, above every version
@@ -68,7 +79,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
       results[2 * i] = wrote !== undefined;
       // A write that did not happen reports what it found; a later write of an id written earlier in the same
       // batch finds that, like any stored row.
-      results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'delete' ? item.id : item.plant.id) as PlantRow | undefined) ?? null);
+      results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'delete' || item.op === 'patch' ? item.id : item.plant.id) as PlantRow | undefined) ?? null);
     }
     if (position !== undefined) setLastPosition.run(position);
     return results;
