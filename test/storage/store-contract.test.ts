@@ -229,6 +229,45 @@ test('replacePlant and deletePlant share the group commit with creates; concurre
   assert.deepEqual((await store.listPlants({ limit: 10 })).map((p) => [p.id, p.name]), [[1n, 'one'], [3n, 'three']]);
 });
 
+test('patchPlant merges at the commit: members set, kept and removed; unchanged keeps the version; If-Match versions, absent plants and over-long results; concurrent patches all apply in turn', async (t) => {
+  const store = await freshStore(t);
+  const v1 = ((await store.createPlant({ id: MAX, name: 'fern', tag: 'green' })) as { version: bigint }).version;
+  const renamed = await store.patchPlant(MAX, { name: 'moss \u0000 🌵' });
+  assert.equal(renamed.kind, 'changed');
+  const v2 = (renamed as { plant: { version: bigint } }).plant.version;
+  assert.ok(v2 > v1);
+  assert.deepEqual(renamed, { kind: 'changed', plant: { id: MAX, name: 'moss \u0000 🌵', tag: 'green', version: v2 } });
+  assert.deepEqual(await store.getPlant(MAX), { id: MAX, name: 'moss \u0000 🌵', tag: 'green', version: v2 });
+  // Setting what is there, or nothing, writes nothing and keeps the version.
+  const same = { kind: 'unchanged', plant: { id: MAX, name: 'moss \u0000 🌵', tag: 'green', version: v2 } };
+  assert.deepEqual(await store.patchPlant(MAX, {}), same);
+  assert.deepEqual(await store.patchPlant(MAX, { tag: 'green' }, [v1, v2]), same);
+  assert.deepEqual(await store.patchPlant(MAX, { tag: null }, [v1]), { kind: 'version-mismatch', current: same.plant });
+  assert.deepEqual(await store.patchPlant(5n, { name: 'x' }), { kind: 'not-found' });
+  const untagged = await store.patchPlant(MAX, { tag: null }, [v1, v2]);
+  assert.deepEqual(unversioned(untagged), { kind: 'changed', plant: { id: MAX, name: 'moss \u0000 🌵' } });
+  // A name stored before the length limit stays until a patch replaces it; a patch that keeps it is refused.
+  await store.createPlant({ id: 6n, name: 'x'.repeat(300) });
+  assert.deepEqual(await store.patchPlant(6n, { tag: 't' }), { kind: 'too-long', field: 'name', rule: 'name must be at most 256 characters long (Unicode code points)' });
+  assert.deepEqual(unversioned(await store.patchPlant(6n, { name: 'short', tag: 't' })), { kind: 'changed', plant: { id: 6n, name: 'short', tag: 't' } });
+  // One turn: a create and the patches of its plant share commits, each patch merged into what the one before stored.
+  const patchOf = (i: number) => (i % 2 === 0 ? { name: `name ${i}` } : { tag: `tag ${i}` });
+  const [created, ...patched] = await Promise.all([
+    store.createPlant({ id: 7n, name: 'start' }),
+    ...Array.from({ length: 20 }, (_, i) => store.patchPlant(7n, patchOf(i))),
+  ]);
+  assert.equal(created!.kind, 'created');
+  const plants = patched.map((o, i) => ({ i, plant: o.kind === 'changed' ? o.plant : assert.fail(JSON.stringify(o)) }));
+  plants.sort((a, b) => (a.plant.version < b.plant.version ? -1 : 1));
+  assert.equal(new Set(plants.map((p) => p.plant.version)).size, 20);
+  let stored: PlantRecord = { id: 7n, name: 'start' };
+  for (const { i, plant } of plants) {
+    stored = { ...stored, ...patchOf(i) };
+    assert.deepEqual(unversioned(plant), stored, `patch ${i}`);
+  }
+  assert.deepEqual(await store.getPlant(7n), plants.at(-1)!.plant);
+});
+
 test('tokens: insert, findTokenByHash, list in creation order (ties in insertion order), revoke once (twice is false), touchTokens keeps the latest use', async (t) => {
   const store = await freshStore(t);
   const base = Date.UTC(2026, 0, 1);
