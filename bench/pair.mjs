@@ -9,7 +9,7 @@
 // PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_A_NODE, PAIR_B_NODE
 // (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
 // PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win), PAIR_ENDPOINT (post,
-// get or list; get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
+// get, list or patch (a merge patch of a seeded plant's name); get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
 // (webhook subscriptions to every event made on that side before the run, each to its own URL on a receiver
 // that accepts and never answers, so their deliveries are made and stay pending; the side also needs
 // PAIR_X_ENV="WEBHOOK_ALLOWED_HOSTS=127.0.0.1 WEBHOOK_MAX_SUBSCRIPTIONS=1000 WEBHOOK_TIMEOUT_MS=600000"). A checkout of another commit for
@@ -36,7 +36,7 @@ const conns = Number(env.PAIR_CONNS ?? 100);
 const seconds = Number(env.PAIR_SECONDS ?? 6);
 const reps = Number(env.PAIR_REPS ?? 5);
 const CONNECT_PAUSE_MS = 300;
-if (!['post', 'get', 'list'].includes(endpoint)) throw new Error(`PAIR_ENDPOINT: post, get or list, not ${endpoint}`);
+if (!['post', 'get', 'list', 'patch'].includes(endpoint)) throw new Error(`PAIR_ENDPOINT: post, get, list or patch, not ${endpoint}`);
 
 const settings = (spec = '') =>
   Object.fromEntries(spec.split(/\s+/).filter(Boolean).map((kv) => {
