@@ -148,6 +148,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
+  let refusalLogged = false;
   // Requests waiting on the events feed answer at once when a shutdown begins.
   app.decorate('drain', () => {
     closing = true;
@@ -161,6 +162,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(securityHeadersFor(request.url)).header('x-request-id', request.id);
     if (closing) {
+      // Expected while draining, so not an error: one line per process says so, each refusal has its access line.
+      if (!refusalLogged) logger.info('shutting down: requests that arrive now are refused with 503');
+      refusalLogged = true;
       reply.header('connection', 'close');
       done(new AppError('SHUTTING_DOWN'));
       return;

@@ -5,7 +5,7 @@ import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger } from './logger.js';
 import { createTokenService } from './auth/token-service.js';
@@ -23,13 +23,52 @@ export async function serve(config: Config): Promise<number> {
     try {
       return await serveHttp(config, logger.child({ worker: cluster.worker!.id }), createWorkerLink());
     } finally {
-      // The channel to the primary would keep this process alive.
-      if (process.connected) process.disconnect();
+      // The channel to the primary would keep this process alive. The worker's own disconnect lets it exit with
+      // its exit code; the bare channel's (process.disconnect) makes Node's cluster exit 0, even after a failed start.
+      if (process.connected) cluster.worker!.disconnect();
     }
   }
+  // Before the store is opened or a worker forked: a port in use is said once, by this process, and nothing
+  // else is done.
+  await checkAddress(config);
   const workers = workerCount(config);
   if (workers > 1) return runPrimary(config, logger, workers);
   return serveHttp(config, logger);
+}
+
+/**
+ * Binds PORT on HOST and lets it go: an address that cannot be listened on is one clear line (ConfigError, which
+ * the command prints as it is) before anything else starts. PORT=0 takes any free port, so there is nothing to check.
+ */
+async function checkAddress(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  const probe = new NetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port: config.port, host: config.host }, () => probe.close(() => resolve()));
+  }).catch((err: unknown) => {
+    throw listenFailure(err, config);
+  });
+}
+
+/** Why the service cannot listen, naming the settings to change. */
+function listenFailure(err: unknown, config: Config): Error {
+  const code = (err as { code?: string }).code;
+  const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+  const where = `PORT=${config.port} HOST=${config.host}`;
+  const address = `${host}:${config.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`Cannot listen on ${address} (${where}): the address is already in use by another process. Stop that process, or set PORT to a free port.`);
+    case 'EACCES':
+      return new ConfigError(`Cannot listen on ${address} (${where}): permission denied. A port below 1024 needs privileges; set PORT to 1024 or above.`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigError(`Cannot listen on ${address} (${where}): HOST is not an address of this machine. Set HOST to one of its addresses, or 0.0.0.0 for every IPv4 interface.`);
+    default:
+      return new ConfigError(`Cannot listen on ${address} (${where}): ${String((err as Error).message).replace(/\.$/, '')}.`);
+  }
 }
 
 /** WORKERS, or one per available core; one where the database cannot be shared between processes. */
@@ -64,7 +103,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   } catch (err) {
     await app.close().catch(() => {});
     await store.close();
-    throw err;
+    throw listenFailure(err, config);
   }
   if (!link) {
     const url = announce(config, logger, (app.server.address() as AddressInfo).port, 1);
@@ -115,9 +154,13 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     // Listeners stay installed until the end: a repeated signal must not fall back to the default action,
     // which kills the process mid-shutdown. That is common: Ctrl-C under `npm start` delivers SIGINT twice
     // (from the terminal and forwarded by npm). The shutdown timeout already bounds the wait.
+    let toldAgain = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
-        logger.warn({ signal }, 'already shutting down; waiting for in-flight requests');
+        // Said once, and not by a worker: a signal to the process group (Ctrl-C, systemd's stop) reaches each
+        // worker twice, directly and forwarded by the primary.
+        if (!link && !toldAgain) logger.info({ signal }, 'already shutting down; waiting for in-flight requests');
+        toldAgain = true;
         return;
       }
       void stop(signal);

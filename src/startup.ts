@@ -1,12 +1,13 @@
 // What every serving process does on the way up, whether it serves alone or as the primary of several:
 // open the store (migrations, secrets at rest) and report it, and make the first token on an empty store.
 import type { Logger } from 'pino';
-import { describeConfig, type Config } from './config.js';
+import { ConfigError, describeConfig, maskUrl, type Config } from './config.js';
 import { VERSION } from './health/version.js';
 import type { TokenService } from './auth/token-service.js';
 import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
+import { StorePathError } from './storage/errors.js';
 
 /** The start-up warning without WEBHOOK_SECRET_KEYS, with the fix (the README quotes it). */
 const SECRETS_IN_CLEAR_WARNING =
@@ -23,7 +24,10 @@ export async function openServiceStore(
   engine: { sharedWriter?: SharedWriter; commitOnThisThread?: boolean; reseal?: boolean } = {},
 ): Promise<Store> {
   const { sharedWriter, reseal = true, ...rest } = engine;
-  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter, ...rest, resealSecrets: reseal });
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter, ...rest, resealSecrets: reseal }).catch((err: unknown) => {
+    if (!(err instanceof StorePathError)) throw err;
+    throw new ConfigError(`DATABASE_URL=${maskUrl(config.databaseUrl)} cannot be used: ${err.message}. Set DATABASE_URL to a file in a folder this user can create and write.`);
+  });
   const applied = migrations.filter((m) => m.status === 'applied').map((m) => m.version);
   if (applied.length > 0) logger.info({ versions: applied }, 'migrations applied');
   if (secrets.resealed > 0) logger.info({ count: secrets.resealed }, 'webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key');

@@ -21,7 +21,10 @@ import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } 
 
 /** How long a metrics collection waits for each worker's answer. */
 const COLLECT_TIMEOUT_MS = 3_000;
-/** A worker that dies within this long of its start counts as a crash loop: the next start waits longer. */
+/**
+ * A worker that dies within this long of its start counts as a crash loop: the next start in its slot waits
+ * longer, while another worker serves.
+ */
 const QUICK_DEATH_MS = 5_000;
 const MAX_RESTART_DELAY_MS = 10_000;
 
@@ -125,29 +128,37 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
 
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
-  let quickDeaths = 0;
   const restarts = new Set<NodeJS.Timeout>();
+  // Listening workers: while none is, every request is refused.
+  const serving = new Set<Worker>();
   // Replacements listen on the port the first workers got: with PORT=0, a replacement started after every worker
   // died would otherwise get another one (the primary lets the port go with the last worker).
   let forkEnv: Record<string, string> | undefined;
-  const fork = () => {
+  // Each of the WORKERS places has its own back-off: one worker's deaths do not delay another's replacement.
+  const fork = (slot = { quickDeaths: 0 }) => {
     const w = cluster.fork(forkEnv);
     const started = Date.now();
     workers.add(w);
+    w.once('listening', () => serving.add(w));
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
     w.on('message', (msg: unknown) => onMessage(w, msg));
     // Unhandled, an error on the channel to one worker would end the primary and with it every worker.
     w.on('error', (err) => log.warn({ worker: w.id, error: err.message }, 'the channel to a worker failed'));
     w.once('exit', (code, signal) => {
       workers.delete(w);
+      const served = serving.delete(w);
       if (stopping || !listening) return;
-      quickDeaths = Date.now() - started < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
-      const delay = Math.min(MAX_RESTART_DELAY_MS, quickDeaths === 0 ? 0 : 250 * 2 ** quickDeaths);
+      slot.quickDeaths = Date.now() - started < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
+      // With no worker serving, the replacement starts at once: waiting would only refuse requests longer. Not so
+      // for a worker that failed on its own before it listened (a start-up that fails every time must not loop).
+      const startFailed = !served && signal === null;
+      const backOff = serving.size > 0 || startFailed;
+      const delay = !backOff || slot.quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** slot.quickDeaths);
       log.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker exited; starting another');
       // Referenced: with every worker gone, this timer is what keeps the primary (and the service) alive.
       const restart = setTimeout(() => {
         restarts.delete(restart);
-        if (!stopping) fork();
+        if (!stopping) fork(slot);
       }, delay);
       restarts.add(restart);
     });
@@ -176,7 +187,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     for (let i = 0; i < count; i++) fork();
   });
   if ('failed' in outcome) {
-    log.error({ worker: outcome.failed }, 'a worker could not start; stopping');
+    log.error({ exit: outcome.failed }, 'a worker could not start (its reason is on standard error); stopping');
     stopping = true;
     await stopWorkers(workers, config.shutdownTimeoutMs, log);
     await app?.close().catch(() => {});

@@ -159,7 +159,8 @@ export function registerErrorReplies(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError | AppError | StoreUnavailableError, request, reply) => {
     const error = thrown instanceof StoreUnavailableError ? storeFailure(thrown) : thrown;
     if (error instanceof AppError) {
-      if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
+      // A refusal while shutting down is expected: app.ts says it once per process, at info.
+      if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') request.log.error({ err: error.cause ?? error }, error.message);
       return sendError(reply, error.code, error.message, error.headers);
     }
     if (error.validation) {

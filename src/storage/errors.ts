@@ -9,6 +9,11 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** The store cannot be made or opened where its URL says (a folder, a file): a setting to change, not a passing failure. */
+export class StorePathError extends Error {
+  override name = 'StorePathError';
+}
+
 /**
  * The connection broke after COMMIT was sent and before its answer came back (a networked store): the
  * transaction may have committed.

@@ -1,15 +1,15 @@
 // The embedded engine: better-sqlite3 in WAL mode with synchronous=FULL, and group commit so that durability
 // (one fsync per commit) does not cap throughput at one request per fsync. Creates commit on a write worker
 // (its own connection) so their fsync never blocks the event loop; everything else uses this connection.
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../errors.js';
+import { StorePathError, StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, Engine, MigrationResult, SharedWriter, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { createBatchWriter, writeResultsOf } from './plant-batch.js';
+import { makeFolders } from './folders.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
@@ -69,17 +69,21 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
     try {
-      if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+      if (file !== ':memory:') makeFolders(dirname(file));
+    } catch (err) {
+      throw new StorePathError(`cannot create the folder ${dirname(file)} for the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    try {
       this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
     } catch (err) {
-      throw new Error(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+      throw new StorePathError(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
     }
     try {
       // The first read of the file happens here, so a file that is not a database fails here.
       configureConnection(this.db, options.busyTimeoutMs ?? 5_000);
     } catch (err) {
       this.db.close();
-      throw new Error(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
+      throw new StorePathError(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
     this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
     this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn));
