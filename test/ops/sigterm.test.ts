@@ -1,5 +1,6 @@
 // Graceful shutdown of the real `plant-store serve`: SIGTERM/SIGINT stop accepting, let in-flight requests
-// finish, answer late arrivals with a 503 Error, commit what was acknowledged and exit 0 in bounded time.
+// finish, answer late arrivals with a 503 Error, commit what was acknowledged and exit 0 in bounded time, and
+// say so without an error line (each process says a refusal once, at info).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -273,4 +274,54 @@ test('a request written on an idle keep-alive connection during the drain gets t
     assert.deepEqual(await storedPlant(store, BigInt(60 + i)), { id: BigInt(60 + i), name: 'before' });
     assert.equal(await storedPlant(store, BigInt(70 + i)), undefined);
   }
+});
+
+test('WORKERS=2 stopped as a process group, POSTs arriving while draining: the log has no error line and no stack, and each process says a refusal or a repeated signal at most once', async (t) => {
+  const { token, server, port } = await setup(t, { WORKERS: '2', KEEP_ALIVE_TIMEOUT_MS: '30000' });
+  await until(() => server.stdout().includes('plant-store is listening'), 20_000, 'every worker listening');
+  const workers = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.includes('"worker started"'))
+    .map((l) => (JSON.parse(l) as { pid: number }).pid);
+  assert.equal(workers.length, 2);
+  // Keep-alive connections over both workers (the primary hands them out in turn), each with a request done.
+  const conns = Array.from({ length: 6 }, () => rawConnection(port));
+  for (const [i, conn] of conns.entries()) {
+    await conn.connected;
+    const body = `{"id":${80 + i},"name":"before"}`;
+    conn.socket.write(postHead(token, Buffer.byteLength(body)) + body);
+    await until(() => responses(conn.data()).length === 1, 5_000, 'the first answer');
+  }
+  // As Ctrl-C or systemd's stop: every process of the group gets the signal, and the primary forwards it too.
+  server.proc.kill('SIGTERM');
+  for (const pid of workers) process.kill(pid, 'SIGTERM');
+  await sleep(100);
+  for (const [i, conn] of conns.entries()) {
+    const late = `{"id":${90 + i},"name":"during the drain"}`;
+    conn.socket.write(postHead(token, Buffer.byteLength(late)) + late);
+  }
+  for (const conn of conns) await until(() => conn.closedAt() !== undefined, 5_000, 'the connection to close');
+  assert.equal((await exitWithin(server, 5_000)).code, 0, server.stderr());
+  const refused = conns.filter((c) => responses(c.data())[1]?.status === 503).length;
+  assert.ok(refused >= 2, `only ${refused} requests were refused while draining`);
+
+  const lines = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { level: number; msg: string; role?: string; worker?: number; err?: unknown });
+  assert.deepEqual(lines.filter((l) => l.level >= 50 || l.err !== undefined), []);
+  assert.doesNotMatch(server.stdout(), /stack/i);
+  assert.equal(server.stderr(), '');
+  // Besides each request's access line: what a process says of refusals and repeated signals, once at most.
+  const said = new Map<string, number>();
+  for (const l of lines) {
+    if (!/refused|already shutting down/.test(l.msg)) continue;
+    const key = `${l.role ?? `worker ${l.worker}`}: ${l.msg}`;
+    said.set(key, (said.get(key) ?? 0) + 1);
+  }
+  t.diagnostic(`${refused} refused; ${[...said].map(([k, n]) => `${k} (${n})`).join('; ')}`);
+  assert.ok(said.size > 0, 'no process said it refused requests');
+  assert.deepEqual([...said].filter(([, n]) => n > 1), []);
 });
