@@ -55,19 +55,20 @@ async function checkAddress(config: Config): Promise<void> {
 function listenFailure(err: unknown, config: Config): Error {
   const code = (err as { code?: string }).code;
   const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
-  const where = `PORT=${config.port} HOST=${config.host}`;
-  const address = `${host}:${config.port}`;
+  const failed = `Cannot listen on PORT=${config.port} HOST=${config.host}:`;
+  // The error code before the address, as the operating system's own message has them.
+  const address = `(${code ?? 'error'} ${host}:${config.port})`;
   switch (code) {
     case 'EADDRINUSE':
-      return new ConfigError(`Cannot listen on ${address} (${where}): the address is already in use by another process. Stop that process, or set PORT to a free port.`);
+      return new ConfigError(`${failed} the address is already in use ${address}. Stop the process that listens there, or set PORT to a free port.`);
     case 'EACCES':
-      return new ConfigError(`Cannot listen on ${address} (${where}): permission denied. A port below 1024 needs privileges; set PORT to 1024 or above.`);
+      return new ConfigError(`${failed} permission denied ${address}. A port below 1024 needs privileges: set PORT to 1024 or above.`);
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ConfigError(`Cannot listen on ${address} (${where}): HOST is not an address of this machine. Set HOST to one of its addresses, or 0.0.0.0 for every IPv4 interface.`);
+      return new ConfigError(`${failed} HOST is not an address of this machine ${address}. Set HOST to one of its addresses, or 0.0.0.0 for every IPv4 interface.`);
     default:
-      return new ConfigError(`Cannot listen on ${address} (${where}): ${String((err as Error).message).replace(/\.$/, '')}.`);
+      return new ConfigError(`${failed} ${String((err as Error).message).replace(/\.$/, '')}.`);
   }
 }
 

@@ -40,7 +40,7 @@ test('a port in use: one line naming PORT, HOST and the address, exit 1, with on
     assert.equal(run.code, 1, what);
     const lines = linesMatching(run, /in use|EADDRINUSE/);
     assert.equal(lines.length, 1, what);
-    assert.equal(lines[0], `plant-store: Cannot listen on 127.0.0.1:${port} (PORT=${port} HOST=127.0.0.1): the address is already in use by another process. Stop that process, or set PORT to a free port.`);
+    assert.equal(lines[0], `plant-store: Cannot listen on PORT=${port} HOST=127.0.0.1: the address is already in use (EADDRINUSE 127.0.0.1:${port}). Stop the process that listens there, or set PORT to a free port.`);
     assert.deepEqual(linesMatching(run, /could not start|exit code|"level":50/), [], what);
     t.diagnostic(`WORKERS=${workers}: exit 1 after ${run.ms} ms`);
   }
