@@ -5,6 +5,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { runCli, startApp, type TestApp } from '../helpers/app.js';
+import { sleep } from '../helpers/sleep.js';
 import { createStore } from '../../src/storage/open-store.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
 import { startReceiver, type Receiver } from './delivery-support.js';
@@ -79,7 +80,14 @@ test('a command run with the new key first changes no secret: the server on the 
   await rx.until((r) => r.byId.size === 2);
   assert.deepEqual(rx.problems, []);
   await assertListed(s, [id]);
-  const deliveries = (await (await get(s, `/webhooks/${id}/deliveries`)).json()) as Delivery[];
+  // The receiver answers before the attempt is recorded: wait for the records, then check them.
+  let deliveries: Delivery[] = [];
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    deliveries = (await (await get(s, `/webhooks/${id}/deliveries`)).json()) as Delivery[];
+    if (deliveries.every((d) => d.status !== 'pending') || Date.now() > deadline) break;
+    await sleep(20);
+  }
   assert.deepEqual(deliveries.map((d) => [d.status, d.attempts.length]), [['succeeded', 1], ['succeeded', 1]]);
 });
 
