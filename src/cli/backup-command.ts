@@ -1,13 +1,24 @@
 // `plant-store backup FILE` and `plant-store restore FILE`: an online, checked copy of the SQLite store and
 // its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
 // these commands point at rather than imitate.
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, lstatSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
 import { MIGRATIONS } from '../storage/sqlite/migrations.js';
 import { markRestored, type RestoreRecord } from '../storage/restores.js';
-import { BOOKKEEPING_TABLES, backupSqlite, inspectBackup, inspectTarget, lastVersionIn, restoreSqlite, type BackupSummary, type TableCounts } from '../storage/sqlite/sqlite-backup.js';
+import {
+  BOOKKEEPING_TABLES,
+  backupSqlite,
+  inspectBackup,
+  inspectTarget,
+  lastVersionIn,
+  resolvedFolder,
+  restoreSqlite,
+  storeFileNamed,
+  type BackupSummary,
+  type TableCounts,
+} from '../storage/sqlite/sqlite-backup.js';
 import { DatabaseMissingError, describeDatabase, sqliteFile } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 
@@ -16,8 +27,10 @@ export const BACKUP_HELP = `Usage: plant-store backup FILE [--force]
 Copies the SQLite store at DATABASE_URL to FILE while the server keeps serving. The copy is one snapshot,
 taken in one read transaction (in WAL mode a reader never blocks a writer: commits go on meanwhile), and is
 checked before it takes the name FILE: SQLite's integrity check, and each table's row count against the
-store's in the same snapshot. FILE is then a whole, checked backup, or does not exist.
-FILE is one self-contained database file, readable by its owner only. It holds token hashes and webhook
+store's in the same snapshot. FILE is then a whole, checked backup, or does not exist. The copy is written to
+a new file of a random name in FILE's folder, then renamed to FILE: a link at FILE is replaced, never written
+through. FILE cannot be the store or its -wal, -shm or -journal file (links resolved).
+FILE is one self-contained database file, readable by its owner only (0600, whatever the umask). It holds token hashes and webhook
 signing secrets: keep it as safe as the database. What was written (rows per table, pending webhook
 deliveries, schema version, size) is printed on stdout.
 
@@ -81,10 +94,12 @@ export async function backupCommand(args: string[]): Promise<number> {
   if (!existsSync(source)) {
     throw new DatabaseMissingError(`There is no SQLite database at ${source}: set DATABASE_URL to the database the server uses.`);
   }
-  if (parsed.file === source) throw new Error('The backup file cannot be the store itself.');
-  if (existsSync(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
+  refuseStoreFile(source, parsed.file);
+  if (!existsSync(dirname(parsed.file))) throw new Error(`The folder ${dirname(parsed.file)} does not exist: the backup file goes into a folder that does.`);
+  // A link at FILE counts as a file there: with --force the link itself is replaced, never written through.
+  if (present(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
   process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
-  const summary = await backupSqlite(source, parsed.file);
+  const summary = await backupSqlite(source, resolvedFolder(parsed.file));
   process.stdout.write(`Backed up ${describeDatabase(config.databaseUrl)} to ${parsed.file} (${describe(summary)}); the integrity check passed.\n`);
   process.stdout.write(rows(summary.counts, summary.pendingDeliveries));
   return 0;
@@ -96,7 +111,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const config = loadConfig();
   const target = storeFile(config, 'restore');
   if (!existsSync(parsed.file)) throw new Error(`There is no backup file at ${parsed.file}.`);
-  if (parsed.file === target) throw new Error('The backup file cannot be the store itself.');
+  refuseStoreFile(target, parsed.file);
   const backup = inspectBackup(parsed.file);
   const known = Math.max(...MIGRATIONS.map((m) => m.version));
   if (backup.schemaVersion > known) {
@@ -125,6 +140,22 @@ export async function restoreCommand(args: string[]): Promise<number> {
   process.stdout.write(rows(restored.counts, restored.pendingDeliveries));
   process.stdout.write(describeRestore(mark));
   return 0;
+}
+
+/** A backup file that is the store or one of its files (links resolved) would destroy the store: refused. */
+function refuseStoreFile(store: string, file: string): void {
+  const which = storeFileNamed(store, file);
+  if (which !== undefined) throw new Error(`The backup file ${file} is ${which} (${store}): name a file outside the store's files.`);
+}
+
+/** Something at `path`, a dangling link included. */
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** What a restore record means for clients, for the output of restore and migrate --after-restore. */

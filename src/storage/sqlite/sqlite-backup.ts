@@ -1,9 +1,11 @@
 // Online backup and restore of a SQLite store with SQLite's backup API. The copy is taken inside one read
 // transaction of the source: in WAL mode a reader never blocks writers, so the server keeps committing while
 // it runs, and the copy is the database exactly as it was at one commit. Nothing here knows about the CLI.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 
 /** Rows per table (every table of the schema, so a table added later is counted and checked too). */
 export type TableCounts = Record<string, number>;
@@ -81,11 +83,14 @@ function fsyncPath(path: string): void {
  * (rollback journal, not WAL), readable by the owner only.
  */
 export async function backupSqlite(source: string, target: string, options: { busyTimeoutMs?: number } = {}): Promise<BackupSummary> {
-  const partial = `${target}.partial-${process.pid}`;
+  // A random name in the target's folder, created here exclusively: a link or file planted at a name known
+  // in advance cannot redirect the copy, and the copy, with its secrets, is never readable by others.
+  const partial = join(dirname(target), `.${basename(target)}.${randomBytes(9).toString('base64url')}.partial`);
   const db = openExisting(source, { timeout: options.busyTimeoutMs ?? 5_000 });
+  let created: { dev: number; ino: number } | undefined;
   try {
-    // An empty file is a valid empty database; made here so that the copy, with its secrets, is never readable by others.
-    writeFileSync(partial, '', { mode: 0o600, flag: 'w' });
+    // An empty file is a valid empty database.
+    created = createOwnerOnlyFile(partial);
     let expected: TableCounts;
     db.exec('BEGIN');
     try {
@@ -108,11 +113,15 @@ export async function backupSqlite(source: string, target: string, options: { bu
       if (summary.counts[table] !== n) throw new BackupError(`The copy has ${summary.counts[table] ?? 'no'} rows in ${table} where the store had ${n}; nothing was written to ${target}.`);
     }
     fsyncPath(partial);
+    // The name still holds the regular file made above, not something put in its place meanwhile.
+    const now = lstatSync(partial);
+    if (!now.isFile() || now.dev !== created.dev || now.ino !== created.ino) throw new BackupError(`${partial} was replaced while the backup ran; nothing was written to ${target}.`);
     renameSync(partial, target);
     fsyncPath(dirname(target));
     return summary;
   } catch (err) {
-    rmSync(partial, { force: true });
+    // Only what this backup made: a name it could not create exclusively belongs to someone else.
+    if (created) rmSync(partial, { force: true });
     rmSync(`${partial}-journal`, { force: true });
     throw err;
   } finally {
@@ -192,8 +201,9 @@ export function lastVersionIn(file: string): bigint | undefined {
  */
 export async function restoreSqlite(source: string, target: string): Promise<void> {
   const created = !fileExists(target);
-  mkdirSync(dirname(target), { recursive: true });
-  if (created) writeFileSync(target, '', { mode: 0o600, flag: 'wx' });
+  makeFolders(dirname(target), FOLDER_MODE);
+  if (created) createOwnerOnlyFile(target);
+  else if (!statSync(target).isFile()) throw new BackupError(`${target} is not a regular file: it cannot be a SQLite store.`);
   const db = openExisting(source);
   try {
     await db.backup(target, { progress: () => ALL_PAGES });
@@ -205,11 +215,54 @@ export async function restoreSqlite(source: string, target: string): Promise<voi
   }
 }
 
+/** Something at `path`, a dangling link included. */
 function fileExists(path: string): boolean {
   try {
-    statSync(path);
+    lstatSync(path);
     return true;
   } catch {
     return false;
   }
+}
+
+/** The files of a SQLite store besides the database: SQLite makes them next to it, with these suffixes. */
+const STORE_SUFFIXES = ['', '-wal', '-shm', '-journal'];
+
+/** `path` with its folder's links resolved (the file itself need not exist), or as given if the folder does not exist. */
+export function resolvedFolder(path: string): string {
+  try {
+    return join(realpathSync(dirname(path)), basename(path));
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Which of the store's files `file` is, after resolving links (of its folder, and `file` itself when it is a
+ * link): "the store", "the store's -wal file" and so on, or undefined for a file that is none of them.
+ */
+export function storeFileNamed(store: string, file: string): string | undefined {
+  const names = new Set([file, resolvedFolder(file)]);
+  try {
+    names.add(realpathSync(file));
+  } catch {
+    // Nothing there, or a dangling link (to a -wal or -journal file not made yet, say): where it points counts.
+    try {
+      if (lstatSync(file).isSymbolicLink()) names.add(resolvedFolder(resolve(dirname(file), readlinkSync(file))));
+    } catch {
+      // Nothing there.
+    }
+  }
+  const stores = new Set([store, resolvedFolder(store)]);
+  try {
+    stores.add(realpathSync(store));
+  } catch {
+    // A store not made yet (restore creates it).
+  }
+  for (const s of stores) {
+    for (const suffix of STORE_SUFFIXES) {
+      if (names.has(s + suffix)) return suffix === '' ? 'the store' : `the store's ${suffix} file`;
+    }
+  }
+  return undefined;
 }
