@@ -9,7 +9,7 @@ import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type
 import type { OutboxEvent } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { createBatchWriter, writeResultsOf } from './plant-batch.js';
-import { makeFolders } from './folders.js';
+import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
@@ -69,9 +69,18 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
     try {
-      if (file !== ':memory:') makeFolders(dirname(file));
+      if (file !== ':memory:') makeFolders(dirname(file), FOLDER_MODE);
     } catch (err) {
       throw new StorePathError(`cannot create the folder ${dirname(file)} for the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    try {
+      // Made owner-only before SQLite opens it: SQLite would create it with the umask's mode, and gives its
+      // -wal, -shm and -journal files the mode of the database file.
+      if (file !== ':memory:') createOwnerOnlyFile(file);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'EEXIST') {
+        throw new StorePathError(`cannot create the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+      }
     }
     try {
       this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
