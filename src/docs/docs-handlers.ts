@@ -31,6 +31,12 @@ export async function registerDocsPage(app: FastifyInstance, contract: Contract)
     scope.addHook('onRoute', (route) => {
       route.config = { ...route.config, operation: route.url === '/docs' ? 'docsPage' : 'docsAsset' };
     });
+    // The plugin serves the document at /docs/json and /docs/yaml from the parsed object, whose int64 examples
+    // are doubles; the page gets the repository's own bytes instead, every digit kept.
+    scope.addHook('onSend', async (request, _reply, payload) => {
+      const url = request.routeOptions.url;
+      return url === '/docs/json' ? contract.json : url === '/docs/yaml' ? contract.yaml : payload;
+    });
     await scope.register(fastifySwagger, { mode: 'static', specification: { document: contract.document as never } });
     await scope.register(fastifySwaggerUi, {
       routePrefix: '/docs',

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import YAML from 'yaml';
 import { int64Decoder } from '../json/int64-decoder.js';
 import { int64Paths } from '../json/int64-paths.js';
-import { readDecimalInteger } from '../json/lossless-json.js';
+import { readDecimalInteger, stringifyJson } from '../json/lossless-json.js';
 
 export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
 
@@ -50,7 +50,9 @@ export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
       operations.push(toOperation(document, path, method, op, item.parameters ?? []));
     }
   }
-  return { document, json: JSON.stringify(document), yaml, operations };
+  // The served JSON is written from a second parse that keeps every integer a bigint, so int64 examples,
+  // defaults, enums and bounds keep every digit (JSON.stringify of `document` would round them to doubles).
+  return { document, json: stringifyJson(YAML.parse(yaml, { intAsBigInt: true })), yaml, operations };
 }
 
 function toOperation(doc: Record<string, any>, path: string, method: string, op: Record<string, any>, shared: unknown[]): OperationSpec {

@@ -51,6 +51,26 @@ test('GET /openapi.json is the repository document: OpenAPI 3.1, version 1.0.0, 
   assert.equal(deref(doc, post.responses['200'].content['application/json'].schema), doc.components.schemas.Plant);
 });
 
+/** JSON text with every integer literal as its exact bigint (the reviver sees each literal's source text). */
+function parseExact(text: string): unknown {
+  return JSON.parse(text, (_key, value, context?: { source?: string }) =>
+    typeof value === 'number' && /^-?\d+$/.test(context?.source ?? '') ? BigInt(context!.source!) : value,
+  );
+}
+
+test('GET /openapi.json and /docs/json are the YAML document digit for digit: every integer, int64 examples included, exact', async (t) => {
+  const s = await startApp(t);
+  const yaml = readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8');
+  const exact = YAML.parse(yaml, { intAsBigInt: true });
+  for (const path of ['/openapi.json', '/docs/json']) {
+    const text = await (await fetch(`${s.url}${path}`)).text();
+    assert.deepEqual(parseExact(text), exact, path);
+    assert.match(text, /"id":9223372036854775807\b/, `${path} keeps the largest id`);
+  }
+  const served = await (await fetch(`${s.url}/docs/yaml`)).text();
+  assert.equal(served, yaml, '/docs/yaml is the repository file');
+});
+
 test('GET /openapi.yaml is the same document as YAML', async (t) => {
   const s = await startApp(t);
   const res = await fetch(`${s.url}/openapi.yaml`);
