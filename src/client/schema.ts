@@ -45,7 +45,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
                  * @example 10042
                  */
                 id: components["parameters"]["PlantId"];
@@ -1176,7 +1176,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request headers exceed the server's limit (16 KiB in all). */
+        /**
+         * @description The request headers exceed the server's limit (16 KiB in all). Answered before any header is read:
+         *     the answer carries `Cache-Control: no-store` and the security headers, but no `RateLimit` fields
+         *     (no token is known) and no `X-Request-Id`; the connection is closed.
+         */
         HeadersTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1254,7 +1258,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+         * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
          * @example 10042
          */
         PlantId: bigint;
@@ -1509,7 +1513,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
                  * @example 10042
                  */
                 id: components["parameters"]["PlantId"];
@@ -1569,7 +1573,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
                  * @example 10042
                  */
                 id: components["parameters"]["PlantId"];
@@ -1636,7 +1640,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
                  * @example 10042
                  */
                 id: components["parameters"]["PlantId"];
@@ -1679,7 +1683,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no exponent or fraction).
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
                  * @example 10042
                  */
                 id: components["parameters"]["PlantId"];

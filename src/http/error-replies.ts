@@ -4,7 +4,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
-import { SECURITY_HEADERS, securityHeadersFor } from './security-headers.js';
+import { securityHeadersFor } from './security-headers.js';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
 import { tooLongText } from '../plants/plant.js';
 
@@ -107,28 +107,20 @@ function pathOf(url: string | undefined): string {
   return (url ?? '').split('?')[0]!.slice(0, 512);
 }
 
-/** Writes an Error body on a bare Node response, for failures answered before Fastify sees the request. */
-function writeRawError(res: ServerResponse, code: ErrorCode): void {
-  const { status, message } = ERRORS[code];
-  const body = JSON.stringify(errorBody(status, message));
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    connection: 'close',
-  });
-  res.end(body);
-}
-
 /** A whole HTTP/1.1 Error answer that closes the connection, for writing on a bare socket. */
 function rawErrorResponse(code: ErrorCode, message: string = ERRORS[code].message, headers: Record<string, string> = {}): string {
   const { status } = ERRORS[code];
   const body = JSON.stringify(errorBody(status, message));
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  // What every answer carries that does not need a parsed request: no RateLimit, as no token is known here.
+  const all = { ...securityHeadersFor('/'), 'cache-control': 'no-store', ...headers };
+  const extra = Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n${extra}` +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
   );
 }
+
+const EXPECTATION_FAILED = Symbol('expectation failed');
 
 export function registerErrorReplies(app: FastifyInstance): void {
   // Node's HTTP server answers two kinds of request itself, with an empty body: an HTTP/1.1 request without
@@ -143,16 +135,26 @@ export function registerErrorReplies(app: FastifyInstance): void {
     done();
   });
   app.decorateReply('errorCode', undefined);
+  // An unsupported Expect goes through Fastify like any request, so its 417 carries what every answer carries
+  // (security headers, request id, Cache-Control and RateLimit once the token is known): routing, 404, 405 and
+  // authentication come first, and the 417 is given before the body would be read.
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    writeRawError(res, 'EXPECTATION_FAILED');
-    logUnhookedAnswer(app.log, 'EXPECTATION_FAILED', { method: req.method, path: pathOf(req.url) });
+    (req as IncomingMessage & { [EXPECTATION_FAILED]?: boolean })[EXPECTATION_FAILED] = true;
+    app.routing(req, res);
+  });
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if ((request.raw as IncomingMessage & { [EXPECTATION_FAILED]?: boolean })[EXPECTATION_FAILED]) {
+      done(new AppError('EXPECTATION_FAILED', undefined, { headers: { connection: 'close' } }));
+      return;
+    }
+    done(null, payload);
   });
 
   // Node hands CONNECT to 'connect' listeners and, with none, drops the connection without a word. This is not
   // a proxy: no method is allowed on an authority-form target, hence 405 with an empty Allow (RFC 9110 10.2.1).
   app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => {});
-    socket.end(rawErrorResponse('METHOD_NOT_ALLOWED', 'CONNECT is not supported: this service is not a proxy.', { ...SECURITY_HEADERS, allow: '' }));
+    socket.end(rawErrorResponse('METHOD_NOT_ALLOWED', 'CONNECT is not supported: this service is not a proxy.', { allow: '' }));
     logUnhookedAnswer(app.log, 'METHOD_NOT_ALLOWED', { method: req.method, path: pathOf(req.url) });
   });
 

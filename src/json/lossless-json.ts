@@ -24,7 +24,8 @@ const INT64_MAX = 2n ** 63n - 1n;
 const MAY_ROUND = /[\d.]{16}|\d[eE]/;
 /** A JSON number (RFC 8259): no leading zeros, no bare point, no plus sign. */
 const NUMBER_LITERAL = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+/** A canonical decimal integer: no leading zero or plus, and zero has no sign (`-0` is not one). */
+const DECIMAL_INTEGER = /^(0|-?[1-9]\d*)$/;
 
 // Exact values the tree cannot show, by the object (or array) holding them and the key they sit under: an
 // int64 whose double is not exact, or (with 'double' views) null for a literal whose double looks like an

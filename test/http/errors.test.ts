@@ -82,15 +82,31 @@ test('broken HTTP is answered with an Error body, not a default or empty one', a
     ['a percent-encoded invalid UTF-8 sequence', 'GET /%ff%fe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 400],
     ['an HTTP/1.1 request without Host', 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n', 400],
     ['a POST /plants without Host', 'POST /plants HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 400],
-    ['an unsupported Expect', 'POST /plants HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}', 417],
+    ['an unsupported Expect', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n', 417],
     ['headers larger than the server accepts', `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
   ];
   for (const [label, request, status] of cases) {
     await t.test(`${label} -> ${status}`, async () => {
       const res = await rawError(s.port, request, status);
       assert.ok(!('statuscode' in JSON.parse(res.body)));
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', label);
+      // Even the answer Node's parser gives before any header is read carries what needs no token.
+      if (status === 431) assert.equal(res.headers['cache-control'], 'no-store', label);
     });
   }
+  await t.test('a 417 carries what every answer carries: security headers, request id, and for an authenticated operation Cache-Control and RateLimit; authentication comes first', async () => {
+    const send = (auth: string) =>
+      rawHttp(s.port, `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}Expect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 200);
+    const res = parseRawResponse(await send(`Authorization: Bearer ${s.token.write}\r\n`));
+    assert.equal(res.status, 417);
+    assert.deepEqual(JSON.parse(res.body), { error: 417, message: 'The Expect header is not supported; only Expect: 100-continue is.' });
+    for (const name of ['cache-control', 'ratelimit', 'ratelimit-policy', 'x-content-type-options', 'content-security-policy', 'x-request-id']) {
+      assert.ok(res.headers[name], `417 carries ${name}`);
+    }
+    assert.equal(res.headers['cache-control'], 'no-store');
+    assert.equal(parseRawResponse(await send('')).status, 401);
+    assert.equal(await s.store.countPlants(), 0);
+  });
   await t.test('HTTP/1.0 without Host is fine (Host is only required in 1.1)', async () => {
     const res = parseRawResponse(await rawHttp(s.port, 'GET /healthz HTTP/1.0\r\n\r\n', 200));
     assert.equal(res.status, 200);

@@ -29,17 +29,27 @@ test('a query parameter the operation does not declare is 400 naming it and the 
   assert.deepEqual(await ok.json(), [{ id: 1, name: 'Monstera deliciosa', tag: 'tropical' }]);
 });
 
-test('path and query integers are canonical decimals: a leading zero or plus, an exponent, a fraction are 400', async (t) => {
+test('path and query integers are canonical decimals: a leading zero or plus, a signed zero, an exponent, a fraction are 400', async (t) => {
   const s = await startApp(t);
   const auth = { authorization: `Bearer ${s.token.all}` };
-  for (const path of ['/plants/0100', '/plants/+5', '/plants/1e3', '/plants/5.0', '/plants?limit=5.0', '/plants?limit=1e1', '/plants?after=+1', '/plants?after=01']) {
+  for (const path of ['/plants/0100', '/plants/+5', '/plants/1e3', '/plants/5.0', '/plants?limit=5.0', '/plants?limit=1e1', '/plants?after=+1', '/plants?after=01', '/plants/-0', '/plants/-00', '/plants?after=-0', '/plants?limit=-0', '/events?limit=-0']) {
     const res = await fetch(`${s.url}${path}`, { headers: auth });
     assert.equal(res.status, 400, path);
     assert.match(assertErrorText(await res.text(), 400).message, /must be an integer/, path);
   }
-  const res = await fetch(`${s.url}/plants/100`, { headers: auth });
-  assert.equal(res.status, 404, '/plants/100 is a well-formed id of no plant');
-  await res.arrayBuffer();
+  for (const path of ['/plants/100', '/plants/0', '/plants/-5']) {
+    const res = await fetch(`${s.url}${path}`, { headers: auth });
+    assert.equal(res.status, 404, `${path} is a well-formed id of no plant`);
+    await res.arrayBuffer();
+  }
+  // Every method reads the path the same way.
+  for (const method of ['PUT', 'PATCH', 'DELETE']) {
+    const type = method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
+    const init = method === 'DELETE' ? { method, headers: auth } : { method, headers: { ...auth, 'content-type': type }, body: '{"name":"n"}' };
+    const res = await fetch(`${s.url}/plants/-0`, init);
+    assert.equal(res.status, 400, `${method} /plants/-0`);
+    assert.match(assertErrorText(await res.text(), 400).message, /must be an integer/, method);
+  }
 });
 
 test('/plants/ and /webhooks/ name no resource: 404, with or without a token', async (t) => {

@@ -66,7 +66,7 @@ test('path and query ids arrive as exact bigints; other parameters keep their ty
   const defaulted: Record<string, unknown> = {};
   assert.equal(query(defaulted), true);
   assert.deepEqual(defaulted, { limit: 20 });
-  for (const id of ['9223372036854775808', '-9223372036854775809', '1.5', '01', 'abc', '']) assert.equal(params({ id }), false, id);
+  for (const id of ['9223372036854775808', '-9223372036854775809', '1.5', '01', '-0', '-01', 'abc', '']) assert.equal(params({ id }), false, id);
   const hook: Record<string, unknown> = { id: 'wh_123' };
   assert.equal(webhookParams(hook), true);
   assert.equal(hook.id, 'wh_123');
