@@ -773,7 +773,7 @@ export interface components {
             version: bigint;
         };
         /**
-         * @description One event of the feed.
+         * @description One event of the feed; its `type` says which body `data` is.
          * @example {
          *       "id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
          *       "type": "plantUpdated",
@@ -786,22 +786,64 @@ export interface components {
          *       }
          *     }
          */
-        FeedEvent: {
+        FeedEvent: components["schemas"]["FeedPlantEvent"] | components["schemas"]["FeedPlantDeletedEvent"];
+        /**
+         * @description A `newPlant` or `plantUpdated` event of the feed; `data` is the plant as the write left it.
+         * @example {
+         *       "id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+         *       "type": "newPlant",
+         *       "createdAt": "2026-03-14T09:26:55.012Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "name": "Monstera deliciosa",
+         *         "tag": "tropical",
+         *         "version": 1
+         *       }
+         *     }
+         */
+        FeedPlantEvent: {
+            id: components["schemas"]["FeedEventId"];
             /**
-             * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed.
-             * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            id: string;
-            type: components["schemas"]["EventType"];
-            /**
-             * Format: date-time
-             * @description When the write that made it committed.
-             * @example 2026-03-14T09:26:55.012Z
-             */
-            createdAt: string;
-            /** @description The body its webhooks send (PlantEvent for newPlant and plantUpdated, PlantDeletedEvent for plantDeleted). */
-            data: components["schemas"]["PlantEvent"] | components["schemas"]["PlantDeletedEvent"];
+            type: "newPlant" | "plantUpdated";
+            createdAt: components["schemas"]["FeedEventTime"];
+            data: components["schemas"]["PlantEvent"];
         };
+        /**
+         * @description A `plantDeleted` event of the feed; `data` is the deleted plant's id and the delete's version.
+         * @example {
+         *       "id": "msg_2KWPBgLlAfxdpx2AI54pPK",
+         *       "type": "plantDeleted",
+         *       "createdAt": "2026-03-14T09:27:01.330Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "version": 19
+         *       }
+         *     }
+         */
+        FeedPlantDeletedEvent: {
+            id: components["schemas"]["FeedEventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "plantDeleted";
+            createdAt: components["schemas"]["FeedEventTime"];
+            data: components["schemas"]["PlantDeletedEvent"];
+        };
+        /**
+         * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed.
+         * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+         */
+        FeedEventId: string;
+        /**
+         * Format: date-time
+         * @description When the write that made the event committed.
+         * @example 2026-03-14T09:26:55.012Z
+         */
+        FeedEventTime: string;
         /**
          * @description The body of a delivery to a subscription whose `format` is `envelope` (Standard Webhooks): the event's
          *     type and time around the plain body. The signature covers all of it.
@@ -1139,8 +1181,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": 415,
-                 *       "message": "The request body must be sent as Content-Type: application/json."
+                 *       "error": 428,
+                 *       "message": "This service requires If-Match on updates and deletes: send the ETag of the plant as read."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
