@@ -9,6 +9,7 @@ export interface ErrorBody {
 export const ERRORS = {
   BAD_REQUEST: { status: 400, message: 'The request is not valid.' },
   BODY_REQUIRED: { status: 400, message: 'A JSON request body is required.' },
+  BODY_NOT_ALLOWED: { status: 400, message: 'This operation takes no request body; send none.' },
   BODY_EMPTY: { status: 400, message: 'The request body is empty; send a JSON object.' },
   BODY_MALFORMED: { status: 400, message: 'The request body is not valid JSON.' },
   BODY_NOT_UTF8: { status: 400, message: 'The request body is not valid UTF-8.' },

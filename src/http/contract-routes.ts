@@ -66,6 +66,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
         // `/plants/` is not a plant whose id is empty: a path with an empty segment names no resource.
         ...(op.params ? [emptySegmentIsNotFound] : []),
         ...(op.security.length > 0 ? [noStore, guard(op.security.map((s) => ({ scopes: s.scopes })))] : []),
+        ...(op.body ? [] : [noBody]),
       ],
       ...(op.body && { preValidation: bodyCheck(op.body) }),
     });
@@ -92,6 +93,19 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
       handler: async () => undefined,
     });
   }
+}
+
+/**
+ * An operation that declares no request body refuses one (a DELETE with a body, a retry with JSON) rather than
+ * ignoring what the client meant to say; judged on the framing headers, before any body is read.
+ */
+function noBody(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const length = request.headers['content-length'];
+  if ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined) {
+    done(new AppError('BODY_NOT_ALLOWED'));
+    return;
+  }
+  done();
 }
 
 /**
