@@ -139,3 +139,20 @@ test('a feed event ties its type to its body, and the bodies are closed', () => 
   assert.equal(validate({ ...base, type: 'newPlant', data: { ...plant, extra: 1 } }), false, 'an extra member in a plant body');
   assert.equal(validate({ ...base, type: 'other', data: plant }), false, 'an unknown type');
 });
+
+test('every operation declares its 405 with Allow, and the shared error answers declare the headers they carry', () => {
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries<Node>(DOC.paths)) {
+    for (const [method, op] of Object.entries<Node>(item)) {
+      if (!op?.responses) continue;
+      if (op.responses['405']?.$ref !== '#/components/responses/MethodNotAllowed') missing.push(`${method.toUpperCase()} ${path}: 405`);
+    }
+  }
+  assert.equal(DOC.components.responses.MethodNotAllowed.headers.Allow.required, true);
+  for (const [name, response] of Object.entries<Node>(DOC.components.responses)) {
+    const headers = Object.keys(response.headers ?? {});
+    const needs = name === 'MethodNotAllowed' ? ['Allow'] : ['Unauthorized', 'Forbidden', 'RequestTimeout', 'HeadersTooLarge'].includes(name) ? ['Cache-Control'] : ['Cache-Control', 'RateLimit', 'RateLimit-Policy'];
+    for (const h of needs) if (!headers.includes(h)) missing.push(`#/components/responses/${name}: ${h}`);
+  }
+  assert.deepEqual(missing, []);
+});
