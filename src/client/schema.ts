@@ -1172,6 +1172,8 @@ export interface components {
         /** @description The request body is not of the operation's media type (`application/json`, or `application/merge-patch+json` for `PATCH`), UTF-8 and not compressed. */
         UnsupportedMediaType: {
             headers: {
+                /** @description `identity` when the body was compressed (RFC 9110 12.5.3): send it uncompressed. */
+                "Accept-Encoding"?: "identity";
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -1551,6 +1553,9 @@ export interface operations {
             /** @description A plant with this id exists with a different name or tag. */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1566,6 +1571,9 @@ export interface operations {
             /** @description The request body is larger than the configured limit (default 1 MiB). */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1581,6 +1589,11 @@ export interface operations {
             /** @description The request body is not `application/json` (UTF-8, not compressed). */
             415: {
                 headers: {
+                    /** @description `identity` when the body was compressed (RFC 9110 12.5.3): send it uncompressed. */
+                    "Accept-Encoding"?: "identity";
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1940,6 +1953,9 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2062,6 +2078,7 @@ export interface operations {
                      * @example Bearer realm="plant-store", error="insufficient_scope", scope="webhooks:manage plants:read"
                      */
                     "WWW-Authenticate"?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2078,6 +2095,9 @@ export interface operations {
             /** @description A subscription with this URL, these events and this format exists, or the subscription limit is reached. */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2305,6 +2325,9 @@ export interface operations {
             /** @description The delivery already succeeded, an attempt of it is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2368,6 +2391,9 @@ export interface operations {
             /** @description `since` is missing, not an RFC 3339 date-time with an offset, or in the future; or another malformed request. */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2385,6 +2411,9 @@ export interface operations {
             /** @description There is no subscription with this id. */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2401,6 +2430,9 @@ export interface operations {
             /** @description The subscription is disabled; re-enable it first with `plant-store webhook enable`. */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

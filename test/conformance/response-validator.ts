@@ -22,16 +22,27 @@ const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 let documents = 0;
 
+/** HTTP's own framing and metadata (RFC 9110/9112), on any answer of any HTTP service: not the API's headers. */
+const FRAMING = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+
 export class ResponseValidator {
   readonly doc: Obj;
   private readonly uri: string;
   private readonly paths: { template: string; regex: RegExp; literal: number }[];
   private readonly compiled = new Map<string, Promise<(v: Json) => { valid: boolean }>>();
+  /** Headers the document says every answer may carry (its `x-headers-on-every-answer`), lower-cased. */
+  private readonly everyAnswer: Set<string>;
+  /**
+   * Whether headers are checked too: every required header present, every header sent declared on the answer
+   * (or named by the document for every answer, or HTTP framing). CONFORMANCE_HEADERS=on turns it on.
+   */
+  checkHeaders = process.env.CONFORMANCE_HEADERS === 'on';
 
   /** `doc` is the parsed OpenAPI document (default: the repository's). */
   constructor(doc: Obj = parseYaml(readFileSync(DOCUMENT_PATH, 'utf8')) as Obj) {
     this.doc = doc;
     this.uri = `https://conformance.plant-store.invalid/${++documents}/openapi.json`;
+    this.everyAnswer = new Set(((doc['x-headers-on-every-answer'] ?? []) as string[]).map((h) => h.toLowerCase()));
     registerSchema(doc as never, this.uri, 'https://spec.openapis.org/oas/3.1/schema-base');
     this.paths = Object.keys(doc.paths ?? {})
       .map((template) => ({
@@ -121,6 +132,8 @@ export class ResponseValidator {
       pointer = response.$ref;
       response = this.resolve(response.$ref);
     }
+    const headerProblems = this.checkHeaders ? this.checkHeaderSet(response, res.headers, where) : [];
+    if (headerProblems.length > 0) return headerProblems;
     const content: Obj | undefined = response.content;
     const type = res.headers.get('content-type');
     const hasBody = res.body.length > 0;
@@ -154,6 +167,20 @@ export class ResponseValidator {
     }
     if (!isJson) return []; // Only JSON bodies are parsed here; none other has a schema in this document.
     return this.checkBody(res, `${pointer}/content/${escapePointer(declared)}/schema`, where);
+  }
+
+  /** Required headers present; every header sent declared on the answer, named for every answer, or framing. */
+  private checkHeaderSet(response: Obj, headers: Headers, where: string): string[] {
+    const declared = new Map<string, Obj>();
+    for (const [name, h] of Object.entries<Obj>(response.headers ?? {})) declared.set(name.toLowerCase(), this.deref(h) ?? {});
+    const problems: string[] = [];
+    for (const [name, h] of declared) if (h.required === true && !headers.has(name)) problems.push(`${where}: required header ${name} is missing`);
+    for (const name of headers.keys()) {
+      if (!declared.has(name) && !this.everyAnswer.has(name) && !FRAMING.has(name)) {
+        problems.push(`${where}: header ${name} is sent but not declared (declared: ${[...declared.keys()].join(', ') || 'none'})`);
+      }
+    }
+    return problems;
   }
 
   private async checkBody(res: ResponseLike, schemaPointer: string, where: string): Promise<string[]> {

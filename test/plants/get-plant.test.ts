@@ -69,8 +69,13 @@ test('GET /plants/{id}', async (t) => {
     assert.deepEqual(await plantOf(await call(s, '/plants/%2D7')), plants[3]);
   });
 
-  await t.test('-0 is the id 0: the path takes a JSON integer literal, as the body does', async () => {
-    assert.deepEqual(await plantOf(await call(s, '/plants/-0')), { id: '0', name: 'zero', tag: '' });
+  await t.test('-0 is 400 like every non-canonical id; 0 is the id 0', async () => {
+    for (const path of ['/plants/-0', '/plants/%2D0']) {
+      const res = await call(s, path);
+      assert.equal(res.status, 400, path);
+      await res.arrayBuffer();
+    }
+    assert.deepEqual(await plantOf(await call(s, '/plants/0')), { id: '0', name: 'zero', tag: '' });
   });
 
   await t.test('an absent id is 404 Error', async () => {
