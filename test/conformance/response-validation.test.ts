@@ -84,3 +84,17 @@ test('a request marked x-conformance: skip is not checked, and the marker is not
   assert.equal((await fetch(`${url}/plants`, { headers: { 'x-conformance': 'skip' } })).status, 418);
   assert.equal(seen, undefined);
 });
+
+test('headers: a required one missing, or one sent that the answer does not declare, is reported; framing and every-answer headers pass', async () => {
+  const v = new ResponseValidator();
+  v.checkHeaders = true;
+  const error = (status: number, extra: Record<string, string>) => ({
+    status,
+    headers: new Headers({ 'content-type': 'application/json; charset=utf-8', 'content-length': '40', 'x-request-id': 'r1', 'x-content-type-options': 'nosniff', ...extra }),
+    body: JSON.stringify({ error: status, message: 'No such plant.' }),
+  });
+  assert.deepEqual(await v.check('GET', '/plants/1', error(404, { 'cache-control': 'no-store', ratelimit: '"token";r=1;t=1' })), []);
+  assert.match((await v.check('GET', '/plants/1', error(404, { 'x-undeclared': '1' }))).join(), /header x-undeclared is sent but not declared/);
+  assert.match((await v.check('DELETE', '/plants', error(405, {}))).join(), /required header allow is missing/);
+  assert.deepEqual(await v.check('DELETE', '/plants/1', error(405, { allow: 'DELETE, GET, HEAD, PATCH, PUT' })), []);
+});

@@ -116,6 +116,12 @@ export class ResponseValidator {
     if (!template || !opName) {
       const what = template ? `method ${method.toUpperCase()} on ${template}` : `path ${pathname}`;
       if (res.status < 400 || res.status > 499) return [`${what} is not in the document, yet the answer is ${res.status}, not a 4xx Error`];
+      // A method the path does not take: the 405 every operation of the path declares.
+      const notAllowed = this.doc.components?.responses?.MethodNotAllowed;
+      if (template && res.status === 405 && this.checkHeaders && notAllowed) {
+        const problems = this.checkHeaderSet(notAllowed, res.headers, `${method.toUpperCase()} ${template} -> 405`);
+        if (problems.length > 0) return problems;
+      }
       if (isHead) return [];
       return this.checkBody(res, '#/components/schemas/Error', `${what} (not in the document)`);
     }
