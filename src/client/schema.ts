@@ -733,7 +733,9 @@ export interface components {
          */
         EventType: "newPlant" | "plantUpdated" | "plantDeleted";
         /**
-         * @description The plant as a write left it, and the version that write gave it.
+         * @description The plant as a write left it, and the version that write gave it. Closed: these members and no others.
+         *     `name` and `tag` carry no length bound here: an event written before the 256-character limit keeps
+         *     the longer value it was written with.
          * @example {
          *       "id": 10042,
          *       "name": "Monstera deliciosa",
@@ -741,7 +743,17 @@ export interface components {
          *       "version": 17
          *     }
          */
-        PlantEvent: components["schemas"]["NewPlant"] & {
+        PlantEvent: {
+            /**
+             * Format: int64
+             * @description Identification number of the plant
+             * @example 10042
+             */
+            id: bigint;
+            /** @example Monstera deliciosa */
+            name: string;
+            /** @example tropical */
+            tag?: string;
             /**
              * Format: int64
              * @description The plant's version after the write (its ETag without quotes). Versions of one plant only grow,
