@@ -34,9 +34,9 @@ export class ResponseValidator {
   private readonly everyAnswer: Set<string>;
   /**
    * Whether headers are checked too: every required header present, every header sent declared on the answer
-   * (or named by the document for every answer, or HTTP framing). CONFORMANCE_HEADERS=on turns it on.
+   * (or named by the document for every answer, or HTTP framing). On unless CONFORMANCE_HEADERS=off.
    */
-  checkHeaders = process.env.CONFORMANCE_HEADERS === 'on';
+  checkHeaders = process.env.CONFORMANCE_HEADERS !== 'off';
 
   /** `doc` is the parsed OpenAPI document (default: the repository's). */
   constructor(doc: Obj = parseYaml(readFileSync(DOCUMENT_PATH, 'utf8')) as Obj) {
