@@ -9,7 +9,7 @@ import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, Deli
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { settlement } from '../../webhooks/attempt-settlement.js';
+import { settleAttempt } from '../../webhooks/attempt-settlement.js';
 import { pickClaims } from '../../webhooks/claim-policy.js';
 import { pgText, toDbText } from './text.js';
 
@@ -62,18 +62,12 @@ const SQL = {
     WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND s.id = d.subscription_id
     RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
       e.type AS event_type, e.created_at AS event_created_at`,
-  deliveryState: 'SELECT status, subscription_id FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
+  deliveryState: 'SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
   insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
     SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,
-  // An attempt always counts; the status moves only from pending (a delivery cancelled while its attempt
-  // was in flight stays cancelled, unless that attempt succeeded, which is then the truth).
+  // The delivery's new state as settleAttempt decided it; the lease is released.
   settle: `UPDATE webhook_deliveries
-    SET attempt_count = attempt_count + 1,
-        lease_until = NULL,
-        updated_at = $2,
-        status = CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN $3::text ELSE status END,
-        next_attempt_at = CASE WHEN status = 'pending' AND $3::text = 'pending' THEN $4::timestamptz ELSE
-                            CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN NULL ELSE next_attempt_at END END
+    SET attempt_count = $5, lease_until = NULL, updated_at = $2, status = $3, next_attempt_at = $4
     WHERE id = $1`,
   listDeliveries: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
     WHERE subscription_id = $1 ORDER BY created_at DESC, seq DESC LIMIT $2`,
@@ -288,16 +282,19 @@ export class PgWebhookStore implements WebhookStore {
 }
 
 async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: PendingAttempt): Promise<void> {
-  const state = (await c.query<{ status: DeliveryStatus; subscription_id: string }>(named('deliveryState', [deliveryId]))).rows[0];
+  const state = (
+    await c.query<{ status: DeliveryStatus; subscription_id: string; next_attempt_at: Date | null; attempt_count: number }>(
+      named('deliveryState', [deliveryId]),
+    )
+  ).rows[0];
   if (!state) return;
   await c.query(named('insertAttempt', [deliveryId, attempt.at, attempt.statusCode, toDbText(attempt.error), Math.max(0, Math.round(attempt.durationMs))]));
   const now = new Date();
-  const s = settlement(outcome);
-  await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt]));
-  if (s.status !== 'pending') await c.query(named('ready', [state.subscription_id]));
+  const s = settleAttempt({ status: state.status, nextAttemptAt: state.next_attempt_at, attemptCount: Number(state.attempt_count) }, outcome);
+  await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt, s.attemptCount]));
+  if (s.makesRoom) await c.query(named('ready', [state.subscription_id]));
   if (s.disableReason !== undefined) {
     await c.query(named('disableSubscription', [attempt.at, toDbText(s.disableReason), state.subscription_id]));
     await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
   }
 }
-

@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
 import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { settlement } from '../../webhooks/attempt-settlement.js';
+import { settleAttempt } from '../../webhooks/attempt-settlement.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
@@ -89,23 +89,17 @@ export class SqliteWebhookStore implements WebhookStore {
          JOIN webhook_subscriptions s ON s.id = d.subscription_id
          WHERE d.id IN (SELECT value FROM json_each(?))`,
       ),
-      deliveryState: db.prepare('SELECT status, subscription_id FROM webhook_deliveries WHERE id = ?'),
+      deliveryState: db.prepare('SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = ?'),
       // A delivery that settled makes room: the subscription's next deliveries can be made.
       ready: db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = ? AND fan_out_ready = 0'),
       nextAttemptNumber: db.prepare('SELECT coalesce(max(attempt), 0) + 1 FROM webhook_attempts WHERE delivery_id = ?').pluck(),
       insertAttempt: db.prepare(
         'INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      // An attempt always counts; the status moves only from pending (a delivery cancelled while its attempt
-      // was in flight stays cancelled, unless that attempt succeeded, which is then the truth).
+      // The delivery's new state as settleAttempt decided it; the lease is released.
       settle: db.prepare(
         `UPDATE webhook_deliveries
-         SET attempt_count = attempt_count + 1,
-             lease_until = NULL,
-             updated_at = @now,
-             status = CASE WHEN status = 'pending' OR (status = 'cancelled' AND @status = 'succeeded') THEN @status ELSE status END,
-             next_attempt_at = CASE WHEN status = 'pending' AND @status = 'pending' THEN @next ELSE
-                                 CASE WHEN status = 'pending' OR (status = 'cancelled' AND @status = 'succeeded') THEN NULL ELSE next_attempt_at END END
+         SET attempt_count = @count, lease_until = NULL, updated_at = @now, status = @status, next_attempt_at = @next
          WHERE id = @id`,
       ),
       listDeliveries: db.prepare(
@@ -280,15 +274,20 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   private applyAttempt(st: Statements, { deliveryId, attempt, outcome }: PendingAttempt): void {
-    const state = st.deliveryState.get(deliveryId) as { status: DeliveryStatus; subscription_id: string } | undefined;
+    const state = st.deliveryState.get(deliveryId) as
+      | { status: DeliveryStatus; subscription_id: string; next_attempt_at: number | null; attempt_count: number }
+      | undefined;
     if (!state) return;
     const at = attempt.at.getTime();
     const number = st.nextAttemptNumber.get(deliveryId) as number;
     st.insertAttempt.run(deliveryId, number, at, attempt.statusCode, attempt.error, Math.max(0, Math.round(attempt.durationMs)));
     const now = Date.now();
-    const s = settlement(outcome);
-    st.settle.run({ id: deliveryId, now, status: s.status, next: s.nextAttemptAt?.getTime() ?? null });
-    if (s.status !== 'pending') st.ready.run(state.subscription_id);
+    const s = settleAttempt(
+      { status: state.status, nextAttemptAt: ms2date(state.next_attempt_at), attemptCount: state.attempt_count },
+      outcome,
+    );
+    st.settle.run({ id: deliveryId, now, status: s.status, next: ms(s.nextAttemptAt), count: s.attemptCount });
+    if (s.makesRoom) st.ready.run(state.subscription_id);
     if (s.disableReason !== undefined) {
       st.disableSubscription.run(at, s.disableReason, state.subscription_id);
       st.cancelPending.run(now, state.subscription_id, deliveryId);
@@ -348,4 +347,8 @@ export class SqliteWebhookStore implements WebhookStore {
 
 function ms(d: Date | null): number | null {
   return d ? d.getTime() : null;
+}
+
+function ms2date(v: number | null): Date | null {
+  return v === null ? null : new Date(v);
 }
