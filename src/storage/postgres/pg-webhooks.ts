@@ -10,6 +10,7 @@ import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
+import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
 import { pickClaims } from '../../webhooks/claim-policy.js';
 import { pgText, toDbText } from './text.js';
 
@@ -74,23 +75,24 @@ const SQL = {
   getDelivery: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
     WHERE id = $1 AND subscription_id = $2`,
   attemptsOf: 'SELECT * FROM webhook_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempt',
-  // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
-  // A pending delivery that no live lease holds is only made due now: its round goes on.
-  retry: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
-      next_attempt_at = $3, lease_until = NULL, updated_at = $3
-    WHERE id = $1 AND subscription_id = $2
-      AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= $3)))
-      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.disabled_at IS NULL)`,
-  // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry does
-  // for a failed one; nothing while the subscription is disabled. The status is tested again on the row
-  // itself, so a delivery a concurrent recover or attempt changed meanwhile is left as that made it.
-  requeue: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = $5, lease_until = NULL, updated_at = $5
+  // What a manual retry reads (delivery-rounds.ts decides): the row, locked, and whether its subscription is active.
+  retryState: `SELECT d.status, d.attempt_count, d.lease_until, s.disabled_at IS NULL AS active
+    FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+    WHERE d.id = $1 AND d.subscription_id = $2
+    FOR UPDATE OF d`,
+  subscriptionActive: 'SELECT disabled_at IS NULL AS active FROM webhook_subscriptions WHERE id = $1',
+  // A new round as delivery-rounds.ts decided it, with no lease.
+  startRound: `UPDATE webhook_deliveries SET status = $2, attempt_count = $3, next_attempt_at = $4, lease_until = NULL, updated_at = $4
+    WHERE id = $1`,
+  // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound
+  // decided. The status is tested again on the row itself, so a delivery a concurrent recover or attempt
+  // changed meanwhile is left as that made it.
+  requeue: `UPDATE webhook_deliveries SET status = $5, attempt_count = $6, next_attempt_at = $7, lease_until = NULL, updated_at = $7
     WHERE id IN (
         SELECT id FROM webhook_deliveries
         WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])
         ORDER BY created_at, seq LIMIT $4)
-      AND status = ANY ($3::text[])
-      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $1 AND s.disabled_at IS NULL)`,
+      AND status = ANY ($3::text[])`,
   requeueLeft: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
       WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])) AS more`,
   countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
@@ -235,7 +237,23 @@ export class PgWebhookStore implements WebhookStore {
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
     if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return false;
-    return (await this.query('retry', [deliveryId, subscriptionId, now])).rowCount === 1;
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        const row = (
+          await c.query<{ status: DeliveryStatus; attempt_count: number; lease_until: Date | null; active: boolean }>(
+            named('retryState', [deliveryId, subscriptionId]),
+          )
+        ).rows[0];
+        if (!row) return false;
+        const round = manualRetry(
+          { status: row.status, attemptCount: Number(row.attempt_count), leaseUntil: row.lease_until, subscriptionActive: row.active },
+          now,
+        );
+        if (!round) return false;
+        await c.query(named('startRound', [deliveryId, round.status, round.attemptCount, round.nextAttemptAt]));
+        return true;
+      }),
+    );
   }
 
   async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
@@ -244,7 +262,11 @@ export class PgWebhookStore implements WebhookStore {
     // Retried on a deadlock: its rows are locked in creation order, an attempt batch's in id order.
     return guarded(this.closed, () =>
       retryingTransaction(this.pool, async (c) => {
-        const queued = (await c.query(named('requeue', [...select, Math.max(0, Math.floor(input.limit)), input.dueAt]))).rowCount ?? 0;
+        const active = (await c.query<{ active: boolean }>(named('subscriptionActive', [input.subscriptionId]))).rows[0]?.active === true;
+        const round = recoveredRound(active, input.dueAt);
+        const queued = round
+          ? (await c.query(named('requeue', [...select, Math.max(0, Math.floor(input.limit)), round.status, round.attemptCount, round.nextAttemptAt]))).rowCount ?? 0
+          : 0;
         const { rows } = await c.query<{ more: boolean }>(named('requeueLeft', select));
         return { queued, more: rows[0]!.more };
       }),

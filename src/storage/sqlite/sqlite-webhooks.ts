@@ -10,6 +10,7 @@ import { Batcher } from '../batcher.js';
 import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
+import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
@@ -113,24 +114,25 @@ export class SqliteWebhookStore implements WebhookStore {
       attemptsOf: db.prepare(
         `SELECT * FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY delivery_id, attempt`,
       ),
-      // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
-      // A pending delivery that no live lease holds is only made due now: its round goes on.
-      retry: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
-           next_attempt_at = @now, lease_until = NULL, updated_at = @now
-         WHERE id = @id AND subscription_id = @sub
-           AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= @now)))
-           AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
+      // What a manual retry reads (delivery-rounds.ts decides): the row and whether its subscription is active.
+      retryState: db.prepare(
+        `SELECT d.status, d.attempt_count, d.lease_until, s.disabled_at IS NULL AS active
+         FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+         WHERE d.id = ? AND d.subscription_id = ?`,
       ),
-      // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry
-      // does for a failed one; nothing while the subscription is disabled.
+      subscriptionActive: db.prepare('SELECT disabled_at IS NULL FROM webhook_subscriptions WHERE id = ?').pluck(),
+      // A new round as delivery-rounds.ts decided it, with no lease.
+      startRound: db.prepare(
+        `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next, lease_until = NULL, updated_at = @next
+         WHERE id = @id`,
+      ),
+      // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound decided.
       requeue: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = @due, lease_until = NULL, updated_at = @due
+        `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next, lease_until = NULL, updated_at = @next
          WHERE id IN (
              SELECT id FROM webhook_deliveries
              WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses))
-             ORDER BY created_at, rowid LIMIT @limit)
-           AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
+             ORDER BY created_at, rowid LIMIT @limit)`,
       ),
       requeueLeft: db
         .prepare(
@@ -309,7 +311,23 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
-    return this.run((st) => st.retry.run({ id: deliveryId, sub: subscriptionId, now: now.getTime() }).changes === 1);
+    return this.run((st) =>
+      this.db
+        .transaction(() => {
+          const row = st.retryState.get(deliveryId, subscriptionId) as
+            | { status: DeliveryStatus; attempt_count: number; lease_until: number | null; active: number }
+            | undefined;
+          if (!row) return false;
+          const round = manualRetry(
+            { status: row.status, attemptCount: row.attempt_count, leaseUntil: ms2date(row.lease_until), subscriptionActive: row.active === 1 },
+            now,
+          );
+          if (!round) return false;
+          st.startRound.run({ id: deliveryId, status: round.status, count: round.attemptCount, next: round.nextAttemptAt.getTime() });
+          return true;
+        })
+        .immediate(),
+    );
   }
 
   async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
@@ -317,7 +335,16 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.run((st) =>
       this.db
         .transaction(() => {
-          const queued = st.requeue.run({ ...params, due: input.dueAt.getTime(), limit: Math.max(0, Math.floor(input.limit)) }).changes;
+          const round = recoveredRound(st.subscriptionActive.get(input.subscriptionId) === 1, input.dueAt);
+          const queued = round
+            ? st.requeue.run({
+                ...params,
+                status: round.status,
+                count: round.attemptCount,
+                next: round.nextAttemptAt.getTime(),
+                limit: Math.max(0, Math.floor(input.limit)),
+              }).changes
+            : 0;
           return { queued, more: st.requeueLeft.get(params) === 1 };
         })
         .immediate(),
