@@ -11,6 +11,7 @@ import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
 import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
+import { CANCELLED, enabling, newSubscriptionCursor } from '../../webhooks/subscription-cursor.js';
 import { pickClaims } from '../../webhooks/claim-policy.js';
 import { pgText, toDbText } from './text.js';
 
@@ -29,22 +30,25 @@ function possibleId(id: string): boolean {
 }
 
 const SQL = {
-  // It receives the events placed after it was made.
+  // Its cursor as subscription-cursor.ts decided it.
   insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT last_position FROM event_log WHERE id = 1))`,
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+  logEnd: 'SELECT last_position FROM event_log WHERE id = 1',
   // Held until commit by whoever is adding a subscription: instances add them one at a time.
   lockSubscriptions: 'SELECT pg_advisory_xact_lock(7085608232398170483)',
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
   getSubscription: 'SELECT * FROM webhook_subscriptions WHERE id = $1',
   deleteSubscription: 'DELETE FROM webhook_subscriptions WHERE id = $1',
-  cancelPending: `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = $1
+  cancelPending: `UPDATE webhook_deliveries SET status = $4, next_attempt_at = $5, lease_until = NULL, updated_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
   replaceSecret: 'UPDATE webhook_subscriptions SET secret = $3 WHERE id = $1 AND secret = $2',
-  // Events placed while it was disabled are not sent: it starts again from the end of the log.
-  enableSubscription: `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
-      fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
-    WHERE id = $1 AND disabled_at IS NOT NULL`,
+  // What enabling reads: the row, locked, and the log's end.
+  enablingState: `SELECT s.disabled_at IS NOT NULL AS disabled, (SELECT last_position FROM event_log WHERE id = 1) AS log_end
+    FROM webhook_subscriptions s WHERE s.id = $1 FOR UPDATE`,
+  // What enabling writes, as subscription-cursor.ts decided it.
+  enableSubscription: `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = $2, fanned_through = $3
+    WHERE id = $1`,
   // A delivery that settled makes room: the subscription's next deliveries can be made.
   ready: 'UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = $1 AND fan_out_ready = 0',
   // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
@@ -141,9 +145,10 @@ export class PgWebhookStore implements WebhookStore {
         const { rows } = await c.query<SubscriptionRow>(named('listSubscriptions', []));
         const refusal = admit(rows.map((r) => subscriptionOf(r, pgText)));
         if (refusal) return refusal;
+        const cursor = newSubscriptionCursor((await c.query<{ last_position: bigint }>(named('logEnd', []))).rows[0]!.last_position);
         await c.query(
           named('insertSubscription', [
-            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '), sub.format,
+            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '), sub.format, cursor,
           ]),
         );
         return undefined;
@@ -166,8 +171,7 @@ export class PgWebhookStore implements WebhookStore {
     return guarded(this.closed, () =>
       transaction(this.pool, async (c) => {
         if ((await c.query(named('deleteSubscription', [id]))).rowCount === 0) return false;
-        // Deliveries and attempts stay as history; what was still to be sent will not be.
-        await c.query(named('cancelPending', [new Date(), id, '']));
+        await cancelPending(c, id, '', new Date());
         return true;
       }),
     );
@@ -179,7 +183,15 @@ export class PgWebhookStore implements WebhookStore {
 
   async enableSubscription(id: string): Promise<boolean> {
     if (!possibleId(id)) return false;
-    return (await this.query('enableSubscription', [id])).rowCount === 1;
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        const row = (await c.query<{ disabled: boolean; log_end: bigint }>(named('enablingState', [id]))).rows[0];
+        const change = row ? enabling({ disabled: row.disabled }, row.log_end) : undefined;
+        if (!change) return false;
+        await c.query(named('enableSubscription', [id, change.fanOutReady ? 1 : 0, change.fannedThrough]));
+        return true;
+      }),
+    );
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -317,6 +329,11 @@ async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: 
   if (s.makesRoom) await c.query(named('ready', [state.subscription_id]));
   if (s.disableReason !== undefined) {
     await c.query(named('disableSubscription', [attempt.at, toDbText(s.disableReason), state.subscription_id]));
-    await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
+    await cancelPending(c, state.subscription_id, deliveryId, now);
   }
+}
+
+/** The subscription's pending deliveries but `keep` become what subscription-cursor.ts says. */
+async function cancelPending(c: pg.PoolClient, subscriptionId: string, keep: string, now: Date): Promise<void> {
+  await c.query(named('cancelPending', [now, subscriptionId, keep, CANCELLED.status, CANCELLED.nextAttemptAt]));
 }

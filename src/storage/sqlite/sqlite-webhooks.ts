@@ -11,6 +11,7 @@ import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
 import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
+import { CANCELLED, enabling, newSubscriptionCursor } from '../../webhooks/subscription-cursor.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
@@ -49,26 +50,27 @@ export class SqliteWebhookStore implements WebhookStore {
     const db = this.db;
     return {
       insertSubscription: db.prepare(
-        // It receives the events placed after it was made.
+        // Its cursor as subscription-cursor.ts decided it.
         `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT last_position FROM event_log WHERE id = 1))`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
       deleteSubscription: db.prepare('DELETE FROM webhook_subscriptions WHERE id = ?'),
       cancelPending: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = ?
-         WHERE subscription_id = ? AND status = 'pending' AND id <> ?`,
+        `UPDATE webhook_deliveries SET status = @status, next_attempt_at = @next, lease_until = NULL, updated_at = @now
+         WHERE subscription_id = @sub AND status = 'pending' AND id <> @keep`,
       ),
       disableSubscription: db.prepare(
         'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
       ),
       replaceSecret: db.prepare('UPDATE webhook_subscriptions SET secret = ? WHERE id = ? AND secret = ?'),
+      logEnd: db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck(),
+      isDisabled: db.prepare('SELECT disabled_at IS NOT NULL FROM webhook_subscriptions WHERE id = ?').pluck(),
+      // What enabling writes, as subscription-cursor.ts decided it.
       enableSubscription: db.prepare(
-        // Events placed while it was disabled are not sent: it starts again from the end of the log.
-        `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
-           fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
-         WHERE id = ? AND disabled_at IS NOT NULL`,
+        `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = @ready, fanned_through = @cursor
+         WHERE id = @id`,
       ),
       activeSubscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck(),
       // One subscription's oldest due deliveries: pending, next attempt at or before now, no live lease.
@@ -169,7 +171,8 @@ export class SqliteWebhookStore implements WebhookStore {
         .transaction(() => {
           const refusal = admit((st.listSubscriptions.all() as SubscriptionRow[]).map((r) => subscriptionOf(r)));
           if (refusal) return refusal;
-          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '), sub.format);
+          const cursor = newSubscriptionCursor(st.logEnd.get() as number);
+          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '), sub.format, cursor);
           return undefined;
         })
         .immediate(),
@@ -190,8 +193,7 @@ export class SqliteWebhookStore implements WebhookStore {
       this.db
         .transaction(() => {
           if (st.deleteSubscription.run(id).changes === 0) return false;
-          // Deliveries and attempts stay as history; what was still to be sent will not be.
-          st.cancelPending.run(Date.now(), id, '');
+          this.cancelPending(st, id, '', Date.now());
           return true;
         })
         .immediate(),
@@ -203,7 +205,22 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async enableSubscription(id: string): Promise<boolean> {
-    return this.run((st) => st.enableSubscription.run(id).changes === 1);
+    return this.run((st) =>
+      this.db
+        .transaction(() => {
+          const disabled = st.isDisabled.get(id) as number | undefined;
+          const change = disabled === undefined ? undefined : enabling({ disabled: disabled === 1 }, st.logEnd.get() as number);
+          if (!change) return false;
+          st.enableSubscription.run({ id, ready: change.fanOutReady ? 1 : 0, cursor: change.fannedThrough });
+          return true;
+        })
+        .immediate(),
+    );
+  }
+
+  /** The subscription's pending deliveries but `keep` become what subscription-cursor.ts says. */
+  private cancelPending(st: Statements, subscriptionId: string, keep: string, now: number): void {
+    st.cancelPending.run({ sub: subscriptionId, keep, now, status: CANCELLED.status, next: CANCELLED.nextAttemptAt });
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -292,7 +309,7 @@ export class SqliteWebhookStore implements WebhookStore {
     if (s.makesRoom) st.ready.run(state.subscription_id);
     if (s.disableReason !== undefined) {
       st.disableSubscription.run(at, s.disableReason, state.subscription_id);
-      st.cancelPending.run(now, state.subscription_id, deliveryId);
+      this.cancelPending(st, state.subscription_id, deliveryId, now);
     }
   }
 
