@@ -3,7 +3,8 @@
 // in one statement, and migrations serialised across instances by an advisory lock. Several instances may
 // share one database.
 import type pg from 'pg';
-import type { Engine, MigrationResult, Store } from '../store.js';
+import type { Engine, EngineOptions, MigrationResult, Store } from '../store.js';
+import type { WebhookStore } from '../../webhooks/delivery.js';
 import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import { writeEvent } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -18,8 +19,9 @@ import { createPool, describeTarget, guarded, retryingTransaction, type Postgres
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
+import { parseDatabaseUrl } from '../database-url.js';
 
-export type PgStoreOptions = PostgresOptions;
+export type PgStoreOptions = PostgresOptions & EngineOptions;
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
@@ -85,7 +87,7 @@ function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
 
 /** `postgres://` or `postgresql://`; pool size and timeouts default to the settings' defaults. */
 export const postgresEngine: Engine<PgStoreOptions> = {
-  accepts: (url) => /^postgres(ql)?:\/\//.test(url),
+  accepts: (url) => parseDatabaseUrl(url)?.engine === 'postgres',
   // Every process its own pool: the database server orders their writes.
   sharing: () => 'independent',
   create: (url, options) => new PgStore(url, options),
@@ -96,7 +98,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
   private readonly pool: pg.Pool;
   protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
   protected closed = false;
-  readonly webhooks: PgWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly events: PgEventStore;
   readonly restores: PgRestoreStore;
   /** getPlant's reads: those of one turn of the event loop in one statement (ids as text: exact int8). */
@@ -108,11 +110,13 @@ export class PgStore extends GroupCommittedPlants implements Store {
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     super();
     this.pool = createPool(url, options);
-    this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    const webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
     this.events = new PgEventStore(this.pool, url, () => this.closed);
     this.restores = new PgRestoreStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher({
-      commit: (items) => this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items))),
+      // Not refused once closing: close() waits for the writes already accepted (driver errors still -> 503).
+      commit: (items) => guarded(() => false, () => retryingTransaction(this.pool, (client) => writePlants(client, items))),
     });
   }
 
@@ -203,11 +207,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     return (await this.query<{ n: number }>('connectionLimit', [])).rows[0]!.n;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    // Commits what is queued (and waits for the commit in flight) before the pool goes.
-    await this.groupCommit.close();
-    this.closed = true;
+  protected async release(): Promise<void> {
     await this.events.close();
     await this.pool.end();
   }
