@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
 import ipaddr from 'ipaddr.js';
 import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
+import { parseDatabaseUrl } from './storage/database-url.js';
 
 export interface Config {
   readonly port: number;
@@ -231,8 +232,9 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   } },
   { key: 'workers', env: 'WORKERS', description: 'Processes that serve HTTP, sharing the port: a number, or auto for one per available core. 1 serves from one process; with more, one primary process commits every write (SQLite) and runs the webhook deliveries, and replaces a worker that dies. An in-memory database always runs in one process', default: 0, parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 0 : integer(1, 1_024)(raw)), show: (v) => (v === 0 ? 'auto' : String(v)) },
   { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (relative to the working directory; folder and file are created) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://; libpq parameters such as ?sslmode=require work); the password is masked wherever the URL is printed', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
-    if (/^sqlite:.+/.test(raw)) return raw;
-    if (/^postgres(ql)?:\/\//.test(raw)) {
+    const engine = parseDatabaseUrl(raw)?.engine;
+    if (engine === 'sqlite') return raw;
+    if (engine === 'postgres') {
       let url: URL | undefined;
       try {
         url = new URL(raw);

@@ -2,10 +2,10 @@
 // that only makes sense on the server's database (a token written to a new ./data/ of another folder is
 // rejected by the running server, which reads another file).
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { openStore, storeOptions, type SecretsAtRest } from '../storage/open-store.js';
 import { describeTarget } from '../storage/postgres/pool.js';
+import { parseDatabaseUrl } from '../storage/database-url.js';
 import type { MigrationResult, Store } from '../storage/store.js';
 import { COMMAND } from './subcommand.js';
 
@@ -16,9 +16,8 @@ export class DatabaseMissingError extends Error {
 
 /** The SQLite file of a sqlite: URL (as the store opens it: relative to the working directory). */
 export function sqliteFile(databaseUrl: string): string | undefined {
-  if (!databaseUrl.startsWith('sqlite:')) return undefined;
-  const path = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-  return path === ':memory:' ? path : resolve(path);
+  const parsed = parseDatabaseUrl(databaseUrl);
+  return parsed?.engine === 'sqlite' ? parsed.file : undefined;
 }
 
 /** "the SQLite database /srv/data/plant-store.db" or "the PostgreSQL database db.internal:5432/plants". */

@@ -124,6 +124,15 @@ export function decidePatch(current: VersionedPlant | undefined, patch: PlantPat
   return { kind: 'write', plant };
 }
 
+/**
+ * A replace as the merge patch that has its meaning: set name and tag (no tag removes it), on the version it
+ * requires. So a replace writes only when something changed, by decidePatch's rule, in every engine.
+ */
+export function replaceAsPatch(item: Extract<PlantWrite, { op: 'replace' }>): Extract<PlantWrite, { op: 'patch' }> {
+  const { id, name, tag } = item.plant;
+  return { op: 'patch', id, patch: { name, tag: tag ?? null }, ifVersions: item.ifVersion === undefined ? undefined : [item.ifVersion] };
+}
+
 /** What happened to a merge patch: a change outcome, or a result with a field too long (nothing written). */
 export type PatchOutcome = ChangeOutcome | { kind: 'too-long'; field: 'name' | 'tag'; rule: string };
 

@@ -63,7 +63,10 @@ export async function openStore(
   databaseUrl: string,
   options: OpenStoreOptions = {},
 ): Promise<{ store: Store; migrations: MigrationResult[]; secrets: SecretsAtRest }> {
-  const store = createStore(databaseUrl, options);
+  // Every process that opens the store (server, CLI) seals new secrets and opens claimed ones the same way:
+  // the sealing wraps the engine's webhook port from the start.
+  const box = createSecretBox(options.webhookSecretKeys ?? []);
+  const store = createStore(databaseUrl, { ...options, decorateWebhooks: (port) => sealedWebhookStore(port, box) });
   let migrations: MigrationResult[];
   try {
     migrations = await store.migrate(options.migrations);
@@ -75,8 +78,6 @@ export async function openStore(
     await store.close().catch(() => {});
     throw new MigrationError(migrations);
   }
-  // Every process that opens the store (server, CLI) seals new secrets and opens claimed ones the same way.
-  const box = createSecretBox(options.webhookSecretKeys ?? []);
   let resealed = 0;
   try {
     // A test's own migrations make a schema of their own, without the service's subscriptions to seal.
@@ -85,6 +86,5 @@ export async function openStore(
     await store.close().catch(() => {});
     throw err;
   }
-  Object.defineProperty(store, 'webhooks', { value: sealedWebhookStore(store.webhooks, box), enumerable: true });
   return { store, migrations, secrets: { encrypted: box.encrypts, resealed } };
 }

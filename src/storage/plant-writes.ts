@@ -8,8 +8,22 @@ import type { CommitObserver } from './store.js';
 export abstract class GroupCommittedPlants {
   /** The engine's group commit of plant writes. */
   protected abstract readonly groupCommit: Batcher<PlantWrite, WriteResult>;
-  /** Set once the store is closing: new writes are refused. */
+  /** Set once the store is closing: new work is refused (the group commit still commits what it accepted). */
   protected abstract closed: boolean;
+
+  /**
+   * Every engine closes in this order: new work is refused, every write already accepted is committed and
+   * answered, then the engine stops what it runs in the background and closes its connections (release).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.groupCommit.close();
+    await this.release();
+  }
+
+  /** Stops what the engine runs in the background and closes its connections, once the writes are in. */
+  protected abstract release(): Promise<void>;
 
   async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
     return decideCreate(plant, await this.write({ op: 'create', plant }));

@@ -50,6 +50,12 @@ export interface Store extends PlantStore, TokenStore {
   addCommitObserver(observer: CommitObserver): () => void;
 }
 
+/** What every engine's options carry besides its own. */
+export interface EngineOptions {
+  /** Wraps the engine's webhook port: open-store.ts composes secrets at rest (webhooks/secret-box.ts) here. */
+  decorateWebhooks?: (port: WebhookStore) => WebhookStore;
+}
+
 /** An engine: which DATABASE_URLs it serves and how it opens one (its folder exports it; open-store lists it). */
 export interface Engine<Options> {
   accepts(databaseUrl: string): boolean;

@@ -1,7 +1,7 @@
 // The events the service emits, as outbox rows: an id shared by every attempt, and the exact body.
 import { randomBytes } from 'node:crypto';
 import type { OutboxEvent } from './delivery.js';
-import type { PlantRecord } from '../plants/plant.js';
+import type { PlantRecord, PlantWrite } from '../plants/plant.js';
 
 /** Every event a subscription can choose; a new subscription gets all of them unless it names some. */
 export const EVENT_TYPES = ['newPlant', 'plantUpdated', 'plantDeleted'] as const;
@@ -50,5 +50,13 @@ export function plantEvent(type: EventType, plant: PlantRecord, version: bigint)
   return { id: newEventId(), type, payload: body };
 }
 
-/** The event type of each plant write. */
-export const EVENT_OF_WRITE = { create: 'newPlant', replace: 'plantUpdated', delete: 'plantDeleted' } as const satisfies Record<string, EventType>;
+/** The event type of each plant write, for every engine. */
+export const EVENT_OF_WRITE = { create: 'newPlant', replace: 'plantUpdated', patch: 'plantUpdated', delete: 'plantDeleted' } as const satisfies Record<
+  PlantWrite['op'],
+  EventType
+>;
+
+/** The event of a plant write that happened (plantEvent of its type, EVENT_OF_WRITE). */
+export function writeEvent(op: PlantWrite['op'], plant: PlantRecord, version: bigint): OutboxEvent {
+  return plantEvent(EVENT_OF_WRITE[op], plant, version);
+}

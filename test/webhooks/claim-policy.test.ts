@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pickClaims } from '../../src/webhooks/claim-policy.js';
-import { settlement } from '../../src/webhooks/attempt-settlement.js';
+import { settleAttempt, settlement } from '../../src/webhooks/attempt-settlement.js';
 
 test('a claim takes the first due delivery of every subscription before the second of any, oldest first within a rank', () => {
   const offers = [
@@ -37,4 +37,21 @@ test('settling an attempt: success and last failure end the delivery, a retry ke
   assert.deepEqual(settlement({ status: 'failed' }), { status: 'failed', nextAttemptAt: null });
   assert.deepEqual(settlement({ status: 'pending', nextAttemptAt: at }), { status: 'pending', nextAttemptAt: at });
   assert.deepEqual(settlement({ status: 'disable-subscription', reason: 'gone' }), { status: 'failed', nextAttemptAt: null, disableReason: 'gone' });
+});
+
+test('settling an attempt against the row: it always counts; the status moves only from pending, or from cancelled to succeeded', () => {
+  const due = new Date(500);
+  const at = new Date(1_000);
+  const pending = { status: 'pending' as const, nextAttemptAt: due, attemptCount: 2 };
+  assert.deepEqual(settleAttempt(pending, { status: 'pending', nextAttemptAt: at }), { status: 'pending', nextAttemptAt: at, attemptCount: 3, makesRoom: false });
+  assert.deepEqual(settleAttempt(pending, { status: 'failed' }), { status: 'failed', nextAttemptAt: null, attemptCount: 3, makesRoom: true });
+  assert.deepEqual(settleAttempt(pending, { status: 'disable-subscription', reason: 'gone' }), {
+    status: 'failed', nextAttemptAt: null, attemptCount: 3, makesRoom: true, disableReason: 'gone',
+  });
+  const cancelled = { status: 'cancelled' as const, nextAttemptAt: null, attemptCount: 0 };
+  assert.deepEqual(settleAttempt(cancelled, { status: 'succeeded' }), { status: 'succeeded', nextAttemptAt: null, attemptCount: 1, makesRoom: true });
+  assert.deepEqual(settleAttempt(cancelled, { status: 'failed' }), { status: 'cancelled', nextAttemptAt: null, attemptCount: 1, makesRoom: true });
+  assert.deepEqual(settleAttempt(cancelled, { status: 'pending', nextAttemptAt: at }), { status: 'cancelled', nextAttemptAt: null, attemptCount: 1, makesRoom: false });
+  const failed = { status: 'failed' as const, nextAttemptAt: due, attemptCount: 5 };
+  assert.deepEqual(settleAttempt(failed, { status: 'succeeded' }), { status: 'failed', nextAttemptAt: due, attemptCount: 6, makesRoom: true });
 });

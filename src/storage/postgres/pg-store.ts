@@ -3,9 +3,10 @@
 // in one statement, and migrations serialised across instances by an advisory lock. Several instances may
 // share one database.
 import type pg from 'pg';
-import type { Engine, MigrationResult, Store } from '../store.js';
-import { decideCreate, decidePatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
-import { plantEvent, type EventType } from '../../webhooks/events.js';
+import type { Engine, EngineOptions, MigrationResult, Store } from '../store.js';
+import type { WebhookStore } from '../../webhooks/delivery.js';
+import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
+import { writeEvent } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
@@ -18,8 +19,9 @@ import { createPool, describeTarget, guarded, retryingTransaction, type Postgres
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
+import { parseDatabaseUrl } from '../database-url.js';
 
-export type PgStoreOptions = PostgresOptions;
+export type PgStoreOptions = PostgresOptions & EngineOptions;
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
@@ -42,10 +44,8 @@ const SQL = {
     SELECT id, name, tag, $4 FROM unnest($1::int8[], $2::text[], $3::text[]) AS t(id, name, tag) ORDER BY id
     ON CONFLICT (id) DO NOTHING RETURNING id, version`,
   plantsByIds: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::int8[])',
-  replacePlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions')
-    WHERE id = $1 AND ($4::int8 IS NULL OR version = $4) AND (name IS DISTINCT FROM $2 OR tag IS DISTINCT FROM $3)
-    RETURNING version`,
-  // A patch merges into the row as this transaction finds it, locked until the commit (plants/ decidePatch).
+  // A patch (a replace too, as the patch that means it) merges into the row as this transaction finds it,
+  // locked until the commit (plants/ decidePatch).
   lockPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1 FOR UPDATE',
   patchPlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions') WHERE id = $1 RETURNING version`,
   // A delete takes a new version too (its event's), above every version the plant had: the row lock it holds
@@ -87,7 +87,7 @@ function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
 
 /** `postgres://` or `postgresql://`; pool size and timeouts default to the settings' defaults. */
 export const postgresEngine: Engine<PgStoreOptions> = {
-  accepts: (url) => /^postgres(ql)?:\/\//.test(url),
+  accepts: (url) => parseDatabaseUrl(url)?.engine === 'postgres',
   // Every process its own pool: the database server orders their writes.
   sharing: () => 'independent',
   create: (url, options) => new PgStore(url, options),
@@ -98,7 +98,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
   private readonly pool: pg.Pool;
   protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
   protected closed = false;
-  readonly webhooks: PgWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly events: PgEventStore;
   readonly restores: PgRestoreStore;
   /** getPlant's reads: those of one turn of the event loop in one statement (ids as text: exact int8). */
@@ -110,11 +110,13 @@ export class PgStore extends GroupCommittedPlants implements Store {
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     super();
     this.pool = createPool(url, options);
-    this.webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    const webhooks = new PgWebhookStore(this.pool, () => this.closed);
+    this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
     this.events = new PgEventStore(this.pool, url, () => this.closed);
     this.restores = new PgRestoreStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher({
-      commit: (items) => this.guard(() => retryingTransaction(this.pool, (client) => writePlants(client, items))),
+      // Not refused once closing: close() waits for the writes already accepted (driver errors still -> 503).
+      commit: (items) => guarded(() => false, () => retryingTransaction(this.pool, (client) => writePlants(client, items))),
     });
   }
 
@@ -205,11 +207,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     return (await this.query<{ n: number }>('connectionLimit', [])).rows[0]!.n;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    // Commits what is queued (and waits for the commit in flight) before the pool goes.
-    await this.groupCommit.close();
-    this.closed = true;
+  protected async release(): Promise<void> {
     await this.events.close();
     await this.pool.end();
   }
@@ -225,16 +223,17 @@ export class PgStore extends GroupCommittedPlants implements Store {
 async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]): Promise<WriteResult[]> {
   const now = new Date();
   const results = new Array<WriteResult>(items.length);
-  const happened: { type: EventType; plant: PlantRecord; version: bigint }[] = [];
+  const happened: Happened[] = [];
   const creates = items.flatMap((item, i) => (item.op === 'create' ? [{ item, i }] : []));
   if (creates.length > 0) await writeCreates(client, creates, results, now);
   for (const { item, i } of creates) {
-    if (results[i]!.wrote) happened.push({ type: 'newPlant', plant: item.plant, version: results[i]!.row!.version });
+    if (results[i]!.wrote) happened.push({ op: item.op, plant: item.plant, version: results[i]!.row!.version });
   }
   for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    if (item.op === 'create') continue;
-    const id = (item.op === 'delete' || item.op === 'patch' ? item.id : item.plant.id).toString();
+    const asked = items[i]!;
+    if (asked.op === 'create') continue;
+    const item = asked.op === 'replace' ? replaceAsPatch(asked) : asked;
+    const id = item.id.toString();
     if (item.op === 'patch') {
       const { rows } = await client.query<PlantRow>(named('lockPlant', [id]));
       const found = rows[0] && versionedPlantOf(rows[0], pgText);
@@ -247,26 +246,15 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
       const updated = await client.query<{ version: string }>(named('patchPlant', [id, toDbText(name), toDbText(tag)]));
       const version = BigInt(updated.rows[0]!.version);
       results[i] = { wrote: true, row: { ...decision.plant, version } };
-      happened.push({ type: 'plantUpdated', plant: decision.plant, version });
+      happened.push({ op: asked.op, plant: decision.plant, version });
       continue;
     }
-    const ifVersion = item.ifVersion?.toString() ?? null;
-    if (item.op === 'replace') {
-      const { name, tag } = item.plant;
-      const { rows } = await client.query<{ version: string }>(named('replacePlant', [id, toDbText(name), toDbText(tag), ifVersion]));
-      if (rows[0]) {
-        results[i] = { wrote: true, row: { ...item.plant, version: BigInt(rows[0].version) } };
-        happened.push({ type: 'plantUpdated', plant: item.plant, version: BigInt(rows[0].version) });
-        continue;
-      }
-    } else {
-      const { rows } = await client.query<PlantRow & { deleted_version: bigint | string }>(named('deletePlant', [id, ifVersion]));
-      if (rows[0]) {
-        const row = versionedPlantOf(rows[0], pgText);
-        results[i] = { wrote: true, row };
-        happened.push({ type: 'plantDeleted', plant: row, version: BigInt(rows[0].deleted_version) });
-        continue;
-      }
+    const deleted = (await client.query<PlantRow & { deleted_version: bigint | string }>(named('deletePlant', [id, item.ifVersion?.toString() ?? null]))).rows[0];
+    if (deleted) {
+      const row = versionedPlantOf(deleted, pgText);
+      results[i] = { wrote: true, row };
+      happened.push({ op: asked.op, plant: row, version: BigInt(deleted.deleted_version) });
+      continue;
     }
     const { rows } = await client.query<PlantRow>(named('getPlant', [id]));
     results[i] = { wrote: false, row: rows[0] ? versionedPlantOf(rows[0], pgText) : undefined };
@@ -274,6 +262,8 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   if (happened.length > 0) await writeEvents(client, happened, now);
   return results;
 }
+
+type Happened = { op: PlantWrite['op']; plant: PlantRecord; version: bigint };
 
 type Create = { item: Extract<PlantWrite, { op: 'create' }>; i: number };
 
@@ -310,8 +300,8 @@ async function writeCreates(client: pg.PoolClient, creates: readonly Create[], r
 }
 
 /** The events of the writes that happened, in one statement. */
-async function writeEvents(client: pg.PoolClient, happened: readonly { type: EventType; plant: PlantRecord; version: bigint }[], now: Date): Promise<void> {
-  const events = happened.map((h) => plantEvent(h.type, h.plant, h.version));
+async function writeEvents(client: pg.PoolClient, happened: readonly Happened[], now: Date): Promise<void> {
+  const events = happened.map((h) => writeEvent(h.op, h.plant, h.version));
   await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
 }
 

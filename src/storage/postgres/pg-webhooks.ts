@@ -9,7 +9,9 @@ import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, Deli
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { settlement } from '../../webhooks/attempt-settlement.js';
+import { settleAttempt } from '../../webhooks/attempt-settlement.js';
+import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
+import { CANCELLED, enabling, newSubscriptionCursor } from '../../webhooks/subscription-cursor.js';
 import { pickClaims } from '../../webhooks/claim-policy.js';
 import { pgText, toDbText } from './text.js';
 
@@ -28,22 +30,25 @@ function possibleId(id: string): boolean {
 }
 
 const SQL = {
-  // It receives the events placed after it was made.
+  // Its cursor as subscription-cursor.ts decided it.
   insertSubscription: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, (SELECT last_position FROM event_log WHERE id = 1))`,
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+  logEnd: 'SELECT last_position FROM event_log WHERE id = 1',
   // Held until commit by whoever is adding a subscription: instances add them one at a time.
   lockSubscriptions: 'SELECT pg_advisory_xact_lock(7085608232398170483)',
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
   getSubscription: 'SELECT * FROM webhook_subscriptions WHERE id = $1',
   deleteSubscription: 'DELETE FROM webhook_subscriptions WHERE id = $1',
-  cancelPending: `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = $1
+  cancelPending: `UPDATE webhook_deliveries SET status = $4, next_attempt_at = $5, lease_until = NULL, updated_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
   replaceSecret: 'UPDATE webhook_subscriptions SET secret = $3 WHERE id = $1 AND secret = $2',
-  // Events placed while it was disabled are not sent: it starts again from the end of the log.
-  enableSubscription: `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
-      fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
-    WHERE id = $1 AND disabled_at IS NOT NULL`,
+  // What enabling reads: the row, locked, and the log's end.
+  enablingState: `SELECT s.disabled_at IS NOT NULL AS disabled, (SELECT last_position FROM event_log WHERE id = 1) AS log_end
+    FROM webhook_subscriptions s WHERE s.id = $1 FOR UPDATE`,
+  // What enabling writes, as subscription-cursor.ts decided it.
+  enableSubscription: `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = $2, fanned_through = $3
+    WHERE id = $1`,
   // A delivery that settled makes room: the subscription's next deliveries can be made.
   ready: 'UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = $1 AND fan_out_ready = 0',
   // Each active, unskipped subscription offers its `per` oldest due deliveries that no one else holds:
@@ -62,41 +67,36 @@ const SQL = {
     WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND s.id = d.subscription_id
     RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
       e.type AS event_type, e.created_at AS event_created_at`,
-  deliveryState: 'SELECT status, subscription_id FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
+  deliveryState: 'SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
   insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
     SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,
-  // An attempt always counts; the status moves only from pending (a delivery cancelled while its attempt
-  // was in flight stays cancelled, unless that attempt succeeded, which is then the truth).
+  // The delivery's new state as settleAttempt decided it; the lease is released.
   settle: `UPDATE webhook_deliveries
-    SET attempt_count = attempt_count + 1,
-        lease_until = NULL,
-        updated_at = $2,
-        status = CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN $3::text ELSE status END,
-        next_attempt_at = CASE WHEN status = 'pending' AND $3::text = 'pending' THEN $4::timestamptz ELSE
-                            CASE WHEN status = 'pending' OR (status = 'cancelled' AND $3::text = 'succeeded') THEN NULL ELSE next_attempt_at END END
+    SET attempt_count = $5, lease_until = NULL, updated_at = $2, status = $3, next_attempt_at = $4
     WHERE id = $1`,
   listDeliveries: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
     WHERE subscription_id = $1 ORDER BY created_at DESC, seq DESC LIMIT $2`,
   getDelivery: `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
     WHERE id = $1 AND subscription_id = $2`,
   attemptsOf: 'SELECT * FROM webhook_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempt',
-  // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
-  // A pending delivery that no live lease holds is only made due now: its round goes on.
-  retry: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
-      next_attempt_at = $3, lease_until = NULL, updated_at = $3
-    WHERE id = $1 AND subscription_id = $2
-      AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= $3)))
-      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.disabled_at IS NULL)`,
-  // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry does
-  // for a failed one; nothing while the subscription is disabled. The status is tested again on the row
-  // itself, so a delivery a concurrent recover or attempt changed meanwhile is left as that made it.
-  requeue: `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = $5, lease_until = NULL, updated_at = $5
+  // What a manual retry reads (delivery-rounds.ts decides): the row, locked, and whether its subscription is active.
+  retryState: `SELECT d.status, d.attempt_count, d.lease_until, s.disabled_at IS NULL AS active
+    FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+    WHERE d.id = $1 AND d.subscription_id = $2
+    FOR UPDATE OF d`,
+  subscriptionActive: 'SELECT disabled_at IS NULL AS active FROM webhook_subscriptions WHERE id = $1',
+  // A new round as delivery-rounds.ts decided it, with no lease.
+  startRound: `UPDATE webhook_deliveries SET status = $2, attempt_count = $3, next_attempt_at = $4, lease_until = NULL, updated_at = $4
+    WHERE id = $1`,
+  // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound
+  // decided. The status is tested again on the row itself, so a delivery a concurrent recover or attempt
+  // changed meanwhile is left as that made it.
+  requeue: `UPDATE webhook_deliveries SET status = $5, attempt_count = $6, next_attempt_at = $7, lease_until = NULL, updated_at = $7
     WHERE id IN (
         SELECT id FROM webhook_deliveries
         WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])
         ORDER BY created_at, seq LIMIT $4)
-      AND status = ANY ($3::text[])
-      AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $1 AND s.disabled_at IS NULL)`,
+      AND status = ANY ($3::text[])`,
   requeueLeft: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
       WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])) AS more`,
   countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
@@ -145,9 +145,10 @@ export class PgWebhookStore implements WebhookStore {
         const { rows } = await c.query<SubscriptionRow>(named('listSubscriptions', []));
         const refusal = admit(rows.map((r) => subscriptionOf(r, pgText)));
         if (refusal) return refusal;
+        const cursor = newSubscriptionCursor((await c.query<{ last_position: bigint }>(named('logEnd', []))).rows[0]!.last_position);
         await c.query(
           named('insertSubscription', [
-            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '), sub.format,
+            sub.id, sub.url, toDbText(sub.description), sub.secret, sub.createdAt, sub.disabledAt, toDbText(sub.disabledReason), sub.events.join(' '), sub.format, cursor,
           ]),
         );
         return undefined;
@@ -170,8 +171,7 @@ export class PgWebhookStore implements WebhookStore {
     return guarded(this.closed, () =>
       transaction(this.pool, async (c) => {
         if ((await c.query(named('deleteSubscription', [id]))).rowCount === 0) return false;
-        // Deliveries and attempts stay as history; what was still to be sent will not be.
-        await c.query(named('cancelPending', [new Date(), id, '']));
+        await cancelPending(c, id, '', new Date());
         return true;
       }),
     );
@@ -183,7 +183,15 @@ export class PgWebhookStore implements WebhookStore {
 
   async enableSubscription(id: string): Promise<boolean> {
     if (!possibleId(id)) return false;
-    return (await this.query('enableSubscription', [id])).rowCount === 1;
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        const row = (await c.query<{ disabled: boolean; log_end: bigint }>(named('enablingState', [id]))).rows[0];
+        const change = row ? enabling({ disabled: row.disabled }, row.log_end) : undefined;
+        if (!change) return false;
+        await c.query(named('enableSubscription', [id, change.fanOutReady ? 1 : 0, change.fannedThrough]));
+        return true;
+      }),
+    );
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -241,7 +249,23 @@ export class PgWebhookStore implements WebhookStore {
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
     if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return false;
-    return (await this.query('retry', [deliveryId, subscriptionId, now])).rowCount === 1;
+    return guarded(this.closed, () =>
+      transaction(this.pool, async (c) => {
+        const row = (
+          await c.query<{ status: DeliveryStatus; attempt_count: number; lease_until: Date | null; active: boolean }>(
+            named('retryState', [deliveryId, subscriptionId]),
+          )
+        ).rows[0];
+        if (!row) return false;
+        const round = manualRetry(
+          { status: row.status, attemptCount: Number(row.attempt_count), leaseUntil: row.lease_until, subscriptionActive: row.active },
+          now,
+        );
+        if (!round) return false;
+        await c.query(named('startRound', [deliveryId, round.status, round.attemptCount, round.nextAttemptAt]));
+        return true;
+      }),
+    );
   }
 
   async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
@@ -250,7 +274,11 @@ export class PgWebhookStore implements WebhookStore {
     // Retried on a deadlock: its rows are locked in creation order, an attempt batch's in id order.
     return guarded(this.closed, () =>
       retryingTransaction(this.pool, async (c) => {
-        const queued = (await c.query(named('requeue', [...select, Math.max(0, Math.floor(input.limit)), input.dueAt]))).rowCount ?? 0;
+        const active = (await c.query<{ active: boolean }>(named('subscriptionActive', [input.subscriptionId]))).rows[0]?.active === true;
+        const round = recoveredRound(active, input.dueAt);
+        const queued = round
+          ? (await c.query(named('requeue', [...select, Math.max(0, Math.floor(input.limit)), round.status, round.attemptCount, round.nextAttemptAt]))).rowCount ?? 0
+          : 0;
         const { rows } = await c.query<{ more: boolean }>(named('requeueLeft', select));
         return { queued, more: rows[0]!.more };
       }),
@@ -288,16 +316,24 @@ export class PgWebhookStore implements WebhookStore {
 }
 
 async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: PendingAttempt): Promise<void> {
-  const state = (await c.query<{ status: DeliveryStatus; subscription_id: string }>(named('deliveryState', [deliveryId]))).rows[0];
+  const state = (
+    await c.query<{ status: DeliveryStatus; subscription_id: string; next_attempt_at: Date | null; attempt_count: number }>(
+      named('deliveryState', [deliveryId]),
+    )
+  ).rows[0];
   if (!state) return;
   await c.query(named('insertAttempt', [deliveryId, attempt.at, attempt.statusCode, toDbText(attempt.error), Math.max(0, Math.round(attempt.durationMs))]));
   const now = new Date();
-  const s = settlement(outcome);
-  await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt]));
-  if (s.status !== 'pending') await c.query(named('ready', [state.subscription_id]));
+  const s = settleAttempt({ status: state.status, nextAttemptAt: state.next_attempt_at, attemptCount: Number(state.attempt_count) }, outcome);
+  await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt, s.attemptCount]));
+  if (s.makesRoom) await c.query(named('ready', [state.subscription_id]));
   if (s.disableReason !== undefined) {
     await c.query(named('disableSubscription', [attempt.at, toDbText(s.disableReason), state.subscription_id]));
-    await c.query(named('cancelPending', [now, state.subscription_id, deliveryId]));
+    await cancelPending(c, state.subscription_id, deliveryId, now);
   }
 }
 
+/** The subscription's pending deliveries but `keep` become what subscription-cursor.ts says. */
+async function cancelPending(c: pg.PoolClient, subscriptionId: string, keep: string, now: Date): Promise<void> {
+  await c.query(named('cancelPending', [now, subscriptionId, keep, CANCELLED.status, CANCELLED.nextAttemptAt]));
+}

@@ -1,12 +1,12 @@
 // One transaction of plant writes (one fsync), in order: a create inserts its plant unless the id is taken, a
-// replace or a delete writes only under the conditions of PlantWrite, a patch is merged into the row as this
-// transaction finds it (plants/ decides: decidePatch), and each write that happens writes its
-// event. Each write takes a new version from the store-wide counter (a delete too: its event carries it). For each write it
+// delete writes only under the conditions of PlantWrite, a patch (and a replace, as the patch that means it)
+// is merged into the row as this transaction finds it (plants/ decides: decidePatch), and each write that
+// happens writes its event (webhooks/ says which: writeEvent). Each write takes a new version from the store-wide counter (a delete too: its event carries it). For each write it
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
 // (write-worker.ts), or on the main thread for an in-memory database and for import.
 import type Database from 'better-sqlite3';
-import { decidePatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
-import { plantEvent, type EventType } from '../../webhooks/events.js';
+import { decidePatch, replaceAsPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
+import { writeEvent } from '../../webhooks/events.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
 
 /**
@@ -21,8 +21,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const takeVersions = db.prepare('UPDATE plant_version_counter SET last = last + ? RETURNING last').pluck().safeIntegers(true);
   const insertPlant = db.prepare('INSERT INTO plants (id, name, tag, created_at, version) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const getPlant = db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
-  const replacePlant = db.prepare(`UPDATE plants SET name = @name, tag = @tag, version = @version
-    WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) AND (name IS NOT @name OR tag IS NOT @tag)`);
+  const updatePlant = db.prepare('UPDATE plants SET name = @name, tag = @tag, version = @version WHERE id = @id');
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
@@ -36,8 +35,8 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
     // (PostgreSQL, with concurrent writers, places events in a pass after the commit). Its deliveries come
     // after, off this path (events/sequencer.ts).
     let position: bigint | undefined;
-    const announce = (type: EventType, plant: PlantRecord, version: bigint) => {
-      const e = plantEvent(type, plant, version);
+    const announce = (op: PlantWrite['op'], plant: PlantRecord, version: bigint) => {
+      const e = writeEvent(op, plant, version);
       position = (position ?? (lastPosition.get() as bigint)) + 1n;
       insertEvent.run(e.id, e.type, e.payload, now, position);
     };
@@ -45,41 +44,36 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
     const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);
     const results: BatchResults = new Array(items.length * 2);
     for (let i = 0; i < items.length; i++) {
-      const item = items[i]!;
+      const asked = items[i]!;
+      const item = asked.op === 'replace' ? replaceAsPatch(asked) : asked;
       const version = base + BigInt(i + 1);
       let wrote: bigint | PlantRow | undefined;
       if (item.op === 'create') {
         const { id, name, tag } = item.plant;
         if (insertPlant.run(id, name, tag ?? null, now, version).changes === 1) {
           wrote = version;
-          announce('newPlant', item.plant, version);
-        }
-      } else if (item.op === 'replace') {
-        const { id, name, tag } = item.plant;
-        if (replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: item.ifVersion ?? null }).changes === 1) {
-          wrote = version;
-          announce('plantUpdated', item.plant, version);
+          announce(asked.op, item.plant, version);
         }
       } else if (item.op === 'patch') {
         const found = getPlant.get(item.id) as PlantRow | undefined;
         const decision = decidePatch(found && versionedPlantOf(found), item.patch, item.ifVersions);
         if (decision.kind === 'write') {
           const { id, name, tag } = decision.plant;
-          replacePlant.run({ id, name, tag: tag ?? null, version, ifVersion: null });
+          updatePlant.run({ id, name, tag: tag ?? null, version });
           // The merged plant, with its new version: what the answer shows.
           wrote = { id, name, tag: tag ?? null, version };
-          announce('plantUpdated', decision.plant, version);
+          announce(asked.op, decision.plant, version);
         }
       } else {
         wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
         // A delete is a change like any other: its event takes the write's new version, above every version
         // the plant had, so a receiver keeping the highest version per id orders a late update before it.
-        if (wrote) announce('plantDeleted', { id: item.id, name: wrote.name }, version);
+        if (wrote) announce(asked.op, { id: item.id, name: wrote.name }, version);
       }
       results[2 * i] = wrote !== undefined;
       // A write that did not happen reports what it found; a later write of an id written earlier in the same
       // batch finds that, like any stored row.
-      results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'delete' || item.op === 'patch' ? item.id : item.plant.id) as PlantRow | undefined) ?? null);
+      results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'create' ? item.plant.id : item.id) as PlantRow | undefined) ?? null);
     }
     if (position !== undefined) setLastPosition.run(position);
     return results;

@@ -1,12 +1,12 @@
 // The embedded engine: better-sqlite3 in WAL mode with synchronous=FULL, and group commit so that durability
 // (one fsync per commit) does not cap throughput at one request per fsync. Creates commit on a write worker
 // (its own connection) so their fsync never blocks the event loop; everything else uses this connection.
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StorePathError, StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, MigrationResult, SharedWriter, Store } from '../store.js';
+import type { CommitObserver, Engine, EngineOptions, MigrationResult, SharedWriter, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
-import type { OutboxEvent } from '../../webhooks/delivery.js';
+import type { OutboxEvent, WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { createBatchWriter, writeResultsOf } from './plant-batch.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
@@ -21,8 +21,9 @@ import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { createEventJobs, type EventJobs } from './event-jobs.js';
 import { configureConnection } from './connection-setup.js';
+import { parseDatabaseUrl } from '../database-url.js';
 
-export interface SqliteOptions {
+export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
   busyTimeoutMs?: number;
   /**
@@ -43,13 +44,14 @@ const SHARED_WRITER_BATCHES_IN_FLIGHT = 64;
 
 /** `sqlite:path` (relative to the working folder) or `sqlite::memory:`. */
 export const sqliteEngine: Engine<SqliteOptions> = {
-  accepts: (url) => url.startsWith('sqlite:'),
+  accepts: (url) => parseDatabaseUrl(url)?.engine === 'sqlite',
   // Processes writing one file would queue on its lock (SQLite's busy handler sleeps in milliseconds): one of them
   // commits for all, in shared group commits. A memory database lives in one process only.
   sharing: (url) => (url === 'sqlite::memory:' ? 'one-process' : 'shared-writer'),
   create(url, options) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    return new SqliteStore(path === ':memory:' ? path : resolve(path), options);
+    const parsed = parseDatabaseUrl(url);
+    if (parsed?.engine !== 'sqlite') throw new Error(`not a sqlite: DATABASE_URL: ${url.split(':')[0]}`);
+    return new SqliteStore(parsed.file, options);
   },
 };
 
@@ -61,7 +63,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
   private batchWriter?: ReturnType<typeof createBatchWriter>;
-  readonly webhooks: SqliteWebhookStore;
+  readonly webhooks: WebhookStore;
   readonly events: SqliteEventStore;
   readonly restores: SqliteRestoreStore;
   private eventJobs?: EventJobs;
@@ -94,7 +96,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       this.db.close();
       throw new StorePathError(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
-    this.webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
+    const webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
+    this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
     this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn));
     // An in-memory database exists only on this connection, so its commits stay on this thread.
     // Prepared on first use, after migrating.
@@ -260,11 +263,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     this.guard(() => this.db.prepare('SELECT count(*) FROM schema_migrations').get());
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    // Graceful: every create already accepted is committed and answered before the connections close.
-    this.closed = true;
-    await this.groupCommit.close();
+  protected async release(): Promise<void> {
     this.db.close();
   }
 

@@ -9,7 +9,9 @@ import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
 import { withoutSync } from './event-jobs.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { settlement } from '../../webhooks/attempt-settlement.js';
+import { settleAttempt } from '../../webhooks/attempt-settlement.js';
+import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
+import { CANCELLED, enabling, newSubscriptionCursor } from '../../webhooks/subscription-cursor.js';
 import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
@@ -48,26 +50,27 @@ export class SqliteWebhookStore implements WebhookStore {
     const db = this.db;
     return {
       insertSubscription: db.prepare(
-        // It receives the events placed after it was made.
+        // Its cursor as subscription-cursor.ts decided it.
         `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at, disabled_at, disabled_reason, events, format, fanned_through)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT last_position FROM event_log WHERE id = 1))`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       listSubscriptions: db.prepare('SELECT * FROM webhook_subscriptions ORDER BY created_at, rowid'),
       getSubscription: db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ?'),
       deleteSubscription: db.prepare('DELETE FROM webhook_subscriptions WHERE id = ?'),
       cancelPending: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, lease_until = NULL, updated_at = ?
-         WHERE subscription_id = ? AND status = 'pending' AND id <> ?`,
+        `UPDATE webhook_deliveries SET status = @status, next_attempt_at = @next, lease_until = NULL, updated_at = @now
+         WHERE subscription_id = @sub AND status = 'pending' AND id <> @keep`,
       ),
       disableSubscription: db.prepare(
         'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
       ),
       replaceSecret: db.prepare('UPDATE webhook_subscriptions SET secret = ? WHERE id = ? AND secret = ?'),
+      logEnd: db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck(),
+      isDisabled: db.prepare('SELECT disabled_at IS NOT NULL FROM webhook_subscriptions WHERE id = ?').pluck(),
+      // What enabling writes, as subscription-cursor.ts decided it.
       enableSubscription: db.prepare(
-        // Events placed while it was disabled are not sent: it starts again from the end of the log.
-        `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = 1,
-           fanned_through = (SELECT last_position FROM event_log WHERE id = 1)
-         WHERE id = ? AND disabled_at IS NOT NULL`,
+        `UPDATE webhook_subscriptions SET disabled_at = NULL, disabled_reason = NULL, fan_out_ready = @ready, fanned_through = @cursor
+         WHERE id = @id`,
       ),
       activeSubscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE disabled_at IS NULL').pluck(),
       // One subscription's oldest due deliveries: pending, next attempt at or before now, no live lease.
@@ -89,23 +92,17 @@ export class SqliteWebhookStore implements WebhookStore {
          JOIN webhook_subscriptions s ON s.id = d.subscription_id
          WHERE d.id IN (SELECT value FROM json_each(?))`,
       ),
-      deliveryState: db.prepare('SELECT status, subscription_id FROM webhook_deliveries WHERE id = ?'),
+      deliveryState: db.prepare('SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = ?'),
       // A delivery that settled makes room: the subscription's next deliveries can be made.
       ready: db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = ? AND fan_out_ready = 0'),
       nextAttemptNumber: db.prepare('SELECT coalesce(max(attempt), 0) + 1 FROM webhook_attempts WHERE delivery_id = ?').pluck(),
       insertAttempt: db.prepare(
         'INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      // An attempt always counts; the status moves only from pending (a delivery cancelled while its attempt
-      // was in flight stays cancelled, unless that attempt succeeded, which is then the truth).
+      // The delivery's new state as settleAttempt decided it; the lease is released.
       settle: db.prepare(
         `UPDATE webhook_deliveries
-         SET attempt_count = attempt_count + 1,
-             lease_until = NULL,
-             updated_at = @now,
-             status = CASE WHEN status = 'pending' OR (status = 'cancelled' AND @status = 'succeeded') THEN @status ELSE status END,
-             next_attempt_at = CASE WHEN status = 'pending' AND @status = 'pending' THEN @next ELSE
-                                 CASE WHEN status = 'pending' OR (status = 'cancelled' AND @status = 'succeeded') THEN NULL ELSE next_attempt_at END END
+         SET attempt_count = @count, lease_until = NULL, updated_at = @now, status = @status, next_attempt_at = @next
          WHERE id = @id`,
       ),
       listDeliveries: db.prepare(
@@ -119,24 +116,25 @@ export class SqliteWebhookStore implements WebhookStore {
       attemptsOf: db.prepare(
         `SELECT * FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY delivery_id, attempt`,
       ),
-      // A new round: the schedule starts again (attempt_count counts the attempts of the current round).
-      // A pending delivery that no live lease holds is only made due now: its round goes on.
-      retry: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = CASE WHEN status = 'pending' THEN attempt_count ELSE 0 END,
-           next_attempt_at = @now, lease_until = NULL, updated_at = @now
-         WHERE id = @id AND subscription_id = @sub
-           AND (status IN ('failed', 'cancelled') OR (status = 'pending' AND (lease_until IS NULL OR lease_until <= @now)))
-           AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
+      // What a manual retry reads (delivery-rounds.ts decides): the row and whether its subscription is active.
+      retryState: db.prepare(
+        `SELECT d.status, d.attempt_count, d.lease_until, s.disabled_at IS NULL AS active
+         FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+         WHERE d.id = ? AND d.subscription_id = ?`,
       ),
-      // A new round for each selected delivery, oldest first (webhook_deliveries_by_subscription), as retry
-      // does for a failed one; nothing while the subscription is disabled.
+      subscriptionActive: db.prepare('SELECT disabled_at IS NULL FROM webhook_subscriptions WHERE id = ?').pluck(),
+      // A new round as delivery-rounds.ts decided it, with no lease.
+      startRound: db.prepare(
+        `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next, lease_until = NULL, updated_at = @next
+         WHERE id = @id`,
+      ),
+      // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound decided.
       requeue: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', attempt_count = 0, next_attempt_at = @due, lease_until = NULL, updated_at = @due
+        `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next, lease_until = NULL, updated_at = @next
          WHERE id IN (
              SELECT id FROM webhook_deliveries
              WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses))
-             ORDER BY created_at, rowid LIMIT @limit)
-           AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = @sub AND s.disabled_at IS NULL)`,
+             ORDER BY created_at, rowid LIMIT @limit)`,
       ),
       requeueLeft: db
         .prepare(
@@ -173,7 +171,8 @@ export class SqliteWebhookStore implements WebhookStore {
         .transaction(() => {
           const refusal = admit((st.listSubscriptions.all() as SubscriptionRow[]).map((r) => subscriptionOf(r)));
           if (refusal) return refusal;
-          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '), sub.format);
+          const cursor = newSubscriptionCursor(st.logEnd.get() as number);
+          st.insertSubscription.run(sub.id, sub.url, sub.description, sub.secret, sub.createdAt.getTime(), ms(sub.disabledAt), sub.disabledReason, sub.events.join(' '), sub.format, cursor);
           return undefined;
         })
         .immediate(),
@@ -194,8 +193,7 @@ export class SqliteWebhookStore implements WebhookStore {
       this.db
         .transaction(() => {
           if (st.deleteSubscription.run(id).changes === 0) return false;
-          // Deliveries and attempts stay as history; what was still to be sent will not be.
-          st.cancelPending.run(Date.now(), id, '');
+          this.cancelPending(st, id, '', Date.now());
           return true;
         })
         .immediate(),
@@ -207,7 +205,22 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async enableSubscription(id: string): Promise<boolean> {
-    return this.run((st) => st.enableSubscription.run(id).changes === 1);
+    return this.run((st) =>
+      this.db
+        .transaction(() => {
+          const disabled = st.isDisabled.get(id) as number | undefined;
+          const change = disabled === undefined ? undefined : enabling({ disabled: disabled === 1 }, st.logEnd.get() as number);
+          if (!change) return false;
+          st.enableSubscription.run({ id, ready: change.fanOutReady ? 1 : 0, cursor: change.fannedThrough });
+          return true;
+        })
+        .immediate(),
+    );
+  }
+
+  /** The subscription's pending deliveries but `keep` become what subscription-cursor.ts says. */
+  private cancelPending(st: Statements, subscriptionId: string, keep: string, now: number): void {
+    st.cancelPending.run({ sub: subscriptionId, keep, now, status: CANCELLED.status, next: CANCELLED.nextAttemptAt });
   }
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -280,18 +293,23 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   private applyAttempt(st: Statements, { deliveryId, attempt, outcome }: PendingAttempt): void {
-    const state = st.deliveryState.get(deliveryId) as { status: DeliveryStatus; subscription_id: string } | undefined;
+    const state = st.deliveryState.get(deliveryId) as
+      | { status: DeliveryStatus; subscription_id: string; next_attempt_at: number | null; attempt_count: number }
+      | undefined;
     if (!state) return;
     const at = attempt.at.getTime();
     const number = st.nextAttemptNumber.get(deliveryId) as number;
     st.insertAttempt.run(deliveryId, number, at, attempt.statusCode, attempt.error, Math.max(0, Math.round(attempt.durationMs)));
     const now = Date.now();
-    const s = settlement(outcome);
-    st.settle.run({ id: deliveryId, now, status: s.status, next: s.nextAttemptAt?.getTime() ?? null });
-    if (s.status !== 'pending') st.ready.run(state.subscription_id);
+    const s = settleAttempt(
+      { status: state.status, nextAttemptAt: ms2date(state.next_attempt_at), attemptCount: state.attempt_count },
+      outcome,
+    );
+    st.settle.run({ id: deliveryId, now, status: s.status, next: ms(s.nextAttemptAt), count: s.attemptCount });
+    if (s.makesRoom) st.ready.run(state.subscription_id);
     if (s.disableReason !== undefined) {
       st.disableSubscription.run(at, s.disableReason, state.subscription_id);
-      st.cancelPending.run(now, state.subscription_id, deliveryId);
+      this.cancelPending(st, state.subscription_id, deliveryId, now);
     }
   }
 
@@ -310,7 +328,23 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
-    return this.run((st) => st.retry.run({ id: deliveryId, sub: subscriptionId, now: now.getTime() }).changes === 1);
+    return this.run((st) =>
+      this.db
+        .transaction(() => {
+          const row = st.retryState.get(deliveryId, subscriptionId) as
+            | { status: DeliveryStatus; attempt_count: number; lease_until: number | null; active: number }
+            | undefined;
+          if (!row) return false;
+          const round = manualRetry(
+            { status: row.status, attemptCount: row.attempt_count, leaseUntil: ms2date(row.lease_until), subscriptionActive: row.active === 1 },
+            now,
+          );
+          if (!round) return false;
+          st.startRound.run({ id: deliveryId, status: round.status, count: round.attemptCount, next: round.nextAttemptAt.getTime() });
+          return true;
+        })
+        .immediate(),
+    );
   }
 
   async requeueDeliveries(input: RequeueRequest): Promise<RequeueResult> {
@@ -318,7 +352,16 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.run((st) =>
       this.db
         .transaction(() => {
-          const queued = st.requeue.run({ ...params, due: input.dueAt.getTime(), limit: Math.max(0, Math.floor(input.limit)) }).changes;
+          const round = recoveredRound(st.subscriptionActive.get(input.subscriptionId) === 1, input.dueAt);
+          const queued = round
+            ? st.requeue.run({
+                ...params,
+                status: round.status,
+                count: round.attemptCount,
+                next: round.nextAttemptAt.getTime(),
+                limit: Math.max(0, Math.floor(input.limit)),
+              }).changes
+            : 0;
           return { queued, more: st.requeueLeft.get(params) === 1 };
         })
         .immediate(),
@@ -348,4 +391,8 @@ export class SqliteWebhookStore implements WebhookStore {
 
 function ms(d: Date | null): number | null {
   return d ? d.getTime() : null;
+}
+
+function ms2date(v: number | null): Date | null {
+  return v === null ? null : new Date(v);
 }
