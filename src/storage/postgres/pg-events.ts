@@ -3,7 +3,8 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import pg from 'pg';
-import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, READ_AT_LEAST, scanEnd, SUBSCRIPTIONS_PER_PASS, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { MAX_PENDING_PER_SUBSCRIPTION, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { PassCounter, retentionBatch, runStepsAsync, sequencePass, type AsyncPassStatements } from '../../events/passes.js';
 import { guarded, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
@@ -50,7 +51,7 @@ const SQL = {
     SELECT id, type, created_at, payload, position FROM webhook_events
     WHERE position > $1 AND position <= (SELECT position FROM last) ORDER BY position`,
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
-  old: `SELECT e.id, e.position FROM webhook_events e
+  old: `SELECT e.id FROM webhook_events e
     WHERE e.created_at < $1 AND e.position IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
     ORDER BY e.created_at LIMIT $2`,
@@ -63,6 +64,34 @@ const SQL = {
 
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
   return { name: `events_${name}`, text: SQL[name], values };
+}
+
+/**
+ * The passes' statements (events/passes.ts) on one transaction's client. The `event_log` row lock, then new
+ * statements: each sees, under READ COMMITTED, what passes before this one committed.
+ */
+function passStatements(client: pg.PoolClient): AsyncPassStatements {
+  const query = <R extends pg.QueryResultRow>(name: keyof typeof SQL, values: unknown[]) => client.query<R>(named(name, values)).then((r) => r.rows);
+  return {
+    lockLog: async () => (await query<{ last_position: bigint }>('lock', []))[0]!.last_position,
+    place: async (last, max) => (await query('place', [max, last.toString()])).length,
+    setLast: async (last) => void (await query('setLast', [last.toString()])),
+    ready: (last, max) => query<{ id: string; events: string; cursor: bigint; pending: number }>('behind', [last.toString(), max]),
+    deliver: async (slice) => {
+      const [made] = await query<{ made: number; last: bigint | null }>('fanOut', [slice.subscription, slice.after.toString(), slice.through.toString(), slice.max, slice.events, slice.now]);
+      return made!;
+    },
+    moveCursor: async (subscription, cursor) => void (await query('moveCursor', [subscription, cursor.toString()])),
+    notReady: async (subscription) => void (await query('notReady', [subscription])),
+    announce: async () => void (await query('notify', [])),
+    lockRemoved: async () => void (await query('lockRemoved', [])),
+    old: async (cutoff, max) => (await query<{ id: string }>('old', [cutoff, max])).map((r) => r.id),
+    remove: async (ids) => {
+      await query('removeDeliveries', [ids]);
+      return (await query<{ position: bigint }>('removeEvents', [ids])).map((r) => r.position);
+    },
+    setRemoved: async (through) => void (await query('setRemoved', [through.toString()])),
+  };
 }
 
 interface EventRow {
@@ -78,6 +107,7 @@ export class PgEventStore implements EventLogStore {
   private listening?: pg.Client;
   private retry?: NodeJS.Timeout;
   private stopped = false;
+  private readonly counter = new PassCounter();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -90,35 +120,8 @@ export class PgEventStore implements EventLogStore {
   }
 
   sequence(maxDeliveries: number, now: Date): Promise<SequencePass> {
-    return this.guard(() =>
-      transaction(this.pool, async (client) => {
-        // The lock, then new statements: each sees what passes before this one committed.
-        let last = (await client.query<{ last_position: bigint }>(named('lock', []))).rows[0]!.last_position;
-        const placed = await client.query<{ position: bigint }>(named('place', [POSITIONS_PER_PASS, last.toString()]));
-        for (const r of placed.rows) if (r.position > last) last = r.position;
-        if (placed.rows.length > 0) await client.query(named('setLast', [last.toString()]));
-        let deliveries = 0;
-        let behindAfter = false;
-        const subs = await client.query<{ id: string; events: string; cursor: bigint; pending: number }>(named('behind', [last.toString(), SUBSCRIPTIONS_PER_PASS]));
-        for (const sub of subs.rows) {
-          const room = deliveriesFor(maxDeliveries, sub.pending);
-          if (room === 0) {
-            // Full: left out until one of its deliveries settles.
-            await client.query(named('notReady', [sub.id]));
-            continue;
-          }
-          const until = scanEnd(sub.cursor, last);
-          const { rows: [made] } = await client.query<{ made: number; last: bigint | null }>(
-            named('fanOut', [sub.id, sub.cursor.toString(), until.toString(), room, sub.events, now]),
-          );
-          deliveries += made!.made;
-          const cursor = nextCursor(sub.cursor, last, room, made!.made, made!.last);
-          await client.query(named('moveCursor', [sub.id, cursor.toString()]));
-          if (cursor < last) behindAfter = true;
-        }
-        if (placed.rows.length > 0) await client.query(named('notify', []));
-        return { events: placed.rows.length, deliveries, more: placed.rows.length === POSITIONS_PER_PASS || subs.rows.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
-      }),
+    return this.guard(async () =>
+      this.counter.committed(await transaction(this.pool, (client) => runStepsAsync(sequencePass(maxDeliveries, now), passStatements(client)))),
     );
   }
 
@@ -144,21 +147,7 @@ export class PgEventStore implements EventLogStore {
   }
 
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number> {
-    return this.guard(() =>
-      transaction(this.pool, async (client) => {
-        await client.query(named('lockRemoved', []));
-        const { rows } = await client.query<{ id: string }>(named('old', [cutoff, maxEvents]));
-        if (rows.length === 0) return 0;
-        const ids = rows.map((r) => r.id);
-        await client.query(named('removeDeliveries', [ids]));
-        const removed = await client.query<{ position: bigint }>(named('removeEvents', [ids]));
-        if (removed.rows.length > 0) {
-          const through = removed.rows.reduce((m, r) => (r.position > m ? r.position : m), 0n);
-          await client.query(named('setRemoved', [through.toString()]));
-        }
-        return removed.rows.length;
-      }),
-    );
+    return this.guard(() => transaction(this.pool, (client) => runStepsAsync(retentionBatch(cutoff, maxEvents), passStatements(client))));
   }
 
   backlog(): Promise<{ unplaced: number; behind: number }> {

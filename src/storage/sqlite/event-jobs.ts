@@ -1,4 +1,5 @@
-// The event log's writes on SQLite: a sequencing pass and a retention pass, each one IMMEDIATE transaction.
+// The event log's writes on SQLite: the statements of the sequencing and retention passes (events/passes.ts
+// writes the passes), each pass one IMMEDIATE transaction.
 // They run where plant batches commit (the write worker, or the main thread for an in-memory database), so
 // they queue behind plant writes instead of contending with them for the lock.
 //
@@ -6,95 +7,88 @@
 // is made again the same way (the same events in the same insertion order, from the same last position),
 // and its deliveries with it; a retention pass lost is made again. The next plant commit makes both durable.
 import type Database from 'better-sqlite3';
-import { deliveriesFor, MAX_PENDING_PER_SUBSCRIPTION, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type SequencePass } from '../../events/event-log.js';
+import { MAX_PENDING_PER_SUBSCRIPTION, type SequencePass } from '../../events/event-log.js';
+import { PassCounter, retentionBatch, runSteps, sequencePass, type PassStatements, type ReadySubscription } from '../../events/passes.js';
 
 export interface EventJobs {
   sequence(maxDeliveries: number, now: number): SequencePass;
   removeOlderThan(cutoff: number, maxEvents: number): number;
 }
 
-export function createEventJobs(db: Database.Database): EventJobs {
+/** The passes' statements (events/passes.ts) on one connection; the IMMEDIATE transaction is their lock. */
+function passStatements(db: Database.Database): PassStatements {
   const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
   const unsequenced = db.prepare('SELECT rowid FROM webhook_events WHERE position IS NULL ORDER BY rowid LIMIT ?').pluck().safeIntegers(true);
   const place = db.prepare('UPDATE webhook_events SET position = ? WHERE rowid = ?');
   const setLast = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
-  // The ready subscriptions furthest behind (served by webhook_subscriptions_fan_out).
-  const behind = db
-    .prepare(`SELECT id, events, fanned_through AS cursor FROM webhook_subscriptions
-      WHERE fan_out_ready = 1 AND disabled_at IS NULL AND fanned_through < ? ORDER BY fanned_through, id LIMIT ?`)
+  // Served by webhook_subscriptions_fan_out; pending counted up to the most a subscription may hold.
+  const ready = db
+    .prepare(`SELECT s.id, s.events, s.fanned_through AS cursor,
+        (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION})) AS pending
+      FROM webhook_subscriptions s WHERE s.fan_out_ready = 1 AND s.disabled_at IS NULL AND s.fanned_through < ? ORDER BY s.fanned_through, s.id LIMIT ?`)
     .safeIntegers(true);
-  const pendingOf = db
-    .prepare(`SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE subscription_id = ? AND status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION})`)
-    .pluck();
   const chosen = db
-    .prepare(`SELECT id, position FROM webhook_events WHERE position > @cursor AND position <= @until
-      AND instr(' ' || @events || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT @room`)
+    .prepare(`SELECT id, position FROM webhook_events WHERE position > @after AND position <= @through
+      AND instr(' ' || @events || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT @max`)
     .safeIntegers(true);
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
     VALUES ('dlv_' || lower(hex(randomblob(12))), ?, ?, 'pending', 0, ?, ?, ?)`);
   const moveCursor = db.prepare('UPDATE webhook_subscriptions SET fanned_through = ? WHERE id = ?');
   const notReady = db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 0 WHERE id = ?');
   const old = db
-    .prepare(`SELECT e.id, e.position FROM webhook_events e
+    .prepare(`SELECT e.id FROM webhook_events e
       WHERE e.created_at < ? AND e.position IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
       ORDER BY e.created_at LIMIT ?`)
-    .safeIntegers(true);
+    .pluck();
+  // The transaction holds the write lock, so no delivery became pending since `old` read them.
   const removeDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE event_id = ?');
-  const removeEvent = db.prepare('DELETE FROM webhook_events WHERE id = ?');
+  const removeEvent = db.prepare('DELETE FROM webhook_events WHERE id = ? RETURNING position').pluck().safeIntegers(true);
   const setRemoved = db.prepare('UPDATE event_log SET removed_through = max(removed_through, ?) WHERE id = 1');
 
-  // Commits place their events themselves (plant-batch.ts); a pass places only events written without a
-  // position (by an older version), and reports every event that joined the feed since the previous pass.
-  let seenThrough = 0n;
-  let passSeen = 0n;
-  const sequence = db.transaction((maxDeliveries: number, now: number): SequencePass => {
-    let last = lastPosition.get() as bigint;
-    const rows = unsequenced.all(POSITIONS_PER_PASS + 1) as bigint[];
-    const placing = Math.min(rows.length, POSITIONS_PER_PASS);
-    for (let i = 0; i < placing; i++) place.run(++last, rows[i]);
-    if (placing > 0) setLast.run(last);
-    const joined = Number(last - seenThrough);
-    passSeen = last;
-    let deliveries = 0;
-    let behindAfter = false;
-    const subs = behind.all(last, SUBSCRIPTIONS_PER_PASS) as { id: string; events: string; cursor: bigint }[];
-    for (const sub of subs) {
-      const room = deliveriesFor(maxDeliveries, pendingOf.get(sub.id) as number);
-      if (room === 0) {
-        // Full: left out until one of its deliveries settles.
-        notReady.run(sub.id);
-        continue;
-      }
-      const events = chosen.all({ cursor: sub.cursor, until: scanEnd(sub.cursor, last), events: sub.events, room }) as { id: string; position: bigint }[];
-      for (const e of events) insertDelivery.run(e.id, sub.id, now, now, now);
-      deliveries += events.length;
-      const cursor = nextCursor(sub.cursor, last, room, events.length, events.at(-1)?.position ?? null);
-      moveCursor.run(cursor, sub.id);
-      if (cursor < last) behindAfter = true;
-    }
-    return { events: joined, deliveries, more: rows.length > placing || subs.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
-  });
-
-  const remove = db.transaction((cutoff: number, maxEvents: number): number => {
-    const rows = old.all(cutoff, maxEvents) as { id: string; position: bigint }[];
-    let through = 0n;
-    for (const row of rows) {
-      removeDeliveries.run(row.id);
-      removeEvent.run(row.id);
-      if (row.position > through) through = row.position;
-    }
-    if (rows.length > 0) setRemoved.run(through);
-    return rows.length;
-  });
-
   return {
-    sequence: (maxDeliveries, now) => {
-      const pass = withoutSync(db, () => sequence.immediate(maxDeliveries, now));
-      // Only once the pass committed: one rolled back leaves its events to be reported by the next.
-      seenThrough = passSeen;
-      return pass;
+    lockLog: () => lastPosition.get() as bigint,
+    place(last, max) {
+      const rows = unsequenced.all(max) as bigint[];
+      for (const row of rows) place.run(++last, row);
+      return rows.length;
     },
+    setLast: (last) => void setLast.run(last),
+    ready: (last, max) =>
+      (ready.all(last, max) as { id: string; events: string; cursor: bigint; pending: bigint }[]).map((s) => ({ ...s, pending: Number(s.pending) }) satisfies ReadySubscription),
+    deliver(slice) {
+      const events = chosen.all({ after: slice.after, through: slice.through, events: slice.events, max: slice.max }) as { id: string; position: bigint }[];
+      const now = slice.now.getTime();
+      for (const e of events) insertDelivery.run(e.id, slice.subscription, now, now, now);
+      return { made: events.length, last: events.at(-1)?.position ?? null };
+    },
+    moveCursor: (subscription, cursor) => void moveCursor.run(cursor, subscription),
+    notReady: (subscription) => void notReady.run(subscription),
+    // Readers of this process hear of it from the sequencer; other processes' through the shared writer.
+    announce: () => {},
+    lockRemoved: () => {},
+    old: (cutoff, max) => old.all(cutoff.getTime(), max) as string[],
+    remove(ids) {
+      const positions: bigint[] = [];
+      for (const id of ids) {
+        removeDeliveries.run(id);
+        const position = removeEvent.get(id) as bigint | undefined;
+        if (position !== undefined) positions.push(position);
+      }
+      return positions;
+    },
+    setRemoved: (through) => void setRemoved.run(through),
+  };
+}
+
+export function createEventJobs(db: Database.Database): EventJobs {
+  const statements = passStatements(db);
+  const counter = new PassCounter();
+  const sequence = db.transaction((maxDeliveries: number, now: number) => runSteps(sequencePass(maxDeliveries, new Date(now)), statements));
+  const remove = db.transaction((cutoff: number, maxEvents: number) => runSteps(retentionBatch(new Date(cutoff), maxEvents), statements));
+  return {
+    // Counted only once the pass committed.
+    sequence: (maxDeliveries, now) => counter.committed(withoutSync(db, () => sequence.immediate(maxDeliveries, now))),
     removeOlderThan: (cutoff, maxEvents) => withoutSync(db, () => remove.immediate(cutoff, maxEvents)),
   };
 }
