@@ -16,7 +16,7 @@ export interface FeedEvent {
 
 /** What one sequencing pass did. */
 export interface SequencePass {
-  /** Events that joined the feed since the previous pass of this process: placed by it or (SQLite) by their commits. */
+  /** Events that joined the feed since the previous pass of this process: placed by it, by another instance's passes, or (SQLite) by their commits. */
   events: number;
   /** Deliveries made (for events placed by this pass or earlier ones). */
   deliveries: number;
@@ -48,7 +48,8 @@ export interface EventLogStore {
    * makes up to `maxDeliveries` deliveries: for the ready active subscriptions furthest behind, the events after
    * each one's cursor that it chose, within its room (deliveriesFor, nextCursor); a subscription without room
    * is marked not ready. Placing is cheap and never waits for deliveries, so the feed keeps up however many
-   * subscriptions there are. One pass at a time across every instance (the engine's lock).
+   * subscriptions there are. One pass at a time across every instance (the engine's lock). Written once in
+   * passes.ts; the engine runs it over its statements in its transaction.
    */
   sequence(maxDeliveries: number, now: Date): Promise<SequencePass>;
   cursor(id: string): Promise<Cursor>;
