@@ -70,10 +70,10 @@ async function silentReceiver() {
   return { port: server.address().port, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
 }
 
-/** `count` subscriptions to every event on one plant-store side, made through the API with a webhooks:manage token. */
+/** `count` subscriptions to every event on one plant-store side, made through the API with a token that may subscribe (webhooks:manage and plants:read). */
 async function subscribe(side, count, receiverPort) {
   const cli = join(side.root, 'bin/plant-store.js');
-  const out = execFileSync(side.node ?? process.execPath, [cli, 'token', 'create', '--scopes', 'webhooks:manage', '--name', 'bench-webhooks'], {
+  const out = execFileSync(side.node ?? process.execPath, [cli, 'token', 'create', '--scopes', 'webhooks:manage,plants:read', '--name', 'bench-webhooks'], {
     env: { ...process.env, DATABASE_URL: side.server.databaseUrl }, encoding: 'utf8',
   });
   const token = out.trim().split('\n').pop().trim();

@@ -16,7 +16,7 @@ const rx = createServer(() => {}); await new Promise((r) => rx.listen(0, '127.0.
 const url = `sqlite:${join(dir, 'store.db')}`;
 const config = loadConfig({}, { port: 0, logLevel: 'silent', databaseUrl: url, bootstrapToken: false, webhookAllowedHosts: ['127.0.0.1'], webhookMaxSubscriptions: 1000, webhookTimeoutMs: 600000 });
 const { store } = await openStore(url);
-for (let i = 0; i < subsN; i++) await store.webhooks.insertSubscription({ id: 'wh_' + String(i).padStart(4, '0'), url: `http://127.0.0.1:${rx.address().port}/a${i}`, description: null, events: ['newPlant','plantUpdated','plantDeleted'], secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=', createdAt: new Date(), disabledAt: null, disabledReason: null }, () => undefined);
+for (let i = 0; i < subsN; i++) await store.webhooks.insertSubscription({ id: 'wh_' + String(i).padStart(4, '0'), url: `http://127.0.0.1:${rx.address().port}/a${i}`, description: null, events: ['newPlant','plantUpdated','plantDeleted'], format: 'plain', secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=', createdAt: new Date(), disabledAt: null, disabledReason: null }, () => undefined);
 const app = await buildApp(config, { store });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const tok = (await app.tokens.create({ name: 'x', scopes: ['plants:write'] })).secret;
