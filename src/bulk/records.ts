@@ -1,6 +1,6 @@
 // Import formats: each input line (or CSV record) becomes a plant, validated by the API's rules, or the
 // reason it is invalid. JSON Lines use the API's int64-exact JSON parser (src/json/); CSV follows RFC 4180.
-import { exactInteger, parseJson } from '../json/lossless-json.js';
+import { exactInteger, parseJson, parseJsonRoot, writtenAsInteger } from '../json/lossless-json.js';
 import { fieldTooLong, type PlantRecord } from '../plants/plant.js';
 import type { Line } from './lines.js';
 
@@ -8,7 +8,10 @@ export type Parsed = { line: number; plant: PlantRecord } | { line: number; erro
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const DECIMAL_INTEGER = /^-?(0|[1-9]\d{0,18})$/;
+const DECIMAL_INTEGER = /^(0|-?[1-9]\d{0,18})$/;
+/** As POST /plants says it of a body's `id` written `5.0`, `1e3` or `-0`. */
+const NOT_PLAIN_INTEGER = 'id must be written as a plain integer (digits only: no fraction, exponent or -0)';
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 
 function lineProblem(line: Line): string | undefined {
   if (line.tooLong) return 'line longer than 1 MiB';
@@ -45,6 +48,7 @@ export function parseJsonLine(line: Line): Parsed | undefined {
   if (id === undefined) {
     return { line: line.n, error: Number.isInteger(body.id) ? 'id must be an integer from -2^63 to 2^63-1' : 'id must be an integer' };
   }
+  if (!writtenAsInteger(body, 'id')) return { line: line.n, error: NOT_PLAIN_INTEGER };
   if (!('name' in body)) return { line: line.n, error: 'name is required' };
   if (typeof body.name !== 'string') return { line: line.n, error: 'name must be a string' };
   if ('tag' in body && typeof body.tag !== 'string') return { line: line.n, error: 'tag must be a string' };
@@ -178,6 +182,8 @@ export class CsvParser {
     if (fields.length !== cols.count) return { line, error: `expected ${cols.count} fields, found ${fields.length}` };
     const idText = fields[cols.id]!;
     if (!DECIMAL_INTEGER.test(idText)) {
+      // An int64 written as 5.0, 1e3 or -0 is told so, as a JSON body's is.
+      if (idText.length <= 40 && JSON_NUMBER.test(idText) && exactInteger(parseJsonRoot(idText), 'value') !== undefined) return { line, error: NOT_PLAIN_INTEGER };
       return { line, error: idText === '' ? 'id is required' : /^-?\d+$/.test(idText) && !/^-?0\d/.test(idText) ? 'id must be an integer from -2^63 to 2^63-1' : 'id must be an integer' };
     }
     const id = BigInt(idText);

@@ -127,6 +127,8 @@ function inline(doc: Record<string, any>, schema: unknown, depth = 0): any {
 }
 
 const INT64_BOUND = 2 ** 63;
+/** What an int64 written as `5.0`, `1e3` or `-0` in a body is told (validationMessage puts the member first). */
+export const INT64_LITERAL_RULE = 'must be written as a plain integer (digits only: no fraction, exponent or -0)';
 
 /**
  * Ajv in the document's own dialect (JSON Schema 2020-12). No type coercion: a string id stays a string
@@ -170,8 +172,12 @@ export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: str
     }
     if (decode) {
       holder.value = data;
-      decode(holder, 'value');
+      const nonCanonical = decode(holder, 'value');
       holder.value = undefined;
+      if (nonCanonical !== undefined) {
+        wrapped.errors = [{ instancePath: nonCanonical, schemaPath: '', keyword: 'int64Literal', params: {}, message: INT64_LITERAL_RULE }];
+        return false;
+      }
     }
     return true;
   }) as ValidateFunction;

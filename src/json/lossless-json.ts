@@ -22,6 +22,14 @@ const INT64_MAX = 2n ** 63n - 1n;
  * has only 15 in a row, yet JSON.parse rounds it to the integer 1e15.
  */
 const MAY_ROUND = /[\d.]{16}|\d[eE]/;
+/**
+ * Texts that may hold an integer written in a non-canonical form (`5.0`, `-0`; exponents are in MAY_ROUND):
+ * such a literal takes the exact path too, so that the tree can tell it from a plain integer (see
+ * writtenAsInteger).
+ */
+const MAY_BE_NON_CANONICAL = /\d\.0|-0/;
+/** A short literal that is an integer, yet not written as one: a zero fraction or a negative zero. */
+const ZERO_FRACTION_OR_NEGATIVE_ZERO = /^-?\d+\.0+$|^-0$/;
 /** A JSON number (RFC 8259): no leading zeros, no bare point, no plus sign. */
 const NUMBER_LITERAL = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 /** A canonical decimal integer: no leading zero or plus, and zero has no sign (`-0` is not one). */
@@ -31,6 +39,8 @@ const DECIMAL_INTEGER = /^(0|-?[1-9]\d*)$/;
 // int64 whose double is not exact, or (with 'double' views) null for a literal whose double looks like an
 // integer but is not one. Anything else is exactly what the tree holds.
 const exactIntegers = new WeakMap<object, Map<string, bigint | null>>();
+// Integers in int64 that were not written as canonical decimals (`5.0`, `1e3`, `-0`), by holder and key.
+const nonCanonical = new WeakMap<object, Set<string>>();
 
 // Long literals are smuggled through JSON.parse as strings marked with a per-process secret, so a client
 // cannot forge one: JSON text "\u0000" decodes to NUL, and the random tail is never revealed.
@@ -43,14 +53,14 @@ const MARK_IN_JSON = `\\u0000${MARK.slice(1)}`;
  */
 export class TooManyExactNumbersError extends RangeError {
   constructor(readonly limit: number) {
-    super(`more than ${limit} number literals with an exponent or 16 or more digits`);
+    super(`more than ${limit} number literals with an exponent, a zero fraction, 16 or more digits, or -0`);
     this.name = 'TooManyExactNumbersError';
   }
 }
 
 export interface ParseOptions {
   /**
-   * The most number literals (those with an exponent or 16+ digits) the text may hold; past it the parse stops
+   * The most number literals (those with an exponent, a zero fraction, 16+ digits, or -0) the text may hold; past it the parse stops
    * at once with TooManyExactNumbersError. Default: no bound.
    */
   maxExactNumbers?: number;
@@ -58,13 +68,13 @@ export interface ParseOptions {
 
 /** Parses JSON text; integers are exact over the whole int64 range (see exactInteger). */
 export function parseJson(text: string, numbers: NumberViews = 'schema', options: ParseOptions = {}): unknown {
-  if (!MAY_ROUND.test(text)) return JSON.parse(text);
+  if (!MAY_ROUND.test(text) && !MAY_BE_NON_CANONICAL.test(text)) return JSON.parse(text);
   return parseLossless(text, numbers, { value: undefined }, options.maxExactNumbers ?? Infinity).value;
 }
 
 /** parseJson into a holder, so that a top-level integer is exact too: exactInteger(root, 'value'). */
 export function parseJsonRoot(text: string, numbers: NumberViews = 'schema'): { value: unknown } {
-  if (!MAY_ROUND.test(text)) return { value: JSON.parse(text) };
+  if (!MAY_ROUND.test(text) && !MAY_BE_NON_CANONICAL.test(text)) return { value: JSON.parse(text) };
   return parseLossless(text, numbers, { value: undefined }, Infinity);
 }
 
@@ -80,6 +90,14 @@ export function exactInteger(holder: object, key: string | number): bigint | und
   }
   const value = (holder as Record<string, unknown>)[key];
   return typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : undefined;
+}
+
+/**
+ * False when holder[key], parsed by parseJson, is an integer written otherwise than as a canonical decimal
+ * integer: with a fraction (`5.0`), an exponent (`1e3`) or as `-0`. True for everything else.
+ */
+export function writtenAsInteger(holder: object, key: string | number): boolean {
+  return nonCanonical.get(holder)?.has(String(key)) !== true;
 }
 
 /**
@@ -137,7 +155,7 @@ function markLongNumbers(text: string, maxExactNumbers: number): string {
       while (j < n && isNumberChar(text.charCodeAt(j))) j++;
       const literal = text.slice(i, j);
       // A malformed literal stays as it is, so JSON.parse still rejects it.
-      if ((literal.length >= 16 || /[eE]/.test(literal)) && NUMBER_LITERAL.test(literal)) {
+      if ((literal.length >= 16 || /[eE]/.test(literal) || ZERO_FRACTION_OR_NEGATIVE_ZERO.test(literal)) && NUMBER_LITERAL.test(literal)) {
         if (++count > maxExactNumbers) throw new TooManyExactNumbersError(maxExactNumbers);
         out += `${text.slice(copied, i)}"${MARK_IN_JSON}${literal}"`;
         copied = j;
@@ -180,6 +198,11 @@ function setNumber(holder: Record<string, unknown>, key: string, literal: string
     let byKey = exactIntegers.get(holder);
     if (!byKey) exactIntegers.set(holder, (byKey = new Map()));
     byKey.set(key, recorded);
+  }
+  if (typeof exact === 'bigint' && !DECIMAL_INTEGER.test(literal)) {
+    let keys = nonCanonical.get(holder);
+    if (!keys) nonCanonical.set(holder, (keys = new Set()));
+    keys.add(key);
   }
 }
 

@@ -55,6 +55,9 @@ test('JSON Lines: imported, identical, conflicts and invalid lines by line numbe
     `{"id":1.5,"name":"fraction"}`, // 14
     ``, // 15: blank, skipped
     `{"id":11,"name":"extra fields are ignored","color":"green"}`, // 16
+    `{"id":12.0,"name":"zero fraction"}`, // 17
+    `{"id":-0,"name":"negative zero"}`, // 18
+    `{"id":1e3,"name":"exponent"}`, // 19
   ];
   const path = file(dir, 'plants.jsonl', lines.join('\n') + '\n');
   const first = await runCli(['import', path], env);
@@ -63,7 +66,7 @@ test('JSON Lines: imported, identical, conflicts and invalid lines by line numbe
   assert.equal(count(first.stdout, 'identical'), 1);
   assert.equal(count(first.stdout, 'conflicts'), 1);
   assert.match(first.stdout, /^ {2}line 8: id 1 is already stored with a different name or tag$/m);
-  assert.equal(count(first.stdout, 'invalid'), 8);
+  assert.equal(count(first.stdout, 'invalid'), 11);
   for (const [line, reason] of [
     [5, /not valid JSON/],
     [6, /id must be an integer from -2\^63 to 2\^63-1/],
@@ -73,6 +76,9 @@ test('JSON Lines: imported, identical, conflicts and invalid lines by line numbe
     [12, /well-formed Unicode/],
     [13, /not a JSON object/],
     [14, /id must be an integer$/m],
+    [17, /^id must be written as a plain integer \(digits only: no fraction, exponent or -0\)$/],
+    [18, /^id must be written as a plain integer/],
+    [19, /^id must be written as a plain integer/],
   ] as const) {
     const m = new RegExp(`^ {2}line ${line}: (.*)$`, 'm').exec(first.stdout);
     assert.ok(m, `line ${line} not reported:\n${first.stdout}`);
@@ -129,7 +135,10 @@ test('CSV: header, quotes, commas and line breaks in names, empty tag, bad recor
     '5,"closed"junk,x', // 12
     '1,"Fern, the ""big"" one",green', // 13: identical
     '2,other,', // 14: conflict
-    '6,"never closed', // 15
+    '-0,negative zero,', // 15
+    '7.0,zero fraction,', // 16
+    '8e0,exponent,', // 17
+    '6,"never closed', // 18
   ].join('\r\n');
   const path = file(dir, 'plants.csv', csv);
   const r = await runCli(['import', path], env);
@@ -138,7 +147,7 @@ test('CSV: header, quotes, commas and line breaks in names, empty tag, bad recor
   assert.equal(count(r.stdout, 'identical'), 1);
   assert.equal(count(r.stdout, 'conflicts'), 1);
   assert.match(r.stdout, /^ {2}line 14: id 2 /m);
-  assert.equal(count(r.stdout, 'invalid'), 7);
+  assert.equal(count(r.stdout, 'invalid'), 10);
   for (const [line, reason] of [
     [7, /quote inside an unquoted field/],
     [8, /expected 3 fields, found 4/],
@@ -146,7 +155,10 @@ test('CSV: header, quotes, commas and line breaks in names, empty tag, bad recor
     [10, /id must be an integer$/m],
     [11, /id is required/],
     [12, /after a closing quote/],
-    [15, /not closed/],
+    [15, /^id must be written as a plain integer \(digits only: no fraction, exponent or -0\)$/],
+    [16, /^id must be written as a plain integer/],
+    [17, /^id must be written as a plain integer/],
+    [18, /not closed/],
   ] as const) {
     const m = new RegExp(`^ {2}line ${line}: (.*)$`, 'm').exec(r.stdout);
     assert.ok(m, `line ${line} not reported:\n${r.stdout}`);

@@ -1,5 +1,5 @@
-// The parse work a body can cause is bounded: number literals that need the exact path (an exponent, or 16+
-// digits) cost twenty times a plain one, so a body may hold at most MAX_EXACT_NUMBERS of them.
+// The parse work a body can cause is bounded: number literals that need the exact path (an exponent, 16+
+// digits, a zero fraction or -0) cost twenty times a plain one, so a body may hold at most MAX_EXACT_NUMBERS of them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
@@ -15,7 +15,7 @@ test('a body of exponent literals past the bound is a clear 400, cheaply; up to 
   const ms = performance.now() - started;
   assert.equal(res.status, 400);
   const body = await errorOf(res);
-  assert.equal(body.message, `The request body holds more than ${MAX_EXACT_NUMBERS} number literals with an exponent or 16 or more digits; at most ${MAX_EXACT_NUMBERS} are accepted.`);
+  assert.equal(body.message, `The request body holds more than ${MAX_EXACT_NUMBERS} number literals with an exponent, a zero fraction, 16 or more digits, or -0; at most ${MAX_EXACT_NUMBERS} are accepted.`);
   assert.equal(await storedPlant(s.store, 1n), undefined);
   t.diagnostic(`1 MiB of 1e1 answered in ${ms.toFixed(1)} ms`);
 
@@ -30,4 +30,11 @@ test('a body of exponent literals past the bound is a clear 400, cheaply; up to 
   // Plain short numbers are not counted.
   const plain = await s.postPlant(`{"id":3,"name":"plain","x":[${Array(10_000).fill('12').join(',')}]}`);
   assert.equal(plain.status, 200);
+  // Zero fractions and -0 take the exact path (to tell them from integers), so they count.
+  const zeros = await s.postPlant(`{"id":4,"name":"zeros","x":[${Array(MAX_EXACT_NUMBERS + 1).fill('5.0').join(',')}]}`);
+  assert.equal(zeros.status, 400);
+  const negativeZeros = await s.postPlant(`{"id":4,"name":"zeros","x":[${Array(MAX_EXACT_NUMBERS + 1).fill('-0').join(',')}]}`);
+  assert.equal(negativeZeros.status, 400);
+  const fractions = await s.postPlant(`{"id":4,"name":"fractions","x":[${Array(10_000).fill('1.5').join(',')}]}`);
+  assert.equal(fractions.status, 200);
 });
