@@ -858,7 +858,8 @@ export interface components {
         FeedEventTime: string;
         /**
          * @description The body of a delivery to a subscription whose `format` is `envelope` (Standard Webhooks): the event's
-         *     type and time around the plain body. The signature covers all of it.
+         *     type and time around the plain body, its `type` saying which body `data` is. The signature covers all
+         *     of it.
          * @example {
          *       "type": "plantUpdated",
          *       "timestamp": "2026-03-14T09:26:55.012Z",
@@ -870,17 +871,55 @@ export interface components {
          *       }
          *     }
          */
-        EventEnvelope: {
-            type: components["schemas"]["EventType"];
+        EventEnvelope: components["schemas"]["PlantEventEnvelope"] | components["schemas"]["PlantDeletedEventEnvelope"];
+        /**
+         * @description The envelope of a `newPlant` or `plantUpdated` delivery; `data` is the plain body, byte for byte.
+         * @example {
+         *       "type": "newPlant",
+         *       "timestamp": "2026-03-14T09:26:55.012Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "name": "Monstera deliciosa",
+         *         "tag": "tropical",
+         *         "version": 1
+         *       }
+         *     }
+         */
+        PlantEventEnvelope: {
             /**
-             * Format: date-time
-             * @description When the write that made the event committed (the feed's `createdAt`, the `ce-time` header).
-             * @example 2026-03-14T09:26:55.012Z
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            timestamp: string;
-            /** @description The plain body, byte for byte (PlantEvent for newPlant and plantUpdated, PlantDeletedEvent for plantDeleted). */
-            data: components["schemas"]["PlantEvent"] | components["schemas"]["PlantDeletedEvent"];
+            type: "newPlant" | "plantUpdated";
+            timestamp: components["schemas"]["EnvelopeTime"];
+            data: components["schemas"]["PlantEvent"];
         };
+        /**
+         * @description The envelope of a `plantDeleted` delivery; `data` is the plain body, byte for byte.
+         * @example {
+         *       "type": "plantDeleted",
+         *       "timestamp": "2026-03-14T09:27:01.330Z",
+         *       "data": {
+         *         "id": 10042,
+         *         "version": 19
+         *       }
+         *     }
+         */
+        PlantDeletedEventEnvelope: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "plantDeleted";
+            timestamp: components["schemas"]["EnvelopeTime"];
+            data: components["schemas"]["PlantDeletedEvent"];
+        };
+        /**
+         * Format: date-time
+         * @description When the write that made the event committed (the feed's `createdAt`, the `ce-time` header).
+         * @example 2026-03-14T09:26:55.012Z
+         */
+        EnvelopeTime: string;
         /**
          * @example {
          *       "id": "wh_Vh3q9LmT0xKa2bYc",
@@ -2711,7 +2750,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlantEvent"] | components["schemas"]["EventEnvelope"];
+                "application/json": components["schemas"]["PlantEvent"] | (Omit<components["schemas"]["EventEnvelope"], "type"> & {
+                    /** @constant */
+                    type?: "newPlant";
+                });
             };
         };
         responses: {
@@ -2787,7 +2829,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlantEvent"] | components["schemas"]["EventEnvelope"];
+                "application/json": components["schemas"]["PlantEvent"] | (Omit<components["schemas"]["EventEnvelope"], "type"> & {
+                    /** @constant */
+                    type?: "plantUpdated";
+                });
             };
         };
         responses: {
@@ -2863,7 +2908,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PlantDeletedEvent"] | components["schemas"]["EventEnvelope"];
+                "application/json": components["schemas"]["PlantDeletedEvent"] | (Omit<components["schemas"]["EventEnvelope"], "type"> & {
+                    /** @constant */
+                    type?: "plantDeleted";
+                });
             };
         };
         responses: {

@@ -140,6 +140,26 @@ test('a feed event ties its type to its body, and the bodies are closed', () => 
   assert.equal(validate({ ...base, type: 'other', data: plant }), false, 'an unknown type');
 });
 
+test('a webhook envelope ties its type to its body, closed, and each webhook takes only its own type', () => {
+  const envelope = validatorOf({ $ref: '#/components/schemas/EventEnvelope' });
+  const validate = (value: unknown) => envelope({ value });
+  const timestamp = '2026-03-14T09:26:55.012Z';
+  const plant = { id: 1, name: 'n', version: 1 };
+  const deleted = { id: 1, version: 2 };
+  assert.equal(validate({ type: 'newPlant', timestamp, data: plant }), true);
+  assert.equal(validate({ type: 'plantDeleted', timestamp, data: deleted }), true);
+  assert.equal(validate({ type: 'plantDeleted', timestamp, data: plant }), false, 'a delete with a plant body');
+  assert.equal(validate({ type: 'plantUpdated', timestamp, data: deleted }), false, 'an update with a delete body');
+  assert.equal(validate({ type: 'newPlant', timestamp, data: plant, extra: 1 }), false, 'an extra member in the envelope');
+  assert.equal(validate({ type: 'other', timestamp, data: plant }), false, 'an unknown type');
+  for (const [type, body, other] of [['newPlant', plant, 'plantUpdated'], ['plantUpdated', plant, 'newPlant'], ['plantDeleted', deleted, 'newPlant']] as const) {
+    const hook = validatorOf(DOC.webhooks[type].post.requestBody.content['application/json'].schema);
+    assert.equal(hook({ value: body }), true, `${type}: plain`);
+    assert.equal(hook({ value: { type, timestamp, data: body } }), true, `${type}: envelope`);
+    assert.equal(hook({ value: { type: other, timestamp, data: plant } }), false, `${type}: an envelope of ${other}`);
+  }
+});
+
 test('every operation declares its 405 with Allow, and the shared error answers declare the headers they carry', () => {
   const missing: string[] = [];
   for (const [path, item] of Object.entries<Node>(DOC.paths)) {
