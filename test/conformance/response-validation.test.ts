@@ -98,3 +98,46 @@ test('headers: a required one missing, or one sent that the answer does not decl
   assert.match((await v.check('DELETE', '/plants', error(405, {}))).join(), /required header allow is missing/);
   assert.deepEqual(await v.check('DELETE', '/plants/1', error(405, { allow: 'DELETE, GET, HEAD, PATCH, PUT' })), []);
 });
+
+test('deliveries: the headers and the body a webhook declares pass; a missing or undeclared header, a body of another type or format does not', async () => {
+  const v = new ResponseValidator();
+  const id = 'msg_2KWPBgLlAfxdpx2AI54pPJ';
+  const headers = (type: string, extra: Record<string, string> = {}) => ({
+    host: '127.0.0.1:9',
+    'content-type': 'application/json',
+    'content-length': '10',
+    'user-agent': 'plant-store',
+    'webhook-id': id,
+    'webhook-timestamp': '1767225600',
+    'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    'ce-specversion': '1.0',
+    'ce-id': id,
+    'ce-type': type,
+    'ce-source': '/plants',
+    'ce-subject': '9223372036854775807',
+    'ce-time': '2026-03-14T09:26:55.012Z',
+    ...extra,
+  });
+  const plant = '{"id":9223372036854775807,"name":"fern","version":1}';
+  const deleted = '{"id":9223372036854775807,"version":2}';
+  const envelope = (type: string, data: string) => `{"type":"${type}","timestamp":"2026-03-14T09:26:55.012Z","data":${data}}`;
+  assert.deepEqual(await v.checkDelivery(headers('newPlant'), plant), []);
+  assert.deepEqual(await v.checkDelivery(headers('newPlant'), plant, 'plain'), []);
+  assert.deepEqual(await v.checkDelivery(headers('plantDeleted'), envelope('plantDeleted', deleted), 'envelope'), []);
+  assert.deepEqual(await v.checkDelivery(headers('plantUpdated'), envelope('plantUpdated', plant)), []);
+
+  const one = async (h: Record<string, string | undefined>, body: string, format?: 'plain' | 'envelope') => {
+    const problems = await v.checkDelivery(h, body, format);
+    assert.equal(problems.length, 1, problems.join('\n'));
+    return problems[0]!;
+  };
+  assert.match(await one({ ...headers('newPlant'), 'webhook-signature': undefined }, plant), /required header webhook-signature is missing/);
+  assert.match(await one(headers('newPlant', { 'ce-extra': 'x' }), plant), /header ce-extra is sent but not declared/);
+  assert.match(await one(headers('newPlant', { 'ce-specversion': '0.3' }), plant), /header ce-specversion: 0\.3 does not match/);
+  assert.match(await one(headers('newPlant'), deleted), /the body does not match/);
+  assert.match(await one(headers('newPlant'), envelope('plantUpdated', plant)), /the body does not match/, 'an envelope of another type');
+  assert.match(await one(headers('newPlant'), envelope('newPlant', plant), 'plain'), /oneOf\/0/, 'an envelope to a plain subscription');
+  assert.match(await one(headers('plantDeleted'), deleted, 'envelope'), /oneOf\/1/, 'a plain body to an envelope subscription');
+  assert.match(await one(headers('newPlant', { 'content-type': 'text/plain' }), plant), /content-type text\/plain is not declared/);
+  assert.deepEqual(await v.checkDelivery(headers('plantMoved'), plant), ['a delivery whose ce-type plantMoved is not a webhook of the document']);
+});

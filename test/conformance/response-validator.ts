@@ -207,6 +207,63 @@ export class ResponseValidator {
     return [`${where}: the body does not match ${schemaPointer}: ${(detail.errors ?? []).map(describe).join('; ')}; body: ${body}`];
   }
 
+  /**
+   * Returns the ways a webhook delivery (the request the service POSTed to a receiver) departs from the
+   * document's `webhooks` section; [] when it conforms. The webhook is the one its `ce-type` names. Every
+   * header parameter it declares as required is present, every declared one sent is valid for its schema, and
+   * every `ce-*` or `webhook-*` header sent is declared; the body is JSON valid for the webhook's body and, when
+   * `format` is given, for that format's branch (plain: the event's body, envelope: its envelope).
+   */
+  async checkDelivery(headers: Record<string, string | string[] | undefined>, body: string, format?: 'plain' | 'envelope'): Promise<string[]> {
+    const header = (name: string) => {
+      const v = headers[name];
+      return Array.isArray(v) ? v.join(', ') : v;
+    };
+    const type = header('ce-type');
+    if (type === undefined) return ['a delivery without ce-type'];
+    const op: Obj | undefined = this.doc.webhooks?.[type]?.post;
+    if (!op) return [`a delivery whose ce-type ${type} is not a webhook of the document`];
+    const where = `webhook ${type}`;
+    const problems: string[] = [];
+    const declared = new Map<string, string>();
+    ((op.parameters ?? []) as Obj[]).forEach((raw, i) => {
+      const pointer = typeof raw.$ref === 'string' ? raw.$ref : `#/webhooks/${escapePointer(type)}/post/parameters/${i}`;
+      const p = this.deref(raw)!;
+      if (p.in !== 'header') return;
+      const name = String(p.name).toLowerCase();
+      declared.set(name, `${pointer}/schema`);
+      if (p.required === true && header(name) === undefined) problems.push(`${where}: required header ${name} is missing`);
+    });
+    for (const name of Object.keys(headers)) {
+      if ((name.startsWith('ce-') || name.startsWith('webhook-')) && !declared.has(name)) problems.push(`${where}: header ${name} is sent but not declared`);
+    }
+    for (const [name, pointer] of declared) {
+      const value = header(name);
+      if (value !== undefined && !(await this.compile(pointer))(value).valid) problems.push(`${where}: header ${name}: ${value} does not match ${pointer}`);
+    }
+    const mediaType = (header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const content: Obj = op.requestBody?.content ?? {};
+    if (!(mediaType in content)) return [...problems, `${where}: content-type ${mediaType || '(none)'} is not declared (declared: ${Object.keys(content).join(', ')})`];
+    let schemaPointer = `#/webhooks/${escapePointer(type)}/post/requestBody/content/${escapePointer(mediaType)}/schema`;
+    if (format !== undefined) {
+      // The first branch is the plain body, the second its envelope.
+      const branches = (content[mediaType].schema?.oneOf ?? []) as unknown[];
+      if (branches.length !== 2) return [...problems, `${where}: the body is not declared as oneOf the plain body and its envelope`];
+      schemaPointer += `/oneOf/${format === 'plain' ? 0 : 1}`;
+    }
+    let value: Json;
+    try {
+      value = JSON.parse(body) as Json;
+    } catch {
+      return [...problems, `${where}: the body is not JSON: ${body.slice(0, 200)}`];
+    }
+    if (!(await this.compile(schemaPointer))(value).valid) {
+      const detail = (await validate(`${this.uri}${encodeURI(schemaPointer)}`, value, 'BASIC')) as { errors?: OutputUnit[] };
+      problems.push(`${where}: the body does not match ${schemaPointer}: ${(detail.errors ?? []).map(describe).join('; ')}; body: ${body.slice(0, 500)}`);
+    }
+    return problems;
+  }
+
   private resolve(ref: string): Obj {
     if (!ref.startsWith('#/')) throw new Error(`only local $refs are supported: ${ref}`);
     let node: Obj = this.doc;

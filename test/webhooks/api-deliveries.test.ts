@@ -11,7 +11,7 @@ import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
-import { withoutVersion } from './delivery-support.js';
+import { deliveryConformance, withoutVersion } from './delivery-support.js';
 import { testClock } from '../helpers/clock.js';
 import { sleep } from '../helpers/sleep.js';
 
@@ -20,21 +20,28 @@ interface Received {
   body: string;
 }
 
-/** A receiver on 127.0.0.1 that records every request and answers with `answer()`'s status. */
+/**
+ * A receiver on 127.0.0.1 that records every request and answers with `answer()`'s status; every delivery is
+ * checked against the document's `webhooks` section, and the test fails if one does not conform.
+ */
 async function receiver(t: TestContext, answer: () => number = () => 200) {
   const received: Received[] = [];
+  const problems: string[] = [];
   // `gate`, when set, holds every answer until it resolves (a delivery caught in flight).
   const state: { answer: () => number; gate?: Promise<void> } = { answer };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      problems.push(...(await deliveryConformance().checkDelivery(req.headers, body).catch((err: Error) => [err.message])));
+      received.push({ headers: req.headers, body });
       void Promise.resolve(state.gate).then(() => res.writeHead(state.answer(), { 'content-type': 'text/plain' }).end('ok'));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(() => assert.deepEqual(problems, [], 'every delivery conforms to the webhooks section'));
   server.unref();
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/plants`;
   return { url, received, state };

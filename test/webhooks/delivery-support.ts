@@ -1,5 +1,6 @@
 // Shared pieces of the delivery tests: a real receiver on 127.0.0.1 that verifies every signature with the
-// off-the-shelf `standardwebhooks` library and de-duplicates by webhook-id, and startApp with the delivery
+// off-the-shelf `standardwebhooks` library, checks every delivery against the document's `webhooks` section
+// (test/conformance/response-validator.ts) and de-duplicates by webhook-id, and startApp with the delivery
 // tests' defaults (a dispatcher the test drives, or lets run in the background).
 import http from 'node:http';
 import type { TestContext } from 'node:test';
@@ -12,6 +13,13 @@ import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { answered, postRaw } from '../helpers/raw-request.js';
+import { ResponseValidator } from '../conformance/response-validator.js';
+
+let deliveryValidator: ResponseValidator | undefined;
+/** The document's check of deliveries, one per test process. */
+export function deliveryConformance(): ResponseValidator {
+  return (deliveryValidator ??= new ResponseValidator());
+}
 
 /** What the receiver does with one request: answer (optionally late, with headers), or never answer. */
 export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
@@ -35,8 +43,13 @@ export interface Receiver {
   requests: Received[];
   /** Verified deliveries by webhook-id (first arrival). */
   byId: Map<string, Received>;
-  /** Requests whose signature did not verify, or whose repeat carried a different body. */
+  /**
+   * Requests whose signature did not verify, whose repeat carried a different body, or that the document's
+   * `webhooks` section does not describe (headers, body for its type and, when `format` is set, its format).
+   */
   problems: string[];
+  /** The format of the subscriptions delivering here, when the test knows it: their bodies are checked for it. */
+  format?: WebhookFormat;
   /** Decides the reply to the n-th request (0-based); 200 by default. */
   reply: (req: Received, n: number) => Reply;
   /** Resolves once `predicate` holds (checked on each request), or rejects after `timeoutMs`. */
@@ -57,9 +70,15 @@ export async function startReceiver(
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const got: Received = { path: req.url ?? '', method: req.method ?? '', headers: req.headers, body, at: Date.now() };
+      // Checked before the request is recorded, so a test that waits on it sees the problems too.
+      try {
+        for (const p of await deliveryConformance().checkDelivery(req.headers, body, r.format)) r.problems.push(`${req.headers['webhook-id']}: ${p}`);
+      } catch (err) {
+        r.problems.push(`${req.headers['webhook-id']}: the conformance check failed: ${(err as Error).message}`);
+      }
       try {
         new Webhook(secretOf()).verify(body, req.headers as Record<string, string>);
       } catch (err) {

@@ -56,6 +56,9 @@ test('every delivery names its type in ce-* headers; format envelope signs {type
   const secrets = { plain: '', envelope: '' };
   const plain = await startReceiver(t, () => secrets.plain);
   const envelope = await startReceiver(t, () => secrets.envelope);
+  // Each receiver checks its deliveries against the document's body for its format.
+  plain.format = 'plain';
+  envelope.format = 'envelope';
 
   const bad = await subscribe(s, { url: plain.url, format: 'xml' });
   assert.equal(bad.status, 400);
@@ -100,6 +103,7 @@ test('webhook add --format envelope: listed with its format, and a server on the
   const env = { DATABASE_URL: await migratedDatabaseUrl(t), WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' };
   let secret = '';
   const rx = await startReceiver(t, () => secret);
+  rx.format = 'envelope';
   const [added, bogus] = await Promise.all([
     runCli(['webhook', 'add', rx.url, '--format', 'envelope', '--events', 'newPlant'], env),
     runCli(['webhook', 'add', rx.url, '--format', 'cloudevents'], env),
