@@ -35,7 +35,11 @@ export interface paths {
         post: operations["addPlant"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of listPlants: its status and headers, without the body.
+         * @description Answered as `GET` (`listPlants`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headListPlants"];
         patch?: never;
         trace?: never;
     };
@@ -84,7 +88,11 @@ export interface paths {
          */
         delete: operations["deletePlant"];
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getPlant: its status and headers, without the body.
+         * @description Answered as `GET` (`getPlant`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetPlant"];
         /**
          * Changes some of a plant's fields (JSON Merge Patch).
          * @description An RFC 7396 merge patch, sent as `Content-Type: application/merge-patch+json` (any other type is
@@ -147,7 +155,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of listEvents: its status and headers, without the body.
+         * @description Answered as `GET` (`listEvents`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headListEvents"];
         patch?: never;
         trace?: never;
     };
@@ -185,7 +197,11 @@ export interface paths {
         post: operations["createWebhook"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of listWebhooks: its status and headers, without the body.
+         * @description Answered as `GET` (`listWebhooks`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headListWebhooks"];
         patch?: never;
         trace?: never;
     };
@@ -216,7 +232,11 @@ export interface paths {
          */
         delete: operations["deleteWebhook"];
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getWebhook: its status and headers, without the body.
+         * @description Answered as `GET` (`getWebhook`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetWebhook"];
         patch?: never;
         trace?: never;
     };
@@ -243,7 +263,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of listWebhookDeliveries: its status and headers, without the body.
+         * @description Answered as `GET` (`listWebhookDeliveries`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headListWebhookDeliveries"];
         patch?: never;
         trace?: never;
     };
@@ -323,7 +347,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getRoot: its status and headers, without the body.
+         * @description Answered as `GET` (`getRoot`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetRoot"];
         patch?: never;
         trace?: never;
     };
@@ -344,7 +372,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getHealth: its status and headers, without the body.
+         * @description Answered as `GET` (`getHealth`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetHealth"];
         patch?: never;
         trace?: never;
     };
@@ -365,7 +397,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getReadiness: its status and headers, without the body.
+         * @description Answered as `GET` (`getReadiness`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetReadiness"];
         patch?: never;
         trace?: never;
     };
@@ -386,7 +422,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getOpenApiJson: its status and headers, without the body.
+         * @description Answered as `GET` (`getOpenApiJson`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetOpenApiJson"];
         patch?: never;
         trace?: never;
     };
@@ -406,7 +446,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getOpenApiYaml: its status and headers, without the body.
+         * @description Answered as `GET` (`getOpenApiYaml`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetOpenApiYaml"];
         patch?: never;
         trace?: never;
     };
@@ -432,7 +476,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * HEAD of getMetrics: its status and headers, without the body.
+         * @description Answered as `GET` (`getMetrics`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -1664,6 +1712,56 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    headListPlants: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of plants in the page.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @example 10041
+                 */
+                after?: bigint;
+                /**
+                 * @description Return only plants whose tag equals this exactly.
+                 * @example tropical
+                 */
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plants. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description `<...>; rel="next"` when more plants follow.
+                     * @example </plants?limit=2&after=10042>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getPlant: {
         parameters: {
             query?: never;
@@ -1833,6 +1931,60 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headGetPlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
+                 *     with no body.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
+                 * @example 10042
+                 */
+                id: components["parameters"]["PlantId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plant. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The plant still has the version `If-None-Match` names. No body. */
+            304: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2015,6 +2167,85 @@ export interface operations {
             };
         };
     };
+    headListEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `id` of the last event the client has seen; the answer starts after it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                after?: string;
+                /**
+                 * @description Maximum number of events in the answer.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description Seconds to wait for an event when none follows the cursor (long polling); 0 answers at once.
+                 * @example 30
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events after the cursor, oldest first (empty when none followed within `wait`). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description `<...>; rel="next"` when more events follow this page (it ended at `limit` or at `EVENTS_PAGE_BYTES`).
+                     * @example </events?after=msg_2KWPBgLlAfxdpx2AI54pPJ&limit=100>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["EventsGone"];
+            /**
+             * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
+             *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
+             *     rate limit was reached, as on every operation (`RATE_LIMIT_PER_TOKEN`, `AUTH_FAILURES_PER_MINUTE`).
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            /**
+             * @description Every waiting place of this instance is taken (`EVENTS_MAX_WAITING`) and this request would wait;
+             *     retry after `Retry-After` seconds, here or on another instance. Or, as on every operation, the store
+             *     cannot be reached, the service is shutting down or it is overloaded.
+             */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: never;
@@ -2169,6 +2400,35 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    headListWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All subscriptions, oldest first. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getWebhook: {
         parameters: {
             query?: never;
@@ -2256,6 +2516,42 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    headGetWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -2307,6 +2603,48 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["WebhookDelivery"][];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headListWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of deliveries in the answer.
+                 * @example 20
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The subscription id (`wh_...`).
+                 * @example wh_Vh3q9LmT0xKa2bYc
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2538,6 +2876,27 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    headGetRoot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service's name, version and links. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -2567,6 +2926,27 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    headGetHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -2590,6 +2970,28 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Health"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headGetReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store is reachable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2629,6 +3031,27 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    headGetOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
     getOpenApiYaml: {
         parameters: {
             query?: never;
@@ -2652,6 +3075,27 @@ export interface operations {
                      */
                     "application/yaml": string;
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    headGetOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
@@ -2683,6 +3127,35 @@ export interface operations {
                      */
                     "text/plain": string;
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headGetMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -47,6 +47,12 @@ export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
     for (const method of HTTP_METHODS) {
       const op = item[method];
       if (!op) continue;
+      // HEAD is declared for clients and checkers, not routed: Fastify answers it for every GET route, with the
+      // GET's handler, status and headers and no body.
+      if (method === 'head') {
+        if (!item.get) throw new Error(`HEAD ${path}: declared without the GET that answers it`);
+        continue;
+      }
       operations.push(toOperation(document, path, method, op, item.parameters ?? []));
     }
   }

@@ -176,3 +176,30 @@ test('every operation declares its 405 with Allow, and the shared error answers 
   }
   assert.deepEqual(missing, []);
 });
+
+test('every GET has its HEAD declared: the same parameters, statuses and headers, and no body of its own', () => {
+  const problems: string[] = [];
+  for (const [path, item] of Object.entries<Node>(DOC.paths)) {
+    if (!item.get) {
+      if (item.head) problems.push(`HEAD ${path} without a GET`);
+      continue;
+    }
+    const head = item.head as Node | undefined;
+    if (!head) {
+      problems.push(`GET ${path}: no HEAD declared`);
+      continue;
+    }
+    assert.deepEqual(head.parameters, item.get.parameters, path);
+    assert.deepEqual(head.security, item.get.security, path);
+    assert.deepEqual(Object.keys(head.responses), Object.keys(item.get.responses), path);
+    for (const [status, r] of Object.entries<Node>(head.responses)) {
+      const got = item.get.responses[status];
+      if (typeof r.$ref === 'string') assert.equal(r.$ref, got.$ref, `${path} ${status}`);
+      else {
+        assert.deepEqual(r.headers, got.headers, `${path} ${status}`);
+        assert.equal(r.content, undefined, `${path} ${status}: a HEAD answer has no body`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
