@@ -30,13 +30,14 @@ test('a retry of the same plant is 200 with the same body', async (t) => {
     assert.deepEqual(await storedPlant(s.store, 2n), { id: 2n, name: 'moss' });
   });
 
-  // Raw text on purpose: "another spelling of the id" (3.0, 3e0) cannot be written through the client.
-  await t.test('many retries, with different unknown fields and another spelling of the id', async () => {
+  // Raw text on purpose: member order and unknown members cannot be chosen through the client. (Other
+  // spellings of the id, 3.0 or 3e0, are 400: test/plants/int64.test.ts.)
+  await t.test('many retries, with different unknown fields and another member order', async () => {
     for (const body of [
       '{"id": 3, "name": "ivy"}',
       '{"id": 3, "name": "ivy", "attempt": 2}',
-      '{"name": "ivy", "id": 3.0}',
-      '{"id": 3e0, "name": "ivy", "pad": 12345678901234567890}',
+      '{"name": "ivy", "id": 3}',
+      '{"id": 3, "name": "ivy", "pad": 12345678901234567890}',
     ]) {
       const res = await s.postPlant(body);
       assert.equal(res.status, 200, body);
