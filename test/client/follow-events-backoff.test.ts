@@ -23,6 +23,28 @@ function recordingClient(s: TestApp, token: string) {
   return { client, answers };
 }
 
+/**
+ * The pauses followEvents takes on a clock that each pause moves, until it has taken `count` of them
+ * (random fixed at 0.5, so a pause is three quarters of its back-off).
+ */
+async function pausesOf(client: Parameters<typeof followEvents>[0], options: { after?: string; wait?: number }, count: number): Promise<number[]> {
+  const pauses: number[] = [];
+  const controller = new AbortController();
+  let clock = 0;
+  for await (const _ of followEvents(client, {
+    ...options,
+    signal: controller.signal,
+    random: () => 0.5,
+    now: () => clock,
+    sleep: async (ms) => {
+      pauses.push(ms);
+      clock += ms;
+      if (pauses.length === count) controller.abort();
+    },
+  })) void _;
+  return pauses;
+}
+
 test('followEvents waits Retry-After on 429 and 503, backs off after failures and early empty answers, and never re-polls in a tight loop', async (t) => {
   const s = await startApp(t, { config: { eventsMaxWaiting: 1, eventsMaxWaitingPerToken: 1 } });
   const waiting = await eventsWaiting(s);
@@ -77,20 +99,7 @@ test('followEvents waits Retry-After on 429 and 503, backs off after failures an
   const grows = [1_000, 1_500, 3_000, 6_000, 12_000, 22_500, 22_500];
   {
     const { client, answers } = recordingClient(s, s.token.all);
-    const pauses: number[] = [];
-    const controller = new AbortController();
-    let clock = 0;
-    for await (const _ of followEvents(client, {
-      after: latest,
-      signal: controller.signal,
-      random,
-      now: () => clock,
-      sleep: async (ms) => {
-        pauses.push(ms);
-        clock += ms;
-        if (pauses.length === grows.length) controller.abort();
-      },
-    })) void _;
+    const pauses = await pausesOf(client, { after: latest }, grows.length);
     assert.deepEqual(pauses, grows);
     assert.equal(answers.length, grows.length);
     for (const a of answers) assert.deepEqual(a, { status: 503, retryAfter: '1' });
@@ -99,21 +108,7 @@ test('followEvents waits Retry-After on 429 and 503, backs off after failures an
   // wait=0 asks for no wait, so the answer is an empty page at once: the pauses grow as after failures.
   {
     const { client, answers } = recordingClient(s, s.token.all);
-    const pauses: number[] = [];
-    const controller = new AbortController();
-    let clock = 0;
-    for await (const _ of followEvents(client, {
-      after: latest,
-      wait: 0,
-      signal: controller.signal,
-      random,
-      now: () => clock,
-      sleep: async (ms) => {
-        pauses.push(ms);
-        clock += ms;
-        if (pauses.length === grows.length) controller.abort();
-      },
-    })) void _;
+    const pauses = await pausesOf(client, { after: latest, wait: 0 }, grows.length);
     assert.deepEqual(pauses, [750, ...grows.slice(1)]);
     assert.deepEqual(answers.map((a) => a.status), grows.map(() => 200));
   }
