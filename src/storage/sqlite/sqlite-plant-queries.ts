@@ -2,7 +2,6 @@
 // page's items as json_object. Each shape's statement is rendered and prepared once, on first use (after
 // migrating); a request only looks it up and binds its values.
 import type Database from 'better-sqlite3';
-import type { Statement } from 'better-sqlite3';
 import { PLANT_PAGE_ITEM, pageOf, type PageMember } from '../../plants/plant-page.js';
 import type { PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
 import { planOf, whereAndOrder, type ListPlan } from '../plant-query.js';
@@ -32,7 +31,7 @@ function render(plan: ListPlan): string {
 }
 
 export class SqlitePlantQueries {
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}
 
@@ -48,7 +47,7 @@ export class SqlitePlantQueries {
     return pageOf({ json: row.json, items: Number(row.items) }, query.limit);
   }
 
-  private statement(plan: ListPlan): Statement {
+  private statement(plan: ListPlan): Database.Statement {
     let statement = this.statements.get(plan.shape);
     if (statement === undefined) {
       statement = this.db.prepare(render(plan)).safeIntegers(true);
