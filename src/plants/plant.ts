@@ -166,16 +166,27 @@ export type PlantWrite =
   | { op: 'delete'; id: bigint; ifVersion: bigint | undefined }
   | { op: 'patch'; id: bigint; patch: PlantPatch; ifVersions: readonly bigint[] | undefined };
 
-/** A keyset page request: plants with id > after, in id order, at most limit of them. */
+/** The orders a list can take. Every order ends on the id, so that a keyset cursor is total. */
+export type PlantOrder = 'id';
+
+/**
+ * What a list asks for: filters (every one given must hold), an order, a keyset cursor and a limit. Each engine
+ * builds its statement from this description (storage/plant-query.ts), so a new filter or order is a member here.
+ */
 export interface PlantQuery {
-  after?: bigint;
-  limit: number;
+  /** Only plants with this tag. */
   tag?: string;
+  /** The order of the list; 'id' (ascending) when not given. */
+  order?: PlantOrder;
+  /** Only plants after this one in the order: the last id of the previous page. */
+  after?: bigint;
+  /** At most this many plants. */
+  limit: number;
 }
 
 /**
  * A page of plants as the JSON array the API answers (the Plant schema: ids digit for digit, tag absent when
- * not set), written by the database itself so that no row object is made in JavaScript.
+ * not set), written by the database itself in the shape plant-page.ts gives, so that no row object is made in JavaScript.
  */
 export interface PlantPage {
   json: string;
@@ -199,9 +210,9 @@ export interface PlantStore {
    */
   importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]>;
   getPlant(id: bigint): Promise<VersionedPlant | undefined>;
-  /** Plants with id > after (and the tag, if given), in id order, as records (export). */
+  /** The plants the query asks for, as records (export). */
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;
-  /** The same page already serialized, and whether more follow, from one read snapshot (the list endpoint). */
+  /** The same page already serialized, and whether more follow, from one statement (the list endpoint). */
   listPlantsJson(query: PlantQuery): Promise<PlantPage>;
   /**
    * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,

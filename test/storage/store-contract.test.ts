@@ -131,6 +131,26 @@ test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag 
   assert.equal(empty.more, false);
 });
 
+test('listPlantsJson: names and tags that look like JSON items or SQL change neither the page, nor where it ends, nor its cursor', async (t) => {
+  const store = await freshStore(t);
+  const odd: PlantRecord[] = [
+    { id: -5n, name: 'ends in ,{', tag: ',{' },
+    { id: 1n, name: '{"id":2,"name":"x"}', tag: "x' OR '1'='1" },
+    { id: 7n, name: '"},{"id":9}]', tag: '\\' },
+    { id: 8n, name: 'plain' },
+  ];
+  for (const p of odd) assert.equal((await store.createPlant(p)).kind, 'created');
+  const items = (json: string) => (JSON.parse(json) as { id: number }[]).map((p) => p.id);
+  for (let limit = 1; limit <= odd.length; limit++) {
+    const page = await store.listPlantsJson({ limit });
+    assert.deepEqual(items(page.json), odd.slice(0, limit).map((p) => Number(p.id)), `limit ${limit}`);
+    assert.deepEqual({ lastId: page.lastId, more: page.more }, { lastId: odd[limit - 1]!.id, more: limit < odd.length }, `limit ${limit}`);
+  }
+  // Values are bound, never written into the statement.
+  for (const p of odd.slice(0, 3)) assert.deepEqual(await store.listPlants({ limit: 10, tag: p.tag! }), [p]);
+  assert.deepEqual(items((await store.listPlantsJson({ limit: 1, tag: "x' OR '1'='1" })).json), [1]);
+});
+
 test('getPlant called many times at once: each call gets the plant of its own id (repeats and absent ids among them), more calls than one statement holds', async (t) => {
   const store = await freshStore(t);
   const stored: PlantRecord[] = Array.from({ length: 600 }, (_, i) => ({ id: ABOVE_2_53 + BigInt(2 * i), name: `p${i}`, ...(i % 3 === 0 && { tag: `t${i}` }) }));

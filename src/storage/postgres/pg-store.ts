@@ -16,8 +16,9 @@ import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
 import { PgRestoreStore } from './pg-restores.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
-import { jsonFromDbText, pgText, toDbText } from './text.js';
-import { plantOf, tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
+import { pgText, toDbText } from './text.js';
+import { PgPlantQueries } from './pg-plant-queries.js';
+import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 import { parseDatabaseUrl } from '../database-url.js';
 
@@ -25,17 +26,6 @@ export type PgStoreOptions = PostgresOptions & EngineOptions;
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
-
-/** The list page statement for one filter; $1 is the limit, the filter's values follow. */
-function pageSql(where: string): string {
-  const tagFilter = where.includes('tag = ') ? 'tag = $2 AND ' : '';
-  return `WITH page AS (SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT $1)
-    SELECT '[' || coalesce(string_agg('{"id":' || id || ',"name":' || to_json(name)::text
-             || CASE WHEN tag IS NULL THEN '' ELSE ',"tag":' || to_json(tag)::text END || '}', ',' ORDER BY id), '') || ']' AS json,
-           max(id) AS last,
-           EXISTS (SELECT 1 FROM plants WHERE ${tagFilter}id > (SELECT max(id) FROM page)) AS more
-    FROM page`;
-}
 
 const SQL = {
   // Sorted by id so that concurrent batches (other instances) take row locks in one order: no deadlock.
@@ -57,17 +47,6 @@ const SQL = {
     SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)`,
   getPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1',
   countPlants: 'SELECT count(*) AS n FROM plants',
-  listPlants: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
-  listPlantsAfter: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
-  listPlantsByTag: 'SELECT id, name, tag FROM plants WHERE tag = $1 ORDER BY id LIMIT $2',
-  listPlantsByTagAfter: 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id > $2 ORDER BY id LIMIT $3',
-  // A list page as the API's JSON text, and whether more plants follow it, from one statement (one snapshot).
-  // Built by string concatenation rather than json_build_object, whose output has spaces after the colons; the
-  // members in the order GET /plants/{id} writes them.
-  pageAll: pageSql(''),
-  pageAfter: pageSql('WHERE id > $2'),
-  pageByTag: pageSql('WHERE tag = $2'),
-  pageByTagAfter: pageSql('WHERE tag = $2 AND id > $3'),
   insertToken: `INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   tokenByHash: 'SELECT * FROM api_tokens WHERE token_hash = $1',
@@ -106,6 +85,8 @@ export class PgStore extends GroupCommittedPlants implements Store {
     const { rows } = await this.query<PlantRow>('plantsByIds', [ids.map(String)]);
     return new Map(rows.map((r) => [r.id, r]));
   });
+  /** The list statements, built from each query's description (pg-plant-queries.ts). */
+  private readonly plantQueries = new PgPlantQueries((config) => this.guard(() => this.pool.query(config)));
 
   constructor(readonly url: string, options: PgStoreOptions = {}) {
     super();
@@ -146,27 +127,12 @@ export class PgStore extends GroupCommittedPlants implements Store {
     return row ? versionedPlantOf(row, pgText) : undefined;
   }
 
-  async listPlants({ after, limit, tag }: PlantQuery): Promise<PlantRecord[]> {
-    const a = after?.toString();
-    const t = toDbText(tag);
-    const { rows } =
-      t === null
-        ? a === undefined ? await this.query<PlantRow>('listPlants', [limit]) : await this.query<PlantRow>('listPlantsAfter', [a, limit])
-        : a === undefined ? await this.query<PlantRow>('listPlantsByTag', [t, limit]) : await this.query<PlantRow>('listPlantsByTagAfter', [t, a, limit]);
-    return rows.map((r) => plantOf(r, pgText));
+  async listPlants(query: PlantQuery): Promise<PlantRecord[]> {
+    return this.plantQueries.records(query);
   }
 
-  async listPlantsJson({ after, limit, tag }: PlantQuery): Promise<PlantPage> {
-    const a = after?.toString();
-    const t = toDbText(tag);
-    type Row = { json: string; last: bigint | null; more: boolean };
-    const { rows } =
-      t === null
-        ? a === undefined ? await this.query<Row>('pageAll', [limit]) : await this.query<Row>('pageAfter', [limit, a])
-        : a === undefined ? await this.query<Row>('pageByTag', [limit, t]) : await this.query<Row>('pageByTagAfter', [limit, t, a]);
-    const row = rows[0]!;
-    const json = jsonFromDbText(row.json);
-    return row.last === null ? { json, more: false } : { json, lastId: row.last, more: row.more };
+  async listPlantsJson(query: PlantQuery): Promise<PlantPage> {
+    return this.plantQueries.page(query);
   }
 
   async countPlants(): Promise<number> {
