@@ -126,7 +126,7 @@ async function serviceBehindPrism(databaseUrl, env, tokens) {
   execFileSync(NODE, [BIN, 'migrate'], { env: { ...process.env, ...base }, stdio: 'ignore' });
   const secrets = {};
   for (const [name, scopes] of Object.entries(tokens)) {
-    secrets[name] = execFileSync(NODE, [BIN, 'token', 'create', '--scopes', scopes, '--name', name], { env: { ...process.env, ...base }, encoding: 'utf8' }).trim().split('\n').at(-1);
+    secrets[name] = execFileSync(NODE, [BIN, 'token', 'create', '--scopes', scopes, '--name', name], { env: { ...process.env, ...base }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1);
   }
   const servicePort = await freePort();
   await startProcess(NODE, [BIN, 'serve'], { ...base, PORT: String(servicePort), HOST: '127.0.0.1' }, /Server listening at/, 'plant-store');
