@@ -1193,7 +1193,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 401,
-                 *       "message": "The access token is unknown, expired or revoked."
+                 *       "message": "The access token is not valid."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1229,7 +1229,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 404,
-                 *       "message": "No such plant."
+                 *       "message": "No plant with id 10042."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1576,12 +1576,13 @@ export interface operations {
                     /**
                      * @example [
                      *       {
-                     *         "id": 10041,
-                     *         "name": "Ficus lyrata"
-                     *       },
-                     *       {
                      *         "id": 10042,
                      *         "name": "Monstera deliciosa",
+                     *         "tag": "tropical"
+                     *       },
+                     *       {
+                     *         "id": 9223372036854776000,
+                     *         "name": "Strelitzia nicolai",
                      *         "tag": "tropical"
                      *       }
                      *     ]
@@ -1661,7 +1662,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "A plant with this id already exists with a different name or tag."
+                     *       "message": "A plant with id 10042 already exists with a different name or tag."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1868,7 +1869,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": 9223372036854776000,
+                     *       "id": 10042,
                      *       "name": "Monstera deliciosa",
                      *       "tag": "tropical"
                      *     }
@@ -2033,9 +2034,8 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": 9223372036854776000,
-                     *       "name": "Monstera deliciosa",
-                     *       "tag": "tropical"
+                     *       "id": 10042,
+                     *       "name": "Monstera deliciosa"
                      *     }
                      */
                     "application/json": components["schemas"]["NewPlant"];
@@ -2063,7 +2063,7 @@ export interface operations {
             query?: {
                 /**
                  * @description The `id` of the last event the client has seen; the answer starts after it.
-                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 * @example msg_2KWPAx7RzN4cV0bLq9sJ3w
                  */
                 after?: string;
                 /**
@@ -2111,12 +2111,22 @@ export interface operations {
                      *         }
                      *       },
                      *       {
+                     *         "id": "msg_2KWPC0sQm7vYb1nR8tXe4d",
+                     *         "type": "plantUpdated",
+                     *         "createdAt": "2026-03-14T09:28:40.731Z",
+                     *         "data": {
+                     *           "id": 10042,
+                     *           "name": "Monstera deliciosa",
+                     *           "version": 18
+                     *         }
+                     *       },
+                     *       {
                      *         "id": "msg_Q1xLk9a0VbT3mZr8hY2wEu",
                      *         "type": "plantDeleted",
                      *         "createdAt": "2026-03-14T09:31:02.448Z",
                      *         "data": {
                      *           "id": 10042,
-                     *           "version": 18
+                     *           "version": 19
                      *         }
                      *       }
                      *     ]
@@ -2172,7 +2182,7 @@ export interface operations {
             query?: {
                 /**
                  * @description The `id` of the last event the client has seen; the answer starts after it.
-                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 * @example msg_2KWPAx7RzN4cV0bLq9sJ3w
                  */
                 after?: string;
                 /**
@@ -2271,9 +2281,11 @@ export interface operations {
                      *         "url": "https://greenhouse.example.com/hooks/plants",
                      *         "description": "Greenhouse inventory sync",
                      *         "events": [
-                     *           "newPlant"
+                     *           "newPlant",
+                     *           "plantUpdated",
+                     *           "plantDeleted"
                      *         ],
-                     *         "format": "plain",
+                     *         "format": "envelope",
                      *         "active": true,
                      *         "createdAt": "2026-03-14T09:26:53.589Z"
                      *       }
@@ -2386,7 +2398,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "Subscription wh_Vh3q9LmT0xKa2bYc already delivers these events to this URL in this format."
+                     *       "message": "Subscription wh_Vh3q9LmT0xKa2bYc already delivers these events to this URL in this format; nothing was added."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2459,9 +2471,11 @@ export interface operations {
                      *       "url": "https://greenhouse.example.com/hooks/plants",
                      *       "description": "Greenhouse inventory sync",
                      *       "events": [
-                     *         "newPlant"
+                     *         "newPlant",
+                     *         "plantUpdated",
+                     *         "plantDeleted"
                      *       ],
-                     *       "format": "plain",
+                     *       "format": "envelope",
                      *       "active": true,
                      *       "createdAt": "2026-03-14T09:26:53.589Z"
                      *     }
@@ -2723,7 +2737,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "Only a failed or cancelled delivery of an active subscription can be retried."
+                     *       "message": "Delivery dlv_5f0c9a1e7b2d4c83a6e1f09b has already succeeded, so there is nothing to retry."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

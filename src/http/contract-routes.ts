@@ -39,7 +39,8 @@ function noStore(_request: FastifyRequest, reply: FastifyReply, done: (err?: Err
   done();
 }
 
-const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+// The methods of RFC 9110 a path may not take (CONNECT is answered on the socket: src/http/error-replies.ts).
+const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS', 'TRACE'];
 
 export function registerContractRoutes(app: FastifyInstance, contract: Contract, handlers: Handlers, guard: GuardFactory): void {
   const missing = contract.operations.filter((op) => typeof handlers[op.operationId] !== 'function').map((op) => op.operationId);

@@ -1,0 +1,464 @@
+#!/usr/bin/env node
+// Run by hand, not by CI: an independent validating proxy (Stoplight Prism) in front of the service, and every
+// operation of openapi/plant-store.yaml driven through it, its main statuses included (200/201/202/204/304 and
+// 400, 401, 403, 404, 405, 409, 412, 413, 415, 417, 428, 429, 503 where a request can make them). Prism
+// checks each request and each answer against the document and reports what departs in the `sl-violations`
+// header; this prints every violation and sorts it:
+//   expected    a request violation on a request that is bad on purpose (the service refuses it too);
+//   int64       Prism's own limits: it reads int64 as a JavaScript number, so it holds `format: int64` to
+//               +-(2^53 - 1) and rounds larger ids in bodies, though the document keeps them exact;
+//   finding     anything else: the document or the service is wrong. Exit 1 when there is one, or when a
+//               request is not answered with the status the case expects.
+//
+//   npm run build                        (the PostgreSQL cluster comes from dist/test/helpers/pg-cluster.js)
+//   mkdir /tmp/prism && (cd /tmp/prism && npm init -y && npm i @stoplight/prism-cli)
+//   node scripts/prism-run.mjs --prism /tmp/prism/node_modules/.bin/prism [--stores sqlite,postgres] [--verbose]
+//
+// PRISM may name the executable instead of --prism. Prism runs without `--errors`: with it, Prism answers a
+// request it finds invalid itself (401, 422) instead of forwarding it, and the service's own answer to a bad
+// request would go unchecked. Without it every request reaches the service and every violation, of the
+// request or of the answer, is still reported in `sl-violations`.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import YAML from 'yaml';
+import { nodeExecutable, RUNTIME_LINE } from './runtimes.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    prism: { type: 'string', default: process.env.PRISM },
+    stores: { type: 'string', default: 'sqlite,postgres' },
+    verbose: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (opts.help || !opts.prism) {
+  process.stderr.write('node scripts/prism-run.mjs --prism PATH_TO_PRISM [--stores sqlite,postgres] [--verbose]   (or PRISM=PATH)\n');
+  process.exit(opts.help ? 0 : 2);
+}
+if (!existsSync(opts.prism)) {
+  process.stderr.write(`no Prism at ${opts.prism}\n`);
+  process.exit(2);
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DOCUMENT = join(ROOT, 'openapi/plant-store.yaml');
+const BIN = join(ROOT, 'bin/plant-store.js');
+const NODE = nodeExecutable(RUNTIME_LINE);
+const DOC = YAML.parse(readFileSync(DOCUMENT, 'utf8'));
+const BIG = '9223372036854775807';
+
+const cleanups = [];
+const cleanup = async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn().catch(() => {});
+};
+process.on('SIGINT', () => cleanup().then(() => process.exit(130)));
+
+/** A loopback port nothing listens on now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = http.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `cmd args` and resolves once its output matches `ready`; the process is stopped at the end. */
+async function startProcess(cmd, args, env, ready, what) {
+  const proc = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+        setTimeout(() => proc.kill('SIGKILL'), 5_000).unref();
+      }),
+  );
+  const deadline = Date.now() + 60_000;
+  while (!ready.test(out)) {
+    if (proc.exitCode !== null) throw new Error(`${what} exited (${proc.exitCode}):\n${out}`);
+    if (Date.now() > deadline) throw new Error(`${what} did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { proc, output: () => out };
+}
+
+/** A receiver on 127.0.0.1 answering each subscription by its path: /ok 200, /busy 503, /gone 410. */
+async function startReceiver() {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead({ '/ok': 200, '/busy': 503, '/gone': 410 }[req.url] ?? 404).end());
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${server.address().port}`;
+}
+
+/** One request over node:http (which sends what fetch refuses: TRACE, Expect); never rejects. */
+function send(port, { method, path, headers = {}, body }) {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body !== undefined && { 'content-length': Buffer.byteLength(body) }) }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }));
+      res.on('error', (e) => resolve({ status: 0, headers: {}, text: String(e) }));
+    });
+    req.on('error', (e) => resolve({ status: 0, headers: {}, text: String(e.code ?? e) }));
+    req.end(body);
+  });
+}
+
+/** Starts the service on `databaseUrl` with `env`, and Prism in front of it; returns the proxy's port. */
+async function serviceBehindPrism(databaseUrl, env, tokens) {
+  const base = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '1', LOG_LEVEL: 'info', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', ...env };
+  execFileSync(NODE, [BIN, 'migrate'], { env: { ...process.env, ...base }, stdio: 'ignore' });
+  const secrets = {};
+  for (const [name, scopes] of Object.entries(tokens)) {
+    secrets[name] = execFileSync(NODE, [BIN, 'token', 'create', '--scopes', scopes, '--name', name], { env: { ...process.env, ...base }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').at(-1);
+  }
+  const servicePort = await freePort();
+  await startProcess(NODE, [BIN, 'serve'], { ...base, PORT: String(servicePort), HOST: '127.0.0.1' }, /Server listening at/, 'plant-store');
+  const proxyPort = await freePort();
+  await startProcess(opts.prism, ['proxy', DOCUMENT, `http://127.0.0.1:${servicePort}`, '--port', String(proxyPort), '--host', '127.0.0.1', '--cors', 'false'], {}, /Prism is listening|listening on/i, 'prism');
+  return { port: proxyPort, servicePort, secrets };
+}
+
+const results = [];
+
+/**
+ * Sends one case through the proxy and records its status and Prism's violations. A case with `prismLimit`
+ * names what Prism itself does to it; when its answer is not the expected one, the same request is sent to
+ * the service directly, and if that answer is, the difference is Prism's.
+ */
+async function run(store, { port, servicePort }, c) {
+  const res = await send(port, c);
+  let violations = [];
+  if (res.headers['sl-violations']) {
+    try {
+      violations = JSON.parse(res.headers['sl-violations']);
+    } catch {
+      violations = [{ location: ['?'], message: `unreadable sl-violations: ${res.headers['sl-violations']}` }];
+    }
+  }
+  const expected = Array.isArray(c.expect) ? c.expect : [c.expect];
+  const r = { store, name: c.name, method: c.method, path: c.path, status: res.status, expected, violations: kindsOf(c, violations) };
+  if (!expected.includes(res.status)) {
+    const what = `answered ${res.status} through Prism, expected ${expected.join(' or ')}: ${res.text.slice(0, 160)}`;
+    const direct = c.prismLimit ? await send(servicePort, c) : undefined;
+    if (direct && expected.includes(direct.status)) r.prismLimit = `${what}; the service answers ${direct.status} to the request sent directly: ${c.prismLimit}`;
+    else r.statusProblem = what;
+  }
+  results.push(r);
+  if (opts.verbose) process.stdout.write(`${store} ${c.method} ${c.path} -> ${res.status} ${violations.length ? JSON.stringify(violations) : ''}\n`);
+  return res;
+}
+
+/**
+ * Sorts one answer's violations: Prism's int64 limits; a violation of the request of a case that is bad on
+ * purpose; or a finding. An item of a `oneOf` (a feed event) whose int64 fails Prism's bound fails its own
+ * branch, so Prism reports the other branch too (`type` not its constant, members it does not have) and the
+ * `oneOf` itself: those follow from the int64 limit, and are counted with it.
+ */
+function kindsOf(c, violations) {
+  const int64 = violations.filter((v) => /9007199254740991/.test(`${v.message ?? ''}`)).map((v) => (v.location ?? []).join('.'));
+  return violations.map((v) => {
+    const at = (v.location ?? []).join('.');
+    let kind = 'finding';
+    if (/9007199254740991/.test(`${v.message ?? ''}`)) kind = 'int64';
+    else if (v.location?.[0] === 'request' && c.bad) kind = 'expected';
+    else if (/constant|additional properties|exactly one schema in oneOf/.test(`${v.message ?? ''}`) && int64.some((l) => l.startsWith(`${(v.location ?? []).slice(0, 3).join('.')}.`))) kind = 'int64';
+    return { ...v, kind, at };
+  });
+}
+
+const json = (value) => ({ 'content-type': 'application/json', body: value });
+
+// What Prism does to requests and answers, whatever the document says (its issues and pull requests named).
+const HEAD_LIMIT = 'Prism reads the body of an answer to HEAD as JSON when its Content-Type says JSON (RFC 9110: the GET\'s headers, no body), fails ("invalid json response body"), and answers 500 itself (stoplightio/prism#1361 is the same failure on a 204)';
+const REENCODES = 'Prism parses a JSON request body into JavaScript numbers and forwards it written again (stoplightio/prism#1082), so an int64 beyond 2^53 arrives rounded (out of range), -0 as 0 and 1e3 as 1000 (stoplightio/prism#1992)';
+
+/** The main pass: every operation, its success statuses and the errors a request can cause. */
+async function mainPass(store, databaseUrl) {
+  const ports = await serviceBehindPrism(
+    databaseUrl,
+    // Two waiting places in all, one per token: the third long poll is refused (429, then 503).
+    { EVENTS_MAX_WAITING: '2', EVENTS_MAX_WAITING_PER_TOKEN: '1' },
+    {
+      all: 'plants:read,plants:write,webhooks:manage,metrics:read',
+      read: 'plants:read',
+      write: 'plants:write',
+      manage: 'webhooks:manage',
+      other: 'plants:read',
+    },
+  );
+  const { port, servicePort, secrets } = ports;
+  const auth = (who = 'all') => ({ authorization: `Bearer ${secrets[who]}` });
+  const c = async (name, method, path, expect, more = {}) => {
+    const { body, 'content-type': type, headers = {}, token = 'all', bad = false } = more;
+    const prismLimit = more.prismLimit ?? (method === 'HEAD' ? HEAD_LIMIT : undefined);
+    return run(store, ports, { name, method, path, expect, bad, body, prismLimit, headers: { ...(token && auth(token)), ...(type && { 'content-type': type }), ...headers } });
+  };
+
+  // The service itself.
+  for (const path of ['/', '/healthz', '/readyz', '/openapi.json', '/openapi.yaml']) {
+    await c('read', 'GET', path, 200, { token: null });
+    await c('head', 'HEAD', path, 200, { token: null });
+    await c('other method', 'DELETE', path, 405, { token: null, bad: true });
+  }
+  await c('unknown query parameter', 'GET', '/healthz?x=1', 400, { token: null, bad: true });
+  await c('metrics', 'GET', '/metrics', 200);
+  await c('metrics head', 'HEAD', '/metrics', 200);
+  await c('metrics without a token', 'GET', '/metrics', 401, { token: null, bad: true });
+  await c('metrics without the scope', 'GET', '/metrics', 403, { token: 'read' });
+
+  // Subscriptions first, so that their deliveries exist once plants change.
+  const receiver = await startReceiver();
+  const hooks = {};
+  for (const [name, events, format] of [['ok', ['newPlant'], 'plain'], ['busy', ['newPlant', 'plantUpdated', 'plantDeleted'], 'envelope'], ['gone', ['newPlant'], 'plain']]) {
+    const res = await c(`subscribe ${name}`, 'POST', '/webhooks', 201, json(JSON.stringify({ url: `${receiver}/${name}`, description: name, events, format })));
+    hooks[name] = JSON.parse(res.text).id;
+  }
+  await c('subscribe again', 'POST', '/webhooks', 409, json(JSON.stringify({ url: `${receiver}/ok`, events: ['newPlant'], format: 'plain' })));
+  await c('subscribe a private address', 'POST', '/webhooks', 400, json('{"url":"http://10.0.0.1/hooks"}'));
+  await c('subscribe without a url', 'POST', '/webhooks', 400, { ...json('{"description":"x"}'), bad: true });
+  await c('subscribe as text', 'POST', '/webhooks', 415, { body: '{}', 'content-type': 'text/plain', bad: true });
+  await c('subscribe without plants:read', 'POST', '/webhooks', 403, { ...json(`{"url":"${receiver}/x"}`), token: 'manage' });
+  await c('subscribe without a token', 'POST', '/webhooks', 401, { ...json(`{"url":"${receiver}/x"}`), token: null, bad: true });
+  await c('subscribe too large', 'POST', '/webhooks', 413, { ...json(`{"url":"https://${'x'.repeat(1_048_576)}"}`), bad: true });
+  await c('list subscriptions', 'GET', '/webhooks', 200);
+  await c('list subscriptions head', 'HEAD', '/webhooks', 200);
+  await c('list subscriptions without the scope', 'GET', '/webhooks', 403, { token: 'read' });
+  await c('other method', 'PUT', '/webhooks', 405, { bad: true });
+  await c('read a subscription', 'GET', `/webhooks/${hooks.ok}`, 200);
+  await c('read a subscription head', 'HEAD', `/webhooks/${hooks.ok}`, 200);
+  await c('read no subscription', 'GET', '/webhooks/wh_nothing', 404);
+  await c('other method', 'PATCH', `/webhooks/${hooks.ok}`, 405, { bad: true });
+
+  // Plants.
+  await c('create', 'POST', '/plants', 200, json('{"id":10042,"name":"Monstera deliciosa","tag":"tropical"}'));
+  await c('create again (replay)', 'POST', '/plants', 200, json('{"id":10042,"name":"Monstera deliciosa","tag":"tropical"}'));
+  await c('create 10041', 'POST', '/plants', 200, json('{"id":10041,"name":"Ficus lyrata"}'));
+  await c('create an id beyond 2^53', 'POST', '/plants', 200, { ...json('{"id":9007199254740993,"name":"Pilea"}'), prismLimit: REENCODES });
+  // Answered 200, but for which plant: the one sent, or the one Prism's rounding made?
+  const stored = [9007199254740993n, 9007199254740992n].map(async (id) => (await send(servicePort, { method: 'GET', path: `/plants/${id}`, headers: auth() })).status);
+  const [sent, rounded] = await Promise.all(stored);
+  if (sent !== 200) {
+    const limit = rounded === 200 ? `the service stored plant 9007199254740992 (the service, asked directly, has no 9007199254740993): ${REENCODES}` : undefined;
+    results.push({ store, name: 'the id created through Prism', method: 'GET', path: '/plants/9007199254740993', status: sent, expected: [200], violations: [], ...(limit ? { prismLimit: limit } : { statusProblem: `plant 9007199254740993 is ${sent}, 9007199254740992 is ${rounded}` }) });
+  }
+  // The ids at both ends of int64 are made directly, so that Prism sees them in answers: it cannot forward them.
+  for (const body of [`{"id":${BIG},"name":"Strelitzia nicolai","tag":"tropical"}`, '{"id":-9223372036854775808,"name":"Aloe"}']) {
+    const res = await send(servicePort, { method: 'POST', path: '/plants', headers: { ...auth(), 'content-type': 'application/json' }, body });
+    if (res.status !== 200) throw new Error(`could not create ${body} directly: ${res.status} ${res.text}`);
+  }
+  await c('create the largest id again (replay)', 'POST', '/plants', 200, { ...json(`{"id":${BIG},"name":"Strelitzia nicolai","tag":"tropical"}`), prismLimit: REENCODES });
+  await c('create a conflict', 'POST', '/plants', 409, json('{"id":10042,"name":"Other"}'));
+  await c('create without a name', 'POST', '/plants', 400, { ...json('{"id":1}'), bad: true });
+  await c('create with a fraction', 'POST', '/plants', 400, { ...json('{"id":1.5,"name":"x"}'), bad: true });
+  await c('create with -0', 'POST', '/plants', 400, { ...json('{"id":-0,"name":"x"}'), prismLimit: REENCODES });
+  await c('create with 1e3', 'POST', '/plants', 400, { ...json('{"id":1e3,"name":"x"}'), prismLimit: REENCODES });
+  await c('create with an id beyond int64', 'POST', '/plants', 400, { ...json('{"id":9223372036854775808,"name":"x"}'), bad: true });
+  await c('create malformed JSON', 'POST', '/plants', 400, { ...json('{"id":'), bad: true });
+  await c('create as text', 'POST', '/plants', 415, { body: '{"id":2,"name":"x"}', 'content-type': 'text/plain', bad: true });
+  await c('create too large', 'POST', '/plants', 413, { ...json(`{"id":3,"name":"${'x'.repeat(1_048_576)}"}`), bad: true });
+  await c('create with Expect', 'POST', '/plants', 417, { ...json('{"id":4,"name":"x"}'), headers: { expect: 'something' } });
+  await c('create without the scope', 'POST', '/plants', 403, { ...json('{"id":5,"name":"x"}'), token: 'read' });
+  await c('create without a token', 'POST', '/plants', 401, { ...json('{"id":5,"name":"x"}'), token: null, bad: true });
+  await c('create with an unknown token', 'POST', '/plants', 401, { ...json('{"id":5,"name":"x"}'), headers: { authorization: `Bearer pst_${'A'.repeat(43)}` }, token: null });
+  await c('list', 'GET', '/plants', 200);
+  await c('list a page (Link)', 'GET', '/plants?limit=1', 200);
+  await c('list with the examples', 'GET', '/plants?limit=50&after=10041&tag=tropical', 200);
+  await c('list after the largest id', 'GET', `/plants?after=${BIG}`, 200);
+  await c('list head', 'HEAD', '/plants', 200);
+  await c('list with an unknown parameter', 'GET', '/plants?name=Monstera', 400, { bad: true });
+  await c('list with limit 0', 'GET', '/plants?limit=0', 400, { bad: true });
+  await c('list with after=-0', 'GET', '/plants?after=-0', 400);
+  await c('list without the scope', 'GET', '/plants', 403, { token: 'write' });
+  await c('other method', 'PUT', '/plants', 405, { bad: true });
+  await c('TRACE', 'TRACE', '/plants', 405, { bad: true });
+  await c('OPTIONS', 'OPTIONS', '/plants', 405, { bad: true });
+  const got = await c('read', 'GET', '/plants/10042', 200);
+  const viaPrism = await c('read the largest id', 'GET', `/plants/${BIG}`, 200);
+  const direct = await send(servicePort, { method: 'GET', path: `/plants/${BIG}`, headers: auth() });
+  if (viaPrism.text !== direct.text) {
+    results.push({ store, name: 'the largest id read through Prism', method: 'GET', path: `/plants/${BIG}`, status: viaPrism.status, expected: [200], violations: [], prismLimit: `the body through Prism is ${viaPrism.text}, the service's is ${direct.text}: Prism writes JSON answers again from JavaScript numbers (stoplightio/prism#1992)` });
+  }
+  await c('read head', 'HEAD', '/plants/10042', 200);
+  await c('read unchanged', 'GET', '/plants/10042', 304, { headers: { 'if-none-match': got.headers.etag } });
+  await c('read none', 'GET', '/plants/7', 404);
+  await c('read -0', 'GET', '/plants/-0', 400);
+  await c('read 0100', 'GET', '/plants/0100', 400);
+  await c('read abc', 'GET', '/plants/abc', 400, { bad: true });
+  await c('other method', 'POST', '/plants/10042', 405, { bad: true });
+  const put = await c('replace', 'PUT', '/plants/10042', 200, { ...json('{"name":"Monstera deliciosa","tag":"tropical"}'), headers: { 'if-match': got.headers.etag } });
+  await c('replace a changed version', 'PUT', '/plants/10042', 412, { ...json('{"name":"x"}'), headers: { 'if-match': '"1"' } });
+  await c('replace with another id', 'PUT', '/plants/10042', 400, json('{"id":1,"name":"x"}'));
+  await c('replace none', 'PUT', '/plants/7', 404, json('{"name":"x"}'));
+  await c('replace as text', 'PUT', '/plants/10042', 415, { body: '{"name":"x"}', 'content-type': 'text/plain', bad: true });
+  const patched = await c('patch', 'PATCH', '/plants/10042', 200, { body: '{"tag":null}', 'content-type': 'application/merge-patch+json', headers: { 'if-match': put.headers.etag } });
+  await c('patch the largest id', 'PATCH', `/plants/${BIG}`, 200, { body: '{"name":"Strelitzia"}', 'content-type': 'application/merge-patch+json' });
+  await c('replace the smallest id', 'PUT', '/plants/-9223372036854775808', 200, json('{"name":"Aloe vera"}'));
+  await c('patch name null', 'PATCH', '/plants/10042', 400, { body: '{"name":null}', 'content-type': 'application/merge-patch+json', bad: true });
+  await c('patch an unknown member', 'PATCH', '/plants/10042', 400, { body: '{"nmae":"x"}', 'content-type': 'application/merge-patch+json', bad: true });
+  await c('patch as JSON', 'PATCH', '/plants/10042', 415, { ...json('{"tag":"x"}'), bad: true });
+  await c('patch a changed version', 'PATCH', '/plants/10042', 412, { body: '{"tag":"x"}', 'content-type': 'application/merge-patch+json', headers: { 'if-match': '"1"' } });
+  await c('patch none', 'PATCH', '/plants/7', 404, { body: '{"tag":"x"}', 'content-type': 'application/merge-patch+json' });
+  await c('delete a changed version', 'DELETE', '/plants/10042', 412, { headers: { 'if-match': '"1"' } });
+  await c('delete with a body', 'DELETE', '/plants/10042', 400, { ...json('{}'), bad: true });
+  await c('delete', 'DELETE', '/plants/10042', 204, { headers: { 'if-match': patched.headers.etag } });
+  await c('delete none', 'DELETE', '/plants/10042', 404);
+  await c('delete without the scope', 'DELETE', '/plants/10041', 403, { token: 'read' });
+
+  // The feed.
+  const events = await c('events', 'GET', '/events?limit=100', 200);
+  const ids = JSON.parse(events.text.replace(/:(-?\d{16,})/g, ':"$1"')).map((e) => e.id);
+  await c('events after', 'GET', `/events?after=${ids[0]}&limit=2`, 200);
+  await c('events head', 'HEAD', '/events', 200);
+  await c('events after an unknown event', 'GET', '/events?after=msg_AAAAAAAAAAAAAAAAAAAAAA', 400);
+  await c('events with wait 31', 'GET', '/events?wait=31', 400, { bad: true });
+  await c('events without the scope', 'GET', '/events', 403, { token: 'write' });
+  await c('other method', 'POST', '/events', 405, { bad: true });
+  // Waiting places: one long poll holds this token's place, a second one of it is 429; another token takes
+  // the last place, and a third token finds none (503).
+  // The last event once every write is in the feed (placed moments after its commit): nothing follows it twice.
+  let last = ids.at(-1);
+  for (let quiet = 0; quiet < 2; ) {
+    await new Promise((r) => setTimeout(r, 200));
+    const more = JSON.parse((await send(servicePort, { method: 'GET', path: `/events?after=${last}`, headers: auth() })).text.replace(/:(-?\d{16,})/g, ':"$1"'));
+    if (more.length > 0) last = more.at(-1).id;
+    quiet = more.length > 0 ? 0 : quiet + 1;
+  }
+  const held = [send(port, { method: 'GET', path: `/events?after=${last}&wait=2`, headers: auth('all') }), send(port, { method: 'GET', path: `/events?after=${last}&wait=2`, headers: auth('read') })];
+  await new Promise((r) => setTimeout(r, 300));
+  await c('a second long poll of one token', 'GET', `/events?after=${last}&wait=2`, 429);
+  await c('a long poll with no place left', 'GET', `/events?after=${last}&wait=2`, 503, { token: 'other' });
+  await Promise.all(held);
+
+  // Deliveries: `ok` succeeds, `busy` is retried later, `gone` disables its subscription.
+  const deliveriesOf = async (hook) => JSON.parse((await send(port, { method: 'GET', path: `/webhooks/${hook}/deliveries`, headers: auth() })).text);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const [ok, busy, gone] = [await deliveriesOf(hooks.ok), await deliveriesOf(hooks.busy), await deliveriesOf(hooks.gone)];
+    if (ok.some((d) => d.status === 'succeeded') && busy.some((d) => d.attempts.length > 0) && gone.some((d) => d.status !== 'pending')) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await c('deliveries', 'GET', `/webhooks/${hooks.busy}/deliveries?limit=20`, 200);
+  await c('deliveries head', 'HEAD', `/webhooks/${hooks.busy}/deliveries`, 200);
+  await c('deliveries with limit 0', 'GET', `/webhooks/${hooks.busy}/deliveries?limit=0`, 400, { bad: true });
+  await c('deliveries of none', 'GET', '/webhooks/wh_nothing/deliveries', 404);
+  await c('other method', 'DELETE', `/webhooks/${hooks.busy}/deliveries`, 405, { bad: true });
+  const busy = (await deliveriesOf(hooks.busy))[0];
+  const ok = (await deliveriesOf(hooks.ok))[0];
+  await c('retry a waiting delivery', 'POST', `/webhooks/${hooks.busy}/deliveries/${busy.id}/retry`, 202);
+  await c('retry a succeeded delivery', 'POST', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 409);
+  await c('retry no delivery', 'POST', `/webhooks/${hooks.ok}/deliveries/dlv_nothing/retry`, 404);
+  await c('retry with a body', 'POST', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 400, { ...json('{}'), bad: true });
+  await c('other method', 'GET', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 405, { bad: true });
+  await c('recover', 'POST', `/webhooks/${hooks.busy}/recover`, 202, json('{"since":"2026-01-01T00:00:00Z"}'));
+  await c('recover a disabled subscription', 'POST', `/webhooks/${hooks.gone}/recover`, 409, json('{"since":"2026-01-01T00:00:00Z"}'));
+  await c('recover since the future', 'POST', `/webhooks/${hooks.busy}/recover`, 400, json('{"since":"2999-01-01T00:00:00Z"}'));
+  await c('recover since no time', 'POST', `/webhooks/${hooks.busy}/recover`, 400, { ...json('{"since":"yesterday"}'), bad: true });
+  await c('recover none', 'POST', '/webhooks/wh_nothing/recover', 404, json('{"since":"2026-01-01T00:00:00Z"}'));
+  await c('recover as text', 'POST', `/webhooks/${hooks.busy}/recover`, 415, { body: '{}', 'content-type': 'text/plain', bad: true });
+  await c('other method', 'GET', `/webhooks/${hooks.busy}/recover`, 405, { bad: true });
+  await c('unsubscribe', 'DELETE', `/webhooks/${hooks.ok}`, 204);
+  await c('unsubscribe none', 'DELETE', `/webhooks/${hooks.ok}`, 404);
+}
+
+/** What needs other settings: If-Match required (428), and spent limits (429). */
+async function limitsPass(store, databaseUrl) {
+  const ports = await serviceBehindPrism(
+    databaseUrl,
+    { REQUIRE_IF_MATCH: 'true', RATE_LIMIT_PER_TOKEN: '6', AUTH_FAILURES_PER_MINUTE: '1' },
+    { all: 'plants:read,plants:write' },
+  );
+  const headers = { authorization: `Bearer ${ports.secrets.all}` };
+  const c = (name, method, path, expect, more = {}) => run(store, ports, { name, method, path, expect, headers: { ...headers, ...more.headers }, body: more.body, bad: more.bad ?? false });
+  const type = { 'content-type': 'application/json' };
+  await c('create', 'POST', '/plants', 200, { headers: type, body: '{"id":1,"name":"x"}' });
+  await c('replace without If-Match', 'PUT', '/plants/1', 428, { headers: type, body: '{"name":"y"}' });
+  await c('patch without If-Match', 'PATCH', '/plants/1', 428, { headers: { 'content-type': 'application/merge-patch+json' }, body: '{"name":"y"}' });
+  await c('delete without If-Match', 'DELETE', '/plants/1', 428);
+  await c('read', 'GET', '/plants/1', 200);
+  await c('read', 'GET', '/plants/1', 200);
+  await c('past the rate limit', 'GET', '/plants/1', 429);
+  await c('an unknown token', 'GET', '/plants', 401, { headers: { authorization: `Bearer pst_${'B'.repeat(43)}` } });
+  await c('past the authentication failures', 'GET', '/plants', 429, { headers: { authorization: `Bearer pst_${'B'.repeat(43)}` } });
+}
+
+async function databaseFor(store) {
+  if (store === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-prism-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    let n = 0;
+    return async () => `sqlite:${join(dir, `p${++n}.db`)}`;
+  }
+  const { startPgCluster } = await import(new URL('../dist/test/helpers/pg-cluster.js', import.meta.url).href);
+  const cluster = await startPgCluster();
+  cleanups.push(() => cluster.destroy());
+  const pg = (await import('pg')).default;
+  let n = 0;
+  return async () => {
+    const name = `prism_${++n}`;
+    const client = new pg.Client({ connectionString: cluster.url });
+    await client.connect();
+    await client.query(`CREATE DATABASE ${name}`);
+    await client.end();
+    const u = new URL(cluster.url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  };
+}
+
+let exitCode = 0;
+try {
+  for (const store of opts.stores.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const fresh = await databaseFor(store);
+    await mainPass(store, await fresh());
+    await limitsPass(store, await fresh());
+  }
+} finally {
+  await cleanup();
+}
+
+// Every operation of the document was driven at least once.
+const driven = new Set(results.map((r) => `${r.method} ${r.path.split('?')[0]}`));
+const templates = Object.entries(DOC.paths).flatMap(([path, item]) =>
+  Object.keys(item).filter((m) => ['get', 'head', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => ({ op: item[m].operationId, method: m.toUpperCase(), regex: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`) })),
+);
+const notDriven = templates.filter((t) => ![...driven].some((d) => d.startsWith(`${t.method} `) && t.regex.test(d.slice(t.method.length + 1)))).map((t) => t.op);
+
+const kinds = { expected: [], int64: [], finding: [] };
+for (const r of results) for (const v of r.violations) kinds[v.kind].push({ r, v });
+const line = ({ r, v }) => `  [${r.store}] ${r.method} ${r.path.slice(0, 90)} (${r.name}) -> ${r.status}: ${(v.location ?? []).join('.')}: ${v.message}`;
+const out = [];
+out.push(`Prism ${execFileSync(opts.prism, ['--version'], { encoding: 'utf8' }).trim()} proxy over openapi/plant-store.yaml: ${results.length} requests, stores ${opts.stores}`);
+out.push(`statuses answered: ${[...new Set(results.map((r) => r.status))].sort().join(', ')}`);
+out.push(`operations not driven: ${notDriven.length ? notDriven.join(', ') : 'none'}`);
+const problems = results.filter((r) => r.statusProblem);
+out.push(`unexpected statuses: ${problems.length}`);
+for (const r of problems) out.push(`  [${r.store}] ${r.method} ${r.path.slice(0, 90)} (${r.name}): ${r.statusProblem}`);
+out.push(`findings (the document or the service departs): ${kinds.finding.length}`);
+out.push(...kinds.finding.map(line));
+const limited = results.filter((r) => r.prismLimit);
+out.push(`answers Prism changed (its own limits; the service answers as expected when asked directly): ${limited.length}`);
+for (const r of limited) out.push(`  [${r.store}] ${r.method} ${r.path.slice(0, 90)} (${r.name}): ${r.prismLimit}`);
+out.push(`Prism's int64 limits (ids beyond 2^53 - 1, which the document allows): ${kinds.int64.length}`);
+out.push(...kinds.int64.map(line));
+out.push(`request violations of requests that are bad on purpose: ${kinds.expected.length}`);
+if (opts.verbose) out.push(...kinds.expected.map(line));
+process.stdout.write(`${out.join('\n')}\n`);
+if (kinds.finding.length > 0 || problems.length > 0 || notDriven.length > 0) exitCode = 1;
+process.exit(exitCode);

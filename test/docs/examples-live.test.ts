@@ -1,0 +1,433 @@
+// Every example of openapi/plant-store.yaml is what the service answers: each operation's example request
+// (path and query parameters from their examples, the request body example) is sent to a real server on
+// 127.0.0.1, with the state it needs made first (the plant, the subscription, the failed delivery), and the
+// answer is compared with the response example of its status: the status, and the body member for member.
+// Deliveries the receivers get are compared with the `webhooks` section's examples the same way.
+//
+// Generated values cannot equal an example, so they are held to their shape instead (GENERATED below):
+// ids the service makes (`wh_`, `dlv_`, `msg_`), times, versions, durations, the signing secret, and the
+// service's own version. An example's made id stands for one real id throughout its answer (and its message),
+// so an answer that names two different subscriptions where the example names one still fails.
+//
+// One server, requests in order; an example that needs a condition too costly to make here (a timeout, a
+// store failure, a rate limit) is named in SKIPPED with the reason, and every other example of the document
+// must be checked: a new example fails this test until it is.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { stringifyJson } from '../../src/json/lossless-json.js';
+import { startApp } from '../helpers/app.js';
+import { sequenced } from '../helpers/events.js';
+import { startReceiver } from '../webhooks/delivery-support.js';
+
+type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const DOC_TEXT = readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8');
+// Integers as bigints on both sides, so ids beyond 2^53 compare digit for digit.
+const DOC: Node = YAML.parse(DOC_TEXT, { intAsBigInt: true });
+const PACKAGE_VERSION: string = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')).version;
+
+/** The clock of the server: fixed, so that a message that prints the time (recover's 400) is exact. */
+const NOW = Date.parse('2026-03-14T09:30:00.000Z');
+
+/** Examples not checked here, by their place in the document, and why. */
+const SKIPPED: Record<string, string> = {
+  '#/components/responses/RequestTimeout': 'needs a request slower than REQUEST_TIMEOUT_MS (test/http/early-answer.test.ts)',
+  '#/components/responses/TooManyRequests': 'needs a spent rate limit (test/limits/)',
+  '#/components/responses/InternalError': 'needs a failure inside the service (test/http/errors.test.ts)',
+  '#/components/responses/Unavailable': 'needs an unreachable store (test/storage/)',
+  '#/components/responses/EventsGone/examples/retention': 'needs the retention pass over an aged event (test/events/)',
+  '#/components/responses/EventsGone/examples/restored': 'needs a restore from a backup (test/cli/backup.test.ts)',
+  '#/paths/~1events/get/responses/429/examples/tokenWaiting': 'needs EVENTS_MAX_WAITING_PER_TOKEN long polls held (test/events/events-waiting.test.ts)',
+  '#/paths/~1events/get/responses/429/examples/rateLimited': 'needs a spent rate limit (test/limits/)',
+  '#/paths/~1events/get/responses/503/examples/waitingFull': 'needs EVENTS_MAX_WAITING long polls held (test/events/events-waiting.test.ts)',
+  '#/paths/~1events/get/responses/503/examples/shuttingDown': 'needs a server shutting down (test/events/events-waiting.test.ts)',
+};
+
+/** Members whose value the service makes, held to a shape rather than to the example's value. */
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+const GENERATED: Record<string, (v: unknown, example: unknown) => boolean> = {
+  // When something happened here (a create, an attempt, the next try): the clock's, not the example's.
+  createdAt: (v) => typeof v === 'string' && TIME.test(v),
+  nextAttemptAt: (v) => typeof v === 'string' && TIME.test(v),
+  at: (v) => typeof v === 'string' && TIME.test(v),
+  timestamp: (v) => typeof v === 'string' && TIME.test(v),
+  // How long an attempt took.
+  durationMs: (v) => typeof v === 'bigint' && v >= 0n,
+  // A plant's version counts every write to the store; the service's version is the package's.
+  version: (v, example) => (typeof example === 'string' ? v === PACKAGE_VERSION : typeof v === 'bigint' && v > 0n),
+  // 256 random bits, shown once.
+  secret: (v) => typeof v === 'string' && /^whsec_[A-Za-z0-9+/]{43}=$/.test(v),
+};
+/** Ids the service makes: the example's stands for whichever the service made, with the same prefix. */
+const MADE_ID = /^(wh|dlv|msg)_[A-Za-z0-9_-]+$/;
+const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg)_[A-Za-z0-9_-]+/g;
+const TIME_IN_TEXT = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
+
+const unescape = (s: string) => s.replaceAll('~1', '/').replaceAll('~0', '~');
+const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const pointer = (ref: string): Node => ref.slice(2).split('/').reduce((n: Node, k) => n?.[unescape(k)], DOC);
+
+interface Operation {
+  path: string;
+  method: string;
+  op: Node;
+  where: string;
+}
+const OPERATIONS = new Map<string, Operation>();
+for (const [path, item] of Object.entries<Node>(DOC.paths)) {
+  for (const [method, op] of Object.entries<Node>(item)) {
+    if (op?.operationId) OPERATIONS.set(op.operationId, { path, method, op, where: `#/paths/${escape(path)}/${method}` });
+  }
+}
+function operation(id: string): Operation {
+  const found = OPERATIONS.get(id);
+  if (!found) throw new Error(`no operation ${id} in the document`);
+  return found;
+}
+
+/** Where each example of the document is (media types of request bodies and responses), shared ones once. */
+function allExamplePlaces(): string[] {
+  const places = new Set<string>();
+  const media = (content: Node | undefined, where: string) => {
+    for (const m of Object.values<Node>(content ?? {})) {
+      if ('example' in m) places.add(where);
+      for (const name of Object.keys(m.examples ?? {})) places.add(`${where}/examples/${name}`);
+    }
+  };
+  const ops = [...OPERATIONS.values()].map((o) => ({ op: o.op, where: o.where }));
+  for (const [name, item] of Object.entries<Node>(DOC.webhooks ?? {})) ops.push({ op: item.post, where: `#/webhooks/${name}/post` });
+  for (const { op, where } of ops) {
+    media(op.requestBody?.content, `${where}/requestBody`);
+    for (const [status, r] of Object.entries<Node>(op.responses ?? {})) {
+      if (typeof r.$ref === 'string') media(pointer(r.$ref).content, r.$ref);
+      else media(r.content, `${where}/responses/${status}`);
+    }
+  }
+  return [...places];
+}
+
+/** JSON text with every integer literal as its exact bigint, as the YAML examples are read. */
+function parseExact(text: string): unknown {
+  return JSON.parse(text, (_key, value, context?: { source?: string }) =>
+    typeof value === 'number' && /^-?\d+$/.test(context?.source ?? '') ? BigInt(context!.source!) : value,
+  );
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** One exchange over node:http, which sends what fetch refuses to (TRACE, Expect, oversized headers). */
+function exchange(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string>, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('every example request, sent to the service, is answered as the document\'s example for its status', async (t) => {
+  const s = await startApp(t, {
+    clock: { now: () => NOW },
+    // REQUIRE_IF_MATCH, so that the 428 example is answered; the writes below send the ETag they read.
+    // greenhouse.example.com is the examples' receiver: it needs no DNS when allowed by name.
+    config: { requireIfMatch: true, webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'] },
+    dispatcher: {},
+    backgroundDispatcher: false,
+  });
+  const token = async (scopes: string[]) => (await s.tokens.create({ name: scopes.join('+'), scopes: scopes as never })).secret;
+  const tokens = {
+    all: await token(['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read']),
+    read: s.token.read,
+    manageOnly: await token(['webhooks:manage']),
+  };
+  const problems: string[] = [];
+  const checked = new Set<string>();
+
+  interface Send {
+    /** Path parameters (default: each parameter's example). */
+    path?: Record<string, string>;
+    /** Query parameters (default: every one that has an example, with it). */
+    query?: Record<string, string>;
+    /** The body as JSON (default: the request body example), or a text sent as is. */
+    body?: unknown;
+    headers?: Record<string, string>;
+    /** The bearer token (default: one with every scope); null sends none. */
+    token?: string | null;
+    /** Over node:http rather than fetch. */
+    raw?: boolean;
+  }
+
+  /** The operation's example request, with what `send` changes. */
+  async function call(operationId: string, send: Send = {}): Promise<Answer> {
+    const { path, method, op } = operation(operationId);
+    const item = DOC.paths[path];
+    const params: Node[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => (typeof p.$ref === 'string' ? pointer(p.$ref) : p));
+    let url = path;
+    for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(send.path?.[p.name] ?? String(p.example)));
+    const query = send.query ?? Object.fromEntries(params.filter((x) => x.in === 'query' && 'example' in x).map((x) => [x.name, String(x.example)]));
+    const qs = new URLSearchParams(query).toString();
+    if (qs) url += `?${qs}`;
+    const headers: Record<string, string> = { ...(send.token !== null && { authorization: `Bearer ${send.token ?? tokens.all}` }) };
+    let body: string | undefined;
+    const content = op.requestBody?.content as Node | undefined;
+    if (content && send.body !== null) {
+      const [type, media] = Object.entries<Node>(content)[0]!;
+      const value = send.body === undefined ? media.example : send.body;
+      body = typeof value === 'string' ? value : stringifyJson(value);
+      headers['content-type'] = type;
+      if (send.body === undefined) checked.add(`${operation(operationId).where}/requestBody`);
+    }
+    Object.assign(headers, send.headers);
+    const verb = method.toUpperCase();
+    if (send.raw) return exchange(s.port, verb, url, headers, body);
+    const res = await fetch(`${s.url}${url}`, { method: verb, headers, body });
+    return { status: res.status, headers: Object.fromEntries(res.headers), text: await res.text() };
+  }
+
+  /** The response object documented for this status, its place, and the example (named, or the only one). */
+  function documented(operationId: string, status: number, name?: string): { place: string; response: Node; example: unknown; type?: string } {
+    const { op, where } = operation(operationId);
+    const raw = op.responses[String(status)] as Node | undefined;
+    if (!raw) throw new Error(`${operationId} declares no ${status}`);
+    const base = typeof raw.$ref === 'string' ? raw.$ref : `${where}/responses/${status}`;
+    const response = typeof raw.$ref === 'string' ? pointer(raw.$ref) : raw;
+    const [type, media] = Object.entries<Node>(response.content ?? {})[0] ?? [];
+    if (!media) return { place: base, response, example: undefined };
+    if (name !== undefined) return { place: `${base}/examples/${name}`, response, example: media.examples[name].value, type };
+    return { place: base, response, example: media.example, type };
+  }
+
+  let exactTimes = false;
+  /** Compares `actual` with `example` member for member; made ids bind in `ids`. */
+  function compare(actual: unknown, example: unknown, at: string, ids: Map<string, string>, out: string[], key?: string): void {
+    if (key !== undefined && key in GENERATED) {
+      if (!GENERATED[key]!(actual, example)) out.push(`${at}: ${String(actual)} is not a generated ${key} (example ${String(example)})`);
+      return;
+    }
+    if (typeof example === 'string' && MADE_ID.test(example) && (key === 'id' || key === 'eventId')) {
+      const prefix = example.slice(0, example.indexOf('_') + 1);
+      if (typeof actual !== 'string' || !actual.startsWith(prefix) || !MADE_ID.test(actual)) return void out.push(`${at}: ${String(actual)} is not a ${prefix} id`);
+      const bound = ids.get(example);
+      if (bound === undefined) {
+        if ([...ids.values()].includes(actual)) out.push(`${at}: ${actual} already stands for another example id`);
+        ids.set(example, actual);
+      } else if (bound !== actual) out.push(`${at}: ${actual}, where the example's ${example} stands for ${bound}`);
+      return;
+    }
+    if (typeof example === 'string' && key === 'message') {
+      // The message names the ids bound above, and times of this run (when a subscription was disabled)
+      // unless the step says its times are the clock's or the request's.
+      const times = (text: string) => (exactTimes ? text : text.replace(TIME_IN_TEXT, '<time>'));
+      const expected = times(example.replace(MADE_ID_IN_TEXT, (id) => ids.get(id) ?? id));
+      const got = typeof actual === 'string' ? times(actual) : actual;
+      if (got !== expected) out.push(`${at}: message ${JSON.stringify(actual)}, example ${JSON.stringify(example)}`);
+      return;
+    }
+    if (Array.isArray(example)) {
+      if (!Array.isArray(actual) || actual.length !== example.length) return void out.push(`${at}: ${stringifyJson(actual)} is not ${example.length} items like the example`);
+      example.forEach((e, i) => compare(actual[i], e, `${at}/${i}`, ids, out));
+      return;
+    }
+    if (example !== null && typeof example === 'object') {
+      if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return void out.push(`${at}: ${stringifyJson(actual)} is not an object`);
+      const a = Object.keys(actual).sort().join();
+      const e = Object.keys(example).sort().join();
+      if (a !== e) out.push(`${at}: members ${a}, the example has ${e}`);
+      for (const [k, v] of Object.entries(example)) if (k in actual) compare((actual as Node)[k], v, `${at}/${k}`, ids, out, k);
+      return;
+    }
+    if (actual !== example) out.push(`${at}: ${String(actual)}, example ${String(example)}`);
+  }
+
+  /**
+   * Asserts the answer is the example documented for `status` (`name`d among several), records the example as
+   * checked, and returns the ids the example's made ids stood for. `ids` binds some beforehand (a path's id).
+   */
+  function expectExample(
+    operationId: string,
+    answer: Answer,
+    status: number,
+    options: { name?: string; ids?: Record<string, string>; exactTimes?: boolean } = {},
+  ): Map<string, string> {
+    const { place, example, type } = documented(operationId, status, options.name);
+    const ids = new Map(Object.entries(options.ids ?? {}));
+    const label = `${operationId} ${status}${options.name ? ` (${options.name})` : ''}`;
+    if (answer.status !== status) {
+      problems.push(`${label}: answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+      return ids;
+    }
+    if (example === undefined) {
+      if (answer.text !== '' && type === undefined) problems.push(`${label}: a body where none is documented`);
+      return ids;
+    }
+    checked.add(place);
+    const out: string[] = [];
+    exactTimes = options.exactTimes ?? false;
+    if (type === 'application/json') compare(parseExact(answer.text), example, '', ids, out);
+    else if (answer.text !== example) out.push(`the body is not the example text`);
+    exactTimes = false;
+    problems.push(...out.map((p) => `${label}: ${p}`));
+    return ids;
+  }
+
+  /** An example that is a part of a larger answer (the document itself, the metrics). */
+  function expectPart(operationId: string, answer: Answer, holds: (example: unknown) => (text: string) => boolean) {
+    const { place, example } = documented(operationId, 200);
+    if (answer.status !== 200) return void problems.push(`${operationId}: answered ${answer.status}`);
+    checked.add(place);
+    if (!holds(example)(answer.text)) problems.push(`${operationId}: the example is not part of the answer`);
+  }
+
+
+  // ---- Subscriptions, before any plant exists (the examples' receiver is never called).
+  const created = await call('createWebhook');
+  const hookIds = expectExample('createWebhook', created, 201);
+  const hookId = hookIds.get('wh_Vh3q9LmT0xKa2bYc') ?? '';
+  if (created.headers.location !== `/webhooks/${hookId}`) problems.push(`createWebhook 201: Location ${created.headers.location}`);
+  expectExample('createWebhook', await call('createWebhook'), 409, { ids: { wh_Vh3q9LmT0xKa2bYc: hookId } });
+  expectExample('createWebhook', await call('createWebhook', { token: tokens.manageOnly }), 403);
+  expectExample('createWebhook', await call('createWebhook', { body: `{"url":"https://${'x'.repeat(1_048_576)}"}` }), 413);
+  expectExample('getWebhook', await call('getWebhook', { path: { id: hookId } }), 200, { ids: { wh_Vh3q9LmT0xKa2bYc: hookId } });
+  expectExample('listWebhooks', await call('listWebhooks'), 200, { ids: { wh_Vh3q9LmT0xKa2bYc: hookId } });
+  expectExample('deleteWebhook', await call('deleteWebhook', { path: { id: hookId } }), 204);
+  // The example's id names no subscription now.
+  expectExample('recoverWebhookDeliveries', await call('recoverWebhookDeliveries'), 404);
+
+  // ---- Plants. The examples' neighbours first: the list's other plant and one the list must skip.
+  for (const json of ['{"id":10041,"name":"Ficus lyrata"}', '{"id":9223372036854775807,"name":"Strelitzia nicolai","tag":"tropical"}']) {
+    const res = await call('addPlant', { body: json });
+    assert.equal(res.status, 200, res.text);
+  }
+  await sequenced(s.store, { now: () => NOW });
+  const before = parseExact((await call('listEvents', { query: {} })).text) as Node[];
+  const lastBefore = String(before.at(-1)?.id);
+
+  // Subscriptions that will have deliveries: `waiting` (the 503 receiver; the deliveries example), `gone` (410,
+  // then 200: recover), `updates` (the envelope of updates and deletes).
+  let goneStatus = 410;
+  const waitingReceiver = await startReceiver(t, () => secrets.waiting, () => ({ status: 503 }));
+  const goneReceiver = await startReceiver(t, () => secrets.gone, () => ({ status: goneStatus }));
+  const updatesReceiver = await startReceiver(t, () => secrets.updates);
+  const subscribe = async (url: string, events: string[], format: string) => {
+    const res = await call('createWebhook', { body: { url, events, format } });
+    assert.equal(res.status, 201, res.text);
+    return JSON.parse(res.text) as { id: string; secret: string };
+  };
+  const waiting = await subscribe(waitingReceiver.url, ['newPlant'], 'envelope');
+  const gone = await subscribe(goneReceiver.url, ['newPlant', 'plantUpdated', 'plantDeleted'], 'plain');
+  const updates = await subscribe(updatesReceiver.url, ['plantUpdated', 'plantDeleted'], 'envelope');
+  const secrets = { waiting: waiting.secret, gone: gone.secret, updates: updates.secret };
+  waitingReceiver.format = 'envelope';
+  goneReceiver.format = 'plain';
+  updatesReceiver.format = 'envelope';
+
+  const added = await call('addPlant', { token: s.token.write });
+  expectExample('addPlant', added, 200);
+  if (added.headers.location !== documented('addPlant', 200).response.headers.Location.example) problems.push(`addPlant 200: Location ${added.headers.location}`);
+  expectExample('addPlant', await call('addPlant', { body: { id: 10042n, name: 'Monstera adansonii' } }), 409);
+  expectExample('addPlant', await call('addPlant', { headers: { 'content-type': 'text/plain' } }), 415);
+  expectExample('addPlant', await call('addPlant', { body: `{"id":1,"name":"${'x'.repeat(1_048_576)}"}` }), 413);
+  expectExample('addPlant', await call('addPlant', { token: tokens.read }), 403);
+  expectExample('addPlant', await call('addPlant', { headers: { expect: 'something-else' }, raw: true }), 417);
+  expectExample('addPlant', await call('addPlant', { headers: { 'x-padding': 'x'.repeat(17_000) }, raw: true }), 431);
+
+  const list = await call('listPlants');
+  expectExample('listPlants', list, 200);
+  const listHead = await call('headListPlants');
+  if (listHead.status !== 200 || listHead.text !== '') problems.push(`headListPlants: ${listHead.status} ${listHead.text.slice(0, 100)}`);
+  expectExample('listPlants', await call('listPlants', { query: { name: 'Monstera' } }), 400);
+  expectExample('listPlants', await call('listPlants', { token: 'pst_' + 'A'.repeat(43) }), 401);
+  // fetch refuses TRACE; this is the example's own method.
+  expectExample('listPlants', await exchange(s.port, 'TRACE', '/plants', {}), 405);
+
+  const got = await call('getPlant');
+  expectExample('getPlant', got, 200);
+  const head = await call('headGetPlant');
+  if (head.status !== 200 || head.text !== '' || head.headers.etag !== got.headers.etag) problems.push(`headGetPlant: ${head.status}, ETag ${head.headers.etag}`);
+  expectExample('updatePlant', await call('updatePlant'), 428);
+  const put = await call('updatePlant', { headers: { 'if-match': got.headers.etag ?? '' } });
+  expectExample('updatePlant', put, 200);
+  const patched = await call('patchPlant', { headers: { 'if-match': put.headers.etag ?? '' } });
+  expectExample('patchPlant', patched, 200);
+  expectExample('deletePlant', await call('deletePlant', { headers: { 'if-match': patched.headers.etag ?? '' } }), 204);
+  expectExample('getPlant', await call('getPlant'), 404);
+
+  // ---- The feed: the events of the example plant, after the last event before it (the `after` example).
+  await sequenced(s.store, { now: () => NOW });
+  const exampleQuery = Object.fromEntries((operation('listEvents').op.parameters as Node[]).map((p) => [p.name, String(p.example)]));
+  const events = await call('listEvents', { query: { ...exampleQuery, after: lastBefore } });
+  const eventIds = expectExample('listEvents', events, 200);
+  const newPlantEvent = eventIds.get('msg_2KWPBgLlAfxdpx2AI54pPJ');
+
+  // ---- Deliveries: one round of attempts. `waiting` is answered 503 (pending, its next try due in 5 s of a
+  // clock that does not move); `gone` is answered 410, which disables it and cancels the rest.
+  await s.dispatcher.runOnce();
+  const deliveries = await call('listWebhookDeliveries', { path: { id: waiting.id } });
+  const deliveryIds = expectExample('listWebhookDeliveries', deliveries, 200, { ids: newPlantEvent ? { msg_2KWPBgLlAfxdpx2AI54pPJ: newPlantEvent } : {} });
+  expectExample('recoverWebhookDeliveries', await call('recoverWebhookDeliveries', { path: { id: gone.id } }), 409, { ids: { wh_Vh3q9LmT0xKa2bYc: gone.id } });
+  expectExample('recoverWebhookDeliveries', await call('recoverWebhookDeliveries', { path: { id: gone.id }, body: { since: '2027-01-01T00:00:00Z' } }), 400, {
+    exactTimes: true, // the request's time, and the server's clock (NOW)
+  });
+  // `plant-store webhook enable` does this (test/cli/webhook-commands.test.ts); then every delivery since the
+  // example's `since` is queued again and, the receiver back, delivered.
+  await s.store.webhooks.enableSubscription(gone.id);
+  expectExample('recoverWebhookDeliveries', await call('recoverWebhookDeliveries', { path: { id: gone.id } }), 202);
+  goneStatus = 200;
+  await s.dispatcher.runOnce();
+  const goneDeliveries = parseExact((await call('listWebhookDeliveries', { path: { id: gone.id }, query: {} })).text) as Node[];
+  const succeeded = goneDeliveries.find((d) => d.status === 'succeeded');
+  expectExample('retryWebhookDelivery', await call('retryWebhookDelivery', { path: { id: gone.id, deliveryId: String(succeeded?.id) } }), 409, {
+    ids: { dlv_5f0c9a1e7b2d4c83a6e1f09b: String(succeeded?.id) },
+  });
+  const dlv = deliveryIds.get('dlv_5f0c9a1e7b2d4c83a6e1f09b') ?? '';
+  expectExample('retryWebhookDelivery', await call('retryWebhookDelivery', { path: { id: waiting.id, deliveryId: dlv } }), 202, {
+    ids: { dlv_5f0c9a1e7b2d4c83a6e1f09b: dlv, ...(newPlantEvent && { msg_2KWPBgLlAfxdpx2AI54pPJ: newPlantEvent }) },
+  });
+
+  // ---- What the receivers got: each webhook's plain and envelope examples.
+  const deliveryExample = (type: string, name: string, body: string | undefined) => {
+    const media = DOC.webhooks[type].post.requestBody.content['application/json'];
+    const place = `#/webhooks/${type}/post/requestBody/examples/${name}`;
+    if (body === undefined) return void problems.push(`${place}: no such delivery received`);
+    checked.add(place);
+    const out: string[] = [];
+    compare(parseExact(body), media.examples[name].value, '', new Map(), out);
+    problems.push(...out.map((p) => `${place}: ${p}`));
+  };
+  const bodyOf = (r: typeof goneReceiver, type: string) => [...r.byId.values()].find((x) => x.headers['ce-type'] === type)?.body;
+  for (const type of ['newPlant', 'plantUpdated', 'plantDeleted']) deliveryExample(type, 'plain', bodyOf(goneReceiver, type));
+  deliveryExample('newPlant', 'envelope', bodyOf(waitingReceiver, 'newPlant'));
+  for (const type of ['plantUpdated', 'plantDeleted']) deliveryExample(type, 'envelope', bodyOf(updatesReceiver, type));
+  for (const r of [waitingReceiver, goneReceiver, updatesReceiver]) problems.push(...r.problems);
+
+  // ---- Operations of the service itself.
+  for (const id of ['getRoot', 'getHealth', 'getReadiness']) expectExample(id, await call(id, { token: null }), 200);
+  const subset = (actual: unknown, example: unknown): boolean =>
+    example !== null && typeof example === 'object'
+      ? actual !== null && typeof actual === 'object' && Object.entries(example).every(([k, v]) => subset((actual as Node)[k], v))
+      : actual === example;
+  expectPart('getOpenApiJson', await call('getOpenApiJson', { token: null }), (example) => (a) => subset(parseExact(a), example));
+  expectPart('getOpenApiYaml', await call('getOpenApiYaml', { token: null }), (example) => (a) => a.startsWith(String(example)));
+  // The example's sample line counts this run's creates instead of its 1042.
+  const sample = (line: string) => line.replace(/ \d+$/, ' <n>');
+  expectPart('getMetrics', await call('getMetrics'), (example) => (text) => {
+    const lines = new Set(text.split('\n').map(sample));
+    return String(example).trimEnd().split('\n').every((line) => lines.has(sample(line)));
+  });
+
+  const missing = allExamplePlaces().filter((p) => !checked.has(p) && !(p in SKIPPED));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(missing, [], 'examples of the document this test does not check');
+});
