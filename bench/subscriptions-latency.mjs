@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../dist/src/storage/open-store.js';
 import { buildApp } from '../dist/src/app.js';
-import { createDeliveries } from '../dist/src/background.js';
+import { createBackground } from '../dist/src/background.js';
 import { createObservers } from '../dist/src/observations.js';
 import { createTokenService } from '../dist/src/auth/token-service.js';
 import { createLogger } from '../dist/src/logger.js';
@@ -24,7 +24,7 @@ for (let i = 0; i < subsN; i++) await store.webhooks.insertSubscription({ id: 'w
 const logger = createLogger(config);
 const observers = createObservers();
 const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
-const background = createDeliveries({ config, store, logger, observers, tokens });
+const background = createBackground({ config, store, logger, observers, tokens });
 const app = await buildApp(config, { store, logger, tokens, services: background.links, observers });
 await app.listen({ port: 0, host: '127.0.0.1' });
 background.start();

@@ -34,12 +34,12 @@ export interface Background {
 }
 
 /** The services of a process that runs the event log's passes and sends the deliveries. */
-export interface Deliveries extends Background {
+export interface BackgroundServices extends Background {
   readonly sequencer: Sequencer;
   readonly dispatcher: Dispatcher;
 }
 
-export interface DeliveriesOptions {
+export interface BackgroundOptions {
   config: Config;
   store: Store;
   logger: Logger;
@@ -58,7 +58,7 @@ export interface DeliveriesOptions {
 }
 
 /** Alone, as a PostgreSQL worker, or as a shared writer's primary: every background service runs here. */
-export function createDeliveries(options: DeliveriesOptions): Deliveries {
+export function createBackground(options: BackgroundOptions): BackgroundServices {
   const { config, store, logger, clock, observers } = options;
   const feed = createFeedNotifier();
   // The wiring below is control flow (who wakes whom), not observation: each wake is part of the work.

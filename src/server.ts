@@ -9,7 +9,7 @@ import { ConfigError, type Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger } from './logger.js';
 import { createTokenService } from './auth/token-service.js';
-import { createDeliveries, createWorkerBackground, type Background } from './background.js';
+import { createBackground, createWorkerBackground, type Background } from './background.js';
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { announce, bootstrapToken, openServiceStore } from './startup.js';
@@ -93,7 +93,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   observers.subscribe(observationLog(logger.child({ component: 'webhooks' })));
   const background: Background = sharedWriter
     ? createWorkerBackground({ store, logger, tokens, deliveriesDue: () => link!.deliveriesDue() })
-    : createDeliveries({ config, store, logger, observers, tokens });
+    : createBackground({ config, store, logger, observers, tokens });
   const app = await buildApp(config, {
     store,
     logger,

@@ -11,7 +11,7 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
-import { createDeliveries, type Deliveries } from '../background.js';
+import { createBackground, type BackgroundServices } from '../background.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
@@ -114,12 +114,12 @@ function stopSignals(): { readonly signal: NodeJS.Signals | undefined; received:
  * The shared writer's background services (sequencing, retention, deliveries), started now, and the metrics of
  * what they and the commits report; no HTTP app. `tellWorkers` is told when events got their feed positions.
  */
-function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () => void): { services: Deliveries; metrics: Metrics } {
+function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () => void): { services: BackgroundServices; metrics: Metrics } {
   const observers = createObservers();
   observers.subscribe(observationLog(log.child({ component: 'webhooks' })));
   const metrics = createMetrics({ store, logger: log.child({ component: 'metrics' }) });
   observers.subscribe(metrics.observe);
-  const services = createDeliveries({ config, store, logger: log, observers, onPlaced: tellWorkers });
+  const services = createBackground({ config, store, logger: log, observers, onPlaced: tellWorkers });
   services.start();
   return { services, metrics };
 }
@@ -162,7 +162,7 @@ function gatherMetrics(workers: Set<Worker>, own: Metrics | undefined, log: Logg
 }
 
 /** What the primary answers each worker's message with; `writer` only where it commits for them. */
-function answerWorkers(parts: { store: Store; writer: Deliveries | undefined; metrics: MetricsGathering; limits: ReturnType<typeof createLimitKeeper> }) {
+function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: MetricsGathering; limits: ReturnType<typeof createLimitKeeper> }) {
   const { store, writer, metrics, limits } = parts;
   return (w: Worker, msg: unknown, log: Logger): void => {
     if (!isMessage<WorkerMessage>(msg)) return;

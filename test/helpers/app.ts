@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createDeliveries } from '../../src/background.js';
+import { createBackground } from '../../src/background.js';
 import type { Sequencer } from '../../src/events/sequencer.js';
 import { createObservers } from '../../src/observations.js';
 import type { Clock } from '../../src/clock.js';
@@ -78,7 +78,7 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs, clock: options.clock });
   const observers = createObservers();
   const logger = createLogger(config);
-  const background = createDeliveries({
+  const background = createBackground({
     config,
     store,
     logger,
