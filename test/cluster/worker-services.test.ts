@@ -16,7 +16,8 @@ import { openStore } from '../../src/storage/open-store.js';
 import { spawnServer, tempDir } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
-import { databaseWithToken, fresh, portOf } from '../ops/support.js';
+import { databaseWithToken, portOf } from '../ops/support.js';
+import { fresh } from '../helpers/raw-request.js';
 
 test('two workers: a waiting feed reader on each wakes when an event is placed; a retry asked of a worker is delivered before its scheduled try', async (t) => {
   const { databaseUrl, token } = await databaseWithToken(t);
@@ -70,7 +71,7 @@ test('two workers: a waiting feed reader on each wakes when an event is placed; 
   assert.equal(await server.exited, 0);
 });
 
-test("a worker's services over its link: a 'placed' from the primary wakes its feed readers and sends nothing back; a retry's wake goes once", async (t) => {
+test("a SQLite worker's services over its link (a shared writer is SQLite's on every run): a 'placed' from the primary wakes its feed readers and sends nothing back; a retry's wake goes once", async (t) => {
   const dir = tempDir(t);
   const channel = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
   channel.connected = true;

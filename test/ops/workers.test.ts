@@ -9,7 +9,8 @@ import { runCli, spawnServer, TEST_STORE, type ChildServer } from '../helpers/ap
 import { openStore } from '../../src/storage/open-store.js';
 import { sleep, eventually } from '../helpers/sleep.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
-import { assertAcknowledgedStored, databaseWithToken, fresh, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { fresh } from '../helpers/raw-request.js';
 
 const WORKERS = 2;
 
