@@ -1,11 +1,11 @@
-// buildApp(config, deps): assembles the service from the contract and its features. Never listens;
-// server.ts, tests and benchmarks do that.
+// buildApp(config, deps): assembles the HTTP service from the contract and its features. Never listens, and
+// builds no background service (background.ts): server.ts, tests and benchmarks do both.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { bearerGuard } from './auth/bearer-guard.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
-import { createTokenService, type TokenService } from './auth/token-service.js';
+import type { TokenService } from './auth/token-service.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -28,30 +28,26 @@ import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
-import { createDispatcher, type Dispatcher } from './webhooks/dispatcher.js';
-import { createSequencer, type Sequencer } from './events/sequencer.js';
 import { eventHandlers } from './events/event-handlers.js';
 import { createWaitPlaces } from './events/waiting.js';
+import type { ServiceLinks } from './background.js';
+import type { Observers } from './observations.js';
 import type { Store } from './storage/store.js';
 
 export interface AppDeps {
   store: Store;
   logger?: Logger;
   contract?: Contract;
-  tokens?: TokenService;
-  /** The webhook delivery engine; one over `store` with the config's settings unless given. */
-  dispatcher?: Dispatcher;
-  /**
-   * Whether the dispatcher runs in the background once the app is ready (default true). Tests that drive
-   * deliveries with a fake clock pass false and call `app.dispatcher.runOnce()`.
-   */
-  startDispatcher?: boolean;
+  /** The tokens the guard verifies; the background flushes their last-used times (background.ts). */
+  tokens: TokenService;
+  /** What the handlers tell the background services, and where waiting feed readers listen (background.ts). */
+  services: ServiceLinks;
+  /** The process's observer list: the handlers report to it, and this app's metrics subscribe to it. */
+  observers: Observers;
   /** Time for token expiry and caches, JWT claims, the key set's age and the rate-limit windows. */
   clock?: Clock;
   /** What GET /metrics answers, when not this app's own metrics: a multi-process server's, added up (cluster/). */
   scrapeMetrics?: () => Promise<string>;
-  /** Told when this app's sequencer gave events their feed positions (a multi-process server tells its workers). */
-  onEventsPlaced?: () => void;
   /** A worker of a multi-process server: its limits count in the primary, over this channel, for all `workers`. */
   sharedLimits?: { channel: LimitsChannel; workers: number };
 }
@@ -59,9 +55,6 @@ export interface AppDeps {
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenService;
-    dispatcher: Dispatcher;
-    /** Gives committed events their feed positions and deliveries, in the background. */
-    events: Sequencer;
     /** This app's Prometheus metrics (GET /metrics). */
     metrics: Metrics;
     /** From now on every request is answered 503 with `Connection: close` (a shutdown has begun). */
@@ -80,38 +73,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const contract = deps.contract ?? loadContract();
   const logger = deps.logger ?? createLogger(config);
   const clock = deps.clock ?? systemClock;
-  const tokens = deps.tokens ?? createTokenService(deps.store, { cacheTtlMs: config.tokenCacheTtlMs, clock });
+  const { tokens, services, observers } = deps;
   const ajv = createAjv();
   const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
   const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }), eventsWaiting: () => waitPlaces.waiting });
-  // Every commit's events get their feed positions and deliveries here, off the request path.
-  const sequencer = createSequencer({
-    store: deps.store.events,
-    clock,
-    logger: logger.child({ component: 'events' }),
-    retentionMs: config.eventRetentionMs,
-    onDeliveries: () => dispatcher.wake(),
-    onPlaced: deps.onEventsPlaced,
-  });
-  // A dispatcher given by the caller reports outcomes only if the caller passed metrics' observer itself.
-  const dispatcher: Dispatcher =
-    deps.dispatcher ??
-    createDispatcher({
-      store: deps.store.webhooks,
-      timeoutMs: config.webhookTimeoutMs,
-      allowedHosts: config.webhookAllowedHosts,
-      concurrency: config.webhookConcurrency,
-      clock,
-      logger: logger.child({ component: 'webhooks' }),
-      onOutcome: (outcome) => {
-        metrics.observeDelivery(outcome);
-        // A settled delivery makes room for its subscription's next ones.
-        if (outcome.status !== 'pending') sequencer.wake();
-      },
-      onSecretError: () => metrics.observeSecretError(),
-      prepare: () => sequencer.runOnce(),
-    });
-
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by the onResponse hook below.
@@ -141,10 +106,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // First, while the app's own request listener is the server's only one.
   answerInOrder(app.server);
   app.decorate('tokens', tokens);
-  app.decorate('dispatcher', dispatcher);
-  app.decorate('events', sequencer);
   app.decorate('metrics', metrics);
-  const stopObservingCommits = deps.store.addCommitObserver(metrics.observeCommit);
+  const stopCounting = observers.subscribe(metrics.observe);
   app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
 
   let closing = false;
@@ -152,11 +115,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Requests waiting on the events feed answer at once when a shutdown begins.
   app.decorate('drain', () => {
     closing = true;
-    sequencer.releaseReaders();
+    services.feed.release();
   });
   app.addHook('preClose', async () => {
     closing = true;
-    sequencer.releaseReaders();
+    services.feed.release();
   });
   // Hooks on every request take Fastify's callback form: an async hook costs a promise per request.
   app.addHook('onRequest', (request, reply, done) => {
@@ -209,23 +172,30 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     : shared
       ? createSharedRequestCounter({ channel: shared.channel, limit: config.rateLimitPerToken, windowS: config.rateLimitWindowS, workers: shared.workers, clock })
       : createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000, clock });
-  const limits = { perToken, onFailure: metrics.observeAuthFailure };
+  const limits = { perToken, observe: observers.observe };
   const guard = (requirements: { scopes: string[] }[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt), limits);
   registerContractRoutes(
     app,
     contract,
     {
       // A commit that wrote events wakes the sequencer; their deliveries are made and sent off the request path.
-      ...plantHandlers(createPlantService(deps.store, { onEvents: () => sequencer.wake(), onChange: metrics.observeChange, maxPendingWrites: config.shedPendingCreates, requireIfMatch: config.requireIfMatch })),
+      ...plantHandlers(
+        createPlantService(deps.store, {
+          eventsCommitted: services.eventsCommitted,
+          observe: observers.observe,
+          maxPendingWrites: config.shedPendingCreates,
+          requireIfMatch: config.requireIfMatch,
+        }),
+      ),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,
           maxSubscriptions: config.webhookMaxSubscriptions,
           clock,
-          onDue: () => dispatcher.wake(),
+          onDue: services.deliveriesDue,
         }),
       ),
-      ...eventHandlers(deps.store.events, sequencer, { retentionMs: config.eventRetentionMs, places: waitPlaces, pageBytes: config.eventsPageBytes }),
+      ...eventHandlers(deps.store.events, services.feed, { retentionMs: config.eventRetentionMs, places: waitPlaces, pageBytes: config.eventsPageBytes }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
       ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),
@@ -234,21 +204,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
   await registerDocsPage(app, contract);
 
-  // Last-used times are written in the background, never on the request path.
-  const touch = setInterval(() => {
-    tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
-  }, 30_000);
-  touch.unref();
-  // Deliveries start once the app is ready (listening, or app.ready() in tests), including those left over
-  // from before a restart; they stop before the store is closed (server.ts closes it after app.close()).
-  app.addHook('onReady', async () => sequencer.start());
-  if (deps.startDispatcher !== false) app.addHook('onReady', async () => dispatcher.start());
-  app.addHook('onClose', async () => {
-    await sequencer.stop();
-    await dispatcher.stop();
-    stopObservingCommits();
-    clearInterval(touch);
-    await tokens.flushLastUsed().catch((err: unknown) => app.log.warn({ err }, 'could not record token use'));
-  });
+  app.addHook('onClose', async () => stopCounting());
   return app;
 }

@@ -9,6 +9,8 @@ import { ConfigError, type Config } from './config.js';
 import { AppError } from './errors.js';
 import { createLogger } from './logger.js';
 import { createTokenService } from './auth/token-service.js';
+import { createBackground, createWorkerBackground, type Background } from './background.js';
+import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { announce, bootstrapToken, openServiceStore } from './startup.js';
 import { runPrimary } from './cluster/primary.js';
@@ -80,19 +82,25 @@ function workerCount(config: Config): number {
 
 /**
  * Serves HTTP from this process until a signal and a graceful drain.
- * Alone, it owns everything; as a worker (`link`), the primary commits for it on a shared-writer engine, runs
- * the deliveries, made the first token and announces the server.
+ * Alone, it owns everything; as a worker (`link`), the primary made the first token and announces the server,
+ * and on a shared-writer engine commits for it and runs the passes and the deliveries.
  */
 async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Promise<number> {
   const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
   const store = await openServiceStore(config, logger, { sharedWriter, reseal: !link });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
+  const observers = createObservers();
+  observers.subscribe(observationLog(logger.child({ component: 'webhooks' })));
+  const background: Background = sharedWriter
+    ? createWorkerBackground({ store, logger, tokens, deliveriesDue: () => link!.deliveriesDue() })
+    : createBackground({ config, store, logger, observers, tokens });
   const app = await buildApp(config, {
     store,
     logger,
     tokens,
+    services: background.links,
+    observers,
     ...(link ? { scrapeMetrics: () => link.scrape().catch(() => Promise.reject(new AppError('METRICS_UNAVAILABLE'))) } : {}),
-    ...(sharedWriter ? { dispatcher: link!.dispatcher, startDispatcher: false } : {}),
     ...(link ? { sharedLimits: { channel: link.limits, workers: workerCount(config) } } : {}),
   });
   link?.collectWith(() => app.metrics.json());
@@ -106,6 +114,8 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     await store.close();
     throw listenFailure(err, config);
   }
+  // Deliveries left over from before a restart start now; they stop before the store is closed.
+  background.start();
   if (!link) {
     const url = announce(config, logger, (app.server.address() as AddressInfo).port, 1);
     await bootstrapToken(config, store, tokens, url, logger);
@@ -139,6 +149,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
         logger.error({ err }, 'error while closing the server');
         code = 1;
       }
+      await background.stop();
       try {
         // Commits anything still queued before the database is released.
         await store.close();

@@ -3,15 +3,17 @@
 // counts of the rate limits for all of them (on either engine), and on SIGTERM lets every worker drain before
 // it closes. On a shared-writer engine (a SQLite file) it is also the
 // one writer: workers send their plant writes here to join one group commit (one fsync for all of them), and it
-// runs the event sequencer and the webhook dispatcher, so each event is delivered once; a database server
-// (PostgreSQL) needs none of that, and each worker is a whole instance, as several machines would be.
+// runs the background services (background.ts: sequencer, retention, dispatcher), so each event is delivered
+// once; it builds no HTTP app. A database server (PostgreSQL) needs none of that, and each worker is a whole
+// instance, as several machines would be.
 import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
+import { createBackground, type BackgroundServices } from '../background.js';
+import { createMetrics, type Metrics } from '../metrics/metrics.js';
+import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
 import { decodeItems } from '../storage/writer-wire.js';
 import type { Store } from '../storage/store.js';
@@ -30,19 +32,7 @@ const MAX_RESTART_DELAY_MS = 10_000;
 
 export async function runPrimary(config: Config, logger: Logger, count: number): Promise<number> {
   const log = logger.child({ role: 'primary' });
-  // From the start, so that a signal during start-up stops the server once it is up, rather than killing this
-  // process under its workers. Kept to the end: a repeated signal (Ctrl-C under npm) must not kill it mid-shutdown.
-  let stopSignal: NodeJS.Signals | undefined;
-  let onStopSignal: (() => void) | undefined;
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopSignal) return;
-    stopSignal = signal;
-    stopping = true;
-    onStopSignal?.();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const stop = stopSignals();
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
   // The primary of a shared writer does little but commit: on its own thread, a commit skips two thread hops
   // (2 workers, POST c=256 on 2 cores: 11.0-11.8k against 8.7-9.2k req/s), and the fsync that blocks its event
@@ -53,18 +43,98 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // Before the workers open their pools, so the warning comes ahead of the start line.
   if (!sharedWriter) await warnAboutConnections(store, count, config.databasePoolSize, log);
   const workers = new Set<Worker>();
-  const broadcast = (msg: PrimaryMessage) => {
-    for (const w of workers) send(w, msg);
-  };
-  // The writer's half of the service: sequencing, deliveries, retention, and the commit metrics. Never listens.
-  let app: FastifyInstance | undefined;
-  if (sharedWriter) {
-    app = await buildApp(config, { store, logger: log, tokens, onEventsPlaced: () => broadcast({ plantStore: 'placed' }) });
-    await app.ready();
-  }
+  const writer = sharedWriter ? startWriter(config, store, log, () => broadcast(workers, { plantStore: 'placed' })) : undefined;
+  const metrics = gatherMetrics(workers, writer?.metrics, log);
+  const onMessage = answerWorkers({ store, writer: writer?.services, metrics, limits: createLimitKeeper(config) });
+  const pool = workerPool(workers, log, onMessage, () => stop.signal !== undefined);
 
-  // The failure throttle and the per-token rate limit, counted here for every worker.
-  const limits = createLimitKeeper(config);
+  const outcome = await startWorkers(pool, count);
+  if ('failed' in outcome) {
+    log.error({ exit: outcome.failed }, 'a worker could not start (its reason is on standard error); stopping');
+    pool.stop();
+    await stopWorkers(workers, config.shutdownTimeoutMs, log);
+    await writer?.services.stop();
+    await store.close().catch(() => {});
+    stop.remove();
+    return 1;
+  }
+  pool.serveOn(outcome.port);
+  const url = announce(config, log, outcome.port, count);
+  await bootstrapToken(config, store, tokens, url, log);
+  // PostgreSQL: the workers are whole instances; this process only watches them.
+  if (!sharedWriter) await store.close();
+
+  const signal = await stop.received;
+  pool.stop();
+  log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
+  // The workers drain while this process still commits for them.
+  await stopWorkers(workers, config.shutdownTimeoutMs, log);
+  let code = 0;
+  try {
+    await writer?.services.stop();
+    if (sharedWriter) await store.close();
+  } catch (err) {
+    log.error({ err }, 'error while closing the store');
+    code = 1;
+  }
+  log.info('stopped');
+  stop.remove();
+  return code;
+}
+
+/**
+ * SIGTERM and SIGINT, listened for from the start, so that a signal during start-up stops the server once it is
+ * up, rather than killing this process under its workers; kept to the end, since a repeated signal (Ctrl-C under
+ * npm) must not kill it mid-shutdown.
+ */
+function stopSignals(): { readonly signal: NodeJS.Signals | undefined; received: Promise<NodeJS.Signals>; remove(): void } {
+  let signal: NodeJS.Signals | undefined;
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const received = new Promise<NodeJS.Signals>((r) => (resolve = r));
+  const onSignal = (s: NodeJS.Signals) => {
+    if (signal) return;
+    signal = s;
+    resolve(s);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    get signal() {
+      return signal;
+    },
+    received,
+    remove() {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+/**
+ * The shared writer's background services (sequencing, retention, deliveries), started now, and the metrics of
+ * what they and the commits report; no HTTP app. `tellWorkers` is told when events got their feed positions.
+ */
+function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () => void): { services: BackgroundServices; metrics: Metrics } {
+  const observers = createObservers();
+  observers.subscribe(observationLog(log.child({ component: 'webhooks' })));
+  const metrics = createMetrics({ store, logger: log.child({ component: 'metrics' }) });
+  observers.subscribe(metrics.observe);
+  const services = createBackground({ config, store, logger: log, observers, onPlaced: tellWorkers });
+  services.start();
+  return { services, metrics };
+}
+
+interface MetricsGathering {
+  /**
+   * Every worker's metrics and this process's, added up (prom-client's cluster aggregation). A worker that does
+   * not answer in time is left out; a replaced worker's counts start afresh, as after any restart.
+   */
+  scrape(): Promise<string>;
+  /** A worker's answer to a collect. */
+  collected(id: number, metrics: MetricsJson | null): void;
+}
+
+function gatherMetrics(workers: Set<Worker>, own: Metrics | undefined, log: Logger): MetricsGathering {
   const collections = new Map<number, (metrics: MetricsJson | null) => void>();
   let seq = 0;
   const collect = (w: Worker): Promise<MetricsJson | null> =>
@@ -79,17 +149,22 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
       collections.set(id, done);
       if (!send(w, { plantStore: 'collect', id })) done(null);
     });
-  /**
-   * Every worker's metrics and this process's, added up (prom-client's cluster aggregation). A worker that does
-   * not answer in time is left out; a replaced worker's counts start afresh, as after any restart.
-   */
-  const scrape = async (): Promise<string> => {
-    const parts = (await Promise.all([...workers].map(collect))).filter((m): m is MetricsJson => m !== null);
-    if (app) parts.push(await app.metrics.json());
-    return AggregatorRegistry.aggregate(parts).metrics();
+  return {
+    async scrape() {
+      const parts = (await Promise.all([...workers].map(collect))).filter((m): m is MetricsJson => m !== null);
+      if (own) parts.push(await own.json());
+      return AggregatorRegistry.aggregate(parts).metrics();
+    },
+    collected(id, metrics) {
+      collections.get(id)?.(metrics);
+    },
   };
+}
 
-  const onMessage = (w: Worker, msg: unknown) => {
+/** What the primary answers each worker's message with; `writer` only where it commits for them. */
+function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: MetricsGathering; limits: ReturnType<typeof createLimitKeeper> }) {
+  const { store, writer, metrics, limits } = parts;
+  return (w: Worker, msg: unknown, log: Logger): void => {
     if (!isMessage<WorkerMessage>(msg)) return;
     switch (msg.plantStore) {
       case 'commit':
@@ -97,16 +172,16 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
           (results) => {
             send(w, { plantStore: 'committed', id: msg.id, results });
             // Their events get positions and deliveries here, off the worker's request path.
-            if (results.some((r) => r.wrote)) app?.events.wake();
+            if (results.some((r) => r.wrote)) writer?.links.eventsCommitted();
           },
           (err: unknown) => send(w, { plantStore: 'commit-failed', id: msg.id, message: (err as Error).message, code: (err as { code?: string }).code }),
         );
         return;
       case 'wake-dispatcher':
-        app?.dispatcher.wake();
+        writer?.links.deliveriesDue();
         return;
       case 'scrape':
-        scrape().then(
+        metrics.scrape().then(
           (text) => send(w, { plantStore: 'scraped', id: msg.id, text }),
           (err: unknown) => {
             log.warn({ err }, 'could not gather the metrics of the workers');
@@ -115,7 +190,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
         );
         return;
       case 'collected':
-        collections.get(msg.id)?.(msg.metrics);
+        metrics.collected(msg.id, msg.metrics);
         return;
       case 'auth-failure':
         send(w, { plantStore: 'auth-failure-counted', id: msg.id, counted: limits.countFailure(msg.key) });
@@ -125,29 +200,46 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
         return;
     }
   };
+}
 
+interface WorkerPool {
+  /** Forks a worker in a slot of its own (each slot backs off on its own when its workers die young). */
+  fork(): void;
+  /** Start-up is over: a worker that dies now is replaced, listening on `port`. */
+  serveOn(port: number): void;
+  /** No more replacements: a shutdown (or a failed start-up) is under way. */
+  stop(): void;
+}
+
+/**
+ * The workers, each replaced when it dies while the server runs, with a back-off per slot for a crash loop.
+ * `stopping` says a stop signal came, after which none is replaced.
+ */
+function workerPool(workers: Set<Worker>, log: Logger, onMessage: ReturnType<typeof answerWorkers>, stopping: () => boolean): WorkerPool {
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
   const restarts = new Set<NodeJS.Timeout>();
   // Listening workers: while none is, every request is refused.
   const serving = new Set<Worker>();
+  let listening = false;
+  let stopped = false;
   // Replacements listen on the port the first workers got: with PORT=0, a replacement started after every worker
   // died would otherwise get another one (the primary lets the port go with the last worker).
   let forkEnv: Record<string, string> | undefined;
-  // Each of the WORKERS places has its own back-off: one worker's deaths do not delay another's replacement.
+  const ended = () => stopped || stopping();
   const fork = (slot = { quickDeaths: 0 }) => {
     const w = cluster.fork(forkEnv);
     const started = Date.now();
     workers.add(w);
     w.once('listening', () => serving.add(w));
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
-    w.on('message', (msg: unknown) => onMessage(w, msg));
+    w.on('message', (msg: unknown) => onMessage(w, msg, log));
     // Unhandled, an error on the channel to one worker would end the primary and with it every worker.
     w.on('error', (err) => log.warn({ worker: w.id, error: err.message }, 'the channel to a worker failed'));
     w.once('exit', (code, signal) => {
       workers.delete(w);
       const served = serving.delete(w);
-      if (stopping || !listening) return;
+      if (ended() || !listening) return;
       slot.quickDeaths = Date.now() - started < QUICK_DEATH_MS ? slot.quickDeaths + 1 : 0;
       // With no worker serving, the replacement starts at once: waiting would only refuse requests longer. Not so
       // for a worker that failed on its own before it listened (a start-up that fails every time must not loop).
@@ -158,16 +250,27 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
       // Referenced: with every worker gone, this timer is what keeps the primary (and the service) alive.
       const restart = setTimeout(() => {
         restarts.delete(restart);
-        if (!stopping) fork(slot);
+        if (!ended()) fork(slot);
       }, delay);
       restarts.add(restart);
     });
-    return w;
   };
+  return {
+    fork: () => fork(),
+    serveOn(port) {
+      listening = true;
+      forkEnv = { PORT: String(port) };
+    },
+    stop() {
+      stopped = true;
+      for (const restart of restarts) clearTimeout(restart);
+    },
+  };
+}
 
-  // Start-up: every worker listening, or the first one that could not (its error is on stderr) stops it all.
-  let listening = false;
-  const outcome = await new Promise<{ port: number } | { failed: string }>((resolve) => {
+/** Start-up: every worker listening, or the first one that could not (its error is on stderr) stops it all. */
+function startWorkers(pool: WorkerPool, count: number): Promise<{ port: number } | { failed: string }> {
+  return new Promise((resolve) => {
     let ready = 0;
     const onListening = (_w: Worker, address: { port: number }) => {
       if (++ready < count) return;
@@ -184,42 +287,13 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     };
     cluster.on('listening', onListening);
     cluster.on('exit', onExit);
-    for (let i = 0; i < count; i++) fork();
+    for (let i = 0; i < count; i++) pool.fork();
   });
-  if ('failed' in outcome) {
-    log.error({ exit: outcome.failed }, 'a worker could not start (its reason is on standard error); stopping');
-    stopping = true;
-    await stopWorkers(workers, config.shutdownTimeoutMs, log);
-    await app?.close().catch(() => {});
-    await store.close().catch(() => {});
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    return 1;
-  }
-  listening = true;
-  forkEnv = { PORT: String(outcome.port) };
-  const url = announce(config, log, outcome.port, count);
-  await bootstrapToken(config, store, tokens, url, log);
-  // PostgreSQL: the workers are whole instances; this process only watches them.
-  if (!sharedWriter) await store.close();
+}
 
-  if (!stopSignal) await new Promise<void>((resolve) => (onStopSignal = resolve));
-  for (const restart of restarts) clearTimeout(restart);
-  log.info({ signal: stopSignal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
-  // The workers drain while this process still commits for them.
-  await stopWorkers(workers, config.shutdownTimeoutMs, log);
-  let code = 0;
-  try {
-    await app?.close();
-    if (sharedWriter) await store.close();
-  } catch (err) {
-    log.error({ err }, 'error while closing the store');
-    code = 1;
-  }
-  log.info('stopped');
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
-  return code;
+/** Tells every worker. */
+function broadcast(workers: Set<Worker>, msg: PrimaryMessage): void {
+  for (const w of workers) send(w, msg);
 }
 
 /** Each worker opens its own pool: say so when they could ask the database for more connections than it allows. */

@@ -1,8 +1,7 @@
 // An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): its writes go there to be
 // committed (shared-writer engines), its feed readers hear there of placed events, its GET /metrics answers
 // with the whole server's metrics gathered there, a retry asked of it wakes the primary's dispatcher, and its
-// rate limits count there.
-import type { Dispatcher } from '../webhooks/dispatcher.js';
+// rate limits count there. Nothing it hears from the primary makes it send anything back but answers.
 import type { SharedWriter } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import { encodeItems } from '../storage/writer-wire.js';
@@ -11,7 +10,7 @@ import type { CountedFailure } from '../auth/failure-throttle.js';
 import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
-/** Least time between two dispatcher wakes sent to the primary (its own commits wake it too). */
+/** Least time between two dispatcher wakes sent to the primary (a client asking retries in a loop sends few). */
 const WAKE_GAP_MS = 20;
 /** How long GET /metrics waits for the primary's answer. */
 const SCRAPE_TIMEOUT_MS = 5_000;
@@ -21,8 +20,8 @@ const LIMITS_TIMEOUT_MS = 1_000;
 export interface WorkerLink {
   /** Commits through the primary (shared-writer engines). */
   readonly writer: SharedWriter;
-  /** The primary's dispatcher, seen from here: wake() reaches it; it runs there, so start and stop do nothing. */
-  readonly dispatcher: Dispatcher;
+  /** Deliveries may be due now (a retry was asked of this worker): wakes the primary's dispatcher. */
+  deliveriesDue(): void;
   /** The whole server's metrics, as Prometheus text. */
   scrape(): Promise<string>;
   /** What this worker answers when the primary collects metrics. */
@@ -119,31 +118,24 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
         return () => placed.delete(listener);
       },
     },
-    dispatcher: {
-      start() {},
-      async stop() {},
-      wake() {
-        // Every placed-events message wakes it here too: at most one message per WAKE_GAP_MS, the first at
-        // once, and one at the end of the gap for whatever asked during it.
-        if (wakeTimer) {
-          wakeAgain = true;
-          return;
-        }
+    deliveriesDue() {
+      // At most one message per WAKE_GAP_MS: the first at once, and one at the end of the gap for whatever
+      // asked during it.
+      if (wakeTimer) {
+        wakeAgain = true;
+        return;
+      }
+      send({ plantStore: 'wake-dispatcher' });
+      const gap = () => {
+        wakeTimer = undefined;
+        if (!wakeAgain) return;
+        wakeAgain = false;
         send({ plantStore: 'wake-dispatcher' });
-        const gap = () => {
-          wakeTimer = undefined;
-          if (!wakeAgain) return;
-          wakeAgain = false;
-          send({ plantStore: 'wake-dispatcher' });
-          wakeTimer = setTimeout(gap, WAKE_GAP_MS);
-          wakeTimer.unref();
-        };
         wakeTimer = setTimeout(gap, WAKE_GAP_MS);
         wakeTimer.unref();
-      },
-      runOnce() {
-        return Promise.reject(new Error('deliveries run in the primary process'));
-      },
+      };
+      wakeTimer = setTimeout(gap, WAKE_GAP_MS);
+      wakeTimer.unref();
     },
     scrape() {
       return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
 import { eventIdTime } from '../webhooks/events.js';
-import type { Sequencer } from './sequencer.js';
+import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
 
 export interface EventFeedOptions {
@@ -46,7 +46,7 @@ export function spelledDuration(ms: number): string {
   return `${s} second${s === 1 ? '' : 's'}`;
 }
 
-export function eventHandlers(store: EventLogStore, sequencer: Sequencer, options: EventFeedOptions) {
+export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options: EventFeedOptions) {
   /** The position after which to read, or null (from the oldest); undefined while the cursor has none yet. */
   async function positionAfter(after: string | undefined): Promise<bigint | null | undefined> {
     if (after === undefined) return null;
@@ -97,7 +97,7 @@ export function eventHandlers(store: EventLogStore, sequencer: Sequencer, option
             socket.once('end', onClose);
           }
           // Woken by events or by the time: look again. Released (a shutdown, or the client left): answer now.
-          if ((await sequencer.nextEvents(left, gone.signal)) === 'released') break;
+          if ((await feed.next(left, gone.signal)) === 'released') break;
         }
       } finally {
         release?.();

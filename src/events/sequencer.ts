@@ -1,6 +1,7 @@
 // The background half of the event log: sequencing passes (feed positions and webhook deliveries for committed
 // events) woken by this process's commits, by a poll (events committed by an instance that died before its
-// pass, or by `plant-store import`), and the retention pass. Readers of the feed wait on it for new events.
+// pass, or by `plant-store import`), and the retention pass. What it placed and what it made it tells through
+// onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher).
 import { systemClock, type Clock } from '../clock.js';
 import type { EventLogStore } from './event-log.js';
 
@@ -29,33 +30,26 @@ export interface SequencerOptions {
   minGapMs?: number;
   /** How often the retention pass runs. */
   retentionEveryMs?: number;
-  /** Told when a pass (here or, on PostgreSQL, anywhere) may have created deliveries. */
+  /** Told when a pass of this process made deliveries. */
   onDeliveries?: () => void;
-  /** Told when a pass of this process gave events their positions (readers in other processes wait for it). */
+  /** Told when a pass of this process gave events their positions (feed readers wait for it). */
   onPlaced?: () => void;
 }
 
 export interface Sequencer {
   start(): void;
-  /** Stops the loops, waits for the pass in flight, and releases every waiting reader. */
+  /** Stops the loops and waits for the pass in flight. */
   stop(): Promise<void>;
   /**
    * A commit wrote events: a pass runs soon, or none where the store says it would have nothing to do (the
-   * commits placed their events and no subscription is ready), and readers hear of the events at once. Cheap,
-   * and coalesced.
+   * commits placed their events and no subscription is ready), and onPlaced is told at once. Cheap, and
+   * coalesced.
    */
   wake(): void;
   /** Sequences everything committed now; resolves with how many events got positions (tests). */
   runOnce(): Promise<number>;
   /** Runs the retention pass now with the clock's time; resolves with how many events it removed. */
   retainOnce(): Promise<number>;
-  /**
-   * Resolves when events were sequenced (here or on another instance), after `ms`, when `signal` aborts, or
-   * when readers are released (a shutdown): `events`, `timeout` or `released`.
-   */
-  nextEvents(ms: number, signal?: AbortSignal): Promise<'events' | 'timeout' | 'released'>;
-  /** Releases every waiting reader, and answers later waits at once (a shutdown has begun). */
-  releaseReaders(): void;
 }
 
 const RETAIN_BATCH = 1_000;
@@ -67,28 +61,15 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   const pollMs = options.pollMs ?? 1_000;
   const retentionEveryMs = options.retentionEveryMs ?? 60_000;
   const minGapMs = options.minGapMs ?? 2;
-  const waiters = new Set<(why: 'events' | 'released') => void>();
   let lastPass = -Infinity;
   let stopped = false;
-  let readersReleased = false;
   let running: Promise<number> | undefined;
   let again = false;
   let scheduled = false;
   let poll: NodeJS.Timeout | undefined;
   let retention: NodeJS.Timeout | undefined;
-  let unwatch: (() => void) | undefined;
 
-  function release(why: 'events' | 'released' = 'events'): void {
-    const all = [...waiters];
-    waiters.clear();
-    for (const w of all) w(why);
-  }
-
-  /** Events joined the feed: this process's readers, and (through onPlaced) other processes', hear of it. */
-  function placed(): void {
-    release();
-    options.onPlaced?.();
-  }
+  const placed = () => options.onPlaced?.();
 
   /** Passes until nothing committed is left unsequenced. */
   async function drain(): Promise<number> {
@@ -158,10 +139,6 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   return {
     start() {
       if (poll || stopped) return;
-      unwatch = store.watch(() => {
-        release();
-        options.onDeliveries?.();
-      });
       background();
       poll = setInterval(background, pollMs);
       poll.unref();
@@ -174,9 +151,6 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       stopped = true;
       clearInterval(poll);
       clearInterval(retention);
-      unwatch?.();
-      readersReleased = true;
-      release('released');
       await running?.catch(() => {});
     },
     wake() {
@@ -198,24 +172,5 @@ export function createSequencer(options: SequencerOptions): Sequencer {
     },
     runOnce: () => run(),
     retainOnce,
-    nextEvents(ms, signal) {
-      if (readersReleased || signal?.aborted) return Promise.resolve('released');
-      return new Promise((resolve) => {
-        const done = (why: 'events' | 'timeout' | 'released') => {
-          clearTimeout(timer);
-          waiters.delete(done);
-          signal?.removeEventListener('abort', aborted);
-          resolve(why);
-        };
-        const aborted = () => done('released');
-        const timer = setTimeout(() => done('timeout'), ms);
-        waiters.add(done);
-        signal?.addEventListener('abort', aborted, { once: true });
-      });
-    },
-    releaseReaders() {
-      readersReleased = true;
-      release('released');
-    },
   };
 }

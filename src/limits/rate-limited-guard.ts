@@ -2,7 +2,8 @@
 // per-address failure throttle's 429 gains its RateLimit fields from the guard's refusal; an authenticated
 // request counts against its token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthFailureReason, BearerGuard } from '../auth/bearer-guard.js';
+import type { BearerGuard } from '../auth/bearer-guard.js';
+import type { Observer } from '../observations.js';
 import { AppError } from '../errors.js';
 import { rateLimitHeaders, type WindowState } from './fixed-window.js';
 
@@ -27,21 +28,16 @@ export interface RateLimits {
   /** Requests per token and window; undefined when RATE_LIMIT=off. */
   perToken?: RequestCounter;
   /** Told the reason of every refusal (metrics). */
-  onFailure?: (reason: AuthFailureReason) => void;
+  observe?: Observer;
 }
 
 export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
-  const { perToken, onFailure } = limits;
+  const { perToken, observe } = limits;
   return async function rateLimited(request, reply) {
     const result = await guard(request);
     if (!result.ok) {
-      if (onFailure) {
-        try {
-          onFailure(result.reason);
-        } catch {
-          // An observer never changes the answer.
-        }
-      }
+      // The observer list keeps a failing subscriber from changing the answer.
+      observe?.({ kind: 'auth-failure', reason: result.reason });
       const headers = result.window ? { ...rateLimitHeaders('auth-failures', result.window), ...result.headers } : result.headers;
       throw new AppError(result.code, result.message, { headers });
     }

@@ -3,11 +3,10 @@
 // process, so they live in one process-wide registry that every app's scrape appends.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import type { AuthFailureReason } from '../auth/bearer-guard.js';
 import type { Contract } from '../http/contract.js';
-import type { CommitObserver, Store } from '../storage/store.js';
+import type { Observer } from '../observations.js';
+import type { Store } from '../storage/store.js';
 import type { AttemptOutcome } from '../webhooks/delivery.js';
-import type { EventType } from '../webhooks/events.js';
 import { RequestSeries } from './request-series.js';
 
 declare module 'fastify' {
@@ -49,26 +48,25 @@ export interface Metrics {
   readonly registry: Registry;
   /** For the onResponse hook: counts and times one request under its operationId. */
   observeRequest(request: FastifyRequest, reply: FastifyReply): void;
-  observeCommit: CommitObserver;
-  observeDelivery(outcome: AttemptOutcome): void;
-  /** A delivery not sent: its subscription's signing secret does not open with this process's keys. */
-  observeSecretError(): void;
-  observeAuthFailure(reason: AuthFailureReason): void;
-  /** A plant change committed, by the event that announces it. */
-  observeChange(event: EventType): void;
+  /** Counts what the services report (observations.ts): commits, plant changes, deliveries, auth failures. */
+  readonly observe: Observer;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;
   /** The same as data, for a multi-process server to add up (cluster/). */
   json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 
-export function createMetrics(options: { contract: Contract; store: Store; logger?: MetricsLogger; eventsWaiting?: () => number }): Metrics {
+/**
+ * `contract` names the request series by operationId; a process that serves no HTTP (a shared writer's
+ * primary) has none. `eventsWaiting` counts the feed's waiting readers, where this process has some.
+ */
+export function createMetrics(options: { contract?: Contract; store: Store; logger?: MetricsLogger; eventsWaiting?: () => number }): Metrics {
   const { contract, store, logger, eventsWaiting } = options;
   const registry = new Registry();
 
   // Route (method + Fastify url) -> operationId; HEAD answers a GET route.
   const operations = new Map<string, string>();
-  for (const op of contract.operations) {
+  for (const op of contract?.operations ?? []) {
     operations.set(`${op.method} ${op.url}`, op.operationId);
     if (op.method === 'GET') operations.set(`HEAD ${op.url}`, op.operationId);
   }
@@ -184,25 +182,28 @@ export function createMetrics(options: { contract: Contract; store: Store; logge
     observeRequest(request, reply) {
       requests.observe(operationOf(request), reply.statusCode, reply.elapsedTime / 1_000);
     },
-    observeCommit({ size, seconds, ok }) {
-      if (!ok) {
-        commitFailures.inc();
-        return;
+    observe(o) {
+      switch (o.kind) {
+        case 'commit':
+          if (!o.ok) commitFailures.inc();
+          else {
+            batchSize.observe(o.size);
+            commitLatency.observe(o.seconds);
+          }
+          return;
+        case 'plant-change':
+          changes.inc({ event: o.event });
+          return;
+        case 'delivery-attempt':
+          deliveries.inc({ outcome: DELIVERY_LABELS[o.outcome.status] });
+          return;
+        case 'delivery-secret-error':
+          secretErrors.inc();
+          return;
+        case 'auth-failure':
+          authFailures.inc({ reason: o.reason });
+          return;
       }
-      batchSize.observe(size);
-      commitLatency.observe(seconds);
-    },
-    observeDelivery(outcome) {
-      deliveries.inc({ outcome: DELIVERY_LABELS[outcome.status] });
-    },
-    observeSecretError() {
-      secretErrors.inc();
-    },
-    observeChange(event) {
-      changes.inc({ event });
-    },
-    observeAuthFailure(reason) {
-      authFailures.inc({ reason });
     },
     async scrape() {
       const own = await registry.metrics();

@@ -3,6 +3,7 @@
 import { AppError } from '../errors.js';
 import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
 import type { EventType } from '../webhooks/events.js';
+import type { Observer } from '../observations.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -26,9 +27,9 @@ export interface PlantService {
 
 export interface PlantServiceOptions {
   /** Called after a commit that wrote events, so their sequencing pass starts without waiting for a poll. */
-  onEvents?: () => void;
+  eventsCommitted?: () => void;
   /** Told of every committed change, by the event that announces it (metrics). */
-  onChange?: (event: EventType) => void;
+  observe?: Observer;
   /**
    * Writes waiting for their commit above which a new one is refused with 503 and Retry-After rather than
    * queued (load shedding); 0 or absent means no bound.
@@ -59,8 +60,8 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
 
   /** A change committed (with its event, when a subscription chose it): delivery starts now, metrics count it. */
   function changed(event: EventType): void {
-    options.onEvents?.();
-    options.onChange?.(event);
+    options.eventsCommitted?.();
+    options.observe?.({ kind: 'plant-change', event });
   }
 
   function required(precondition: Precondition): void {

@@ -216,7 +216,7 @@ export interface PlantStore {
   listPlantsJson(query: PlantQuery): Promise<PlantPage>;
   /**
    * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,
-   * in the same group commit as creates. A change takes a new version and writes its plantUpdated event.
+   * in the same group commit as every other plant write. A change takes a new version and writes its plantUpdated event.
    */
   replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome>;
   /**

@@ -7,7 +7,7 @@ import type { EventLogStore } from '../events/event-log.js';
 import type { Migration } from './migrator.js';
 import type { RestoreStore } from './restores.js';
 
-/** Told about every group commit of createPlant: how many creates it held, how long it took, whether it committed. */
+/** Told about every group commit of plant writes: how many writes it held, how long it took, whether it committed. */
 export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
 
 /**

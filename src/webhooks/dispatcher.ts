@@ -7,14 +7,13 @@
 // others keep flowing. A lease lasts the send timeout plus a margin; a dispatcher that dies leaves leases
 // that expire, after which any dispatcher sends those deliveries again (at-least-once, same webhook-id).
 import { systemClock, type Clock } from '../clock.js';
-import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
+import type { Observer } from '../observations.js';
+import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { deliveryMessage } from './delivery-message.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type SendResult, type Sender } from './sender.js';
 
 export interface DispatcherLogger {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
 
@@ -39,10 +38,13 @@ export interface DispatcherOptions {
   stopGraceMs?: number;
   /** Replaces the HTTP sender (tests). */
   sender?: Sender;
-  /** Told the outcome of every recorded attempt (metrics). */
-  onOutcome?: (outcome: AttemptOutcome) => void;
-  /** Told of every delivery not sent because its signing secret does not open here (metrics). */
-  onSecretError?: () => void;
+  /**
+   * Told of every recorded attempt and of every delivery not sent because its signing secret does not open
+   * here (metrics and the log's lines about deliveries subscribe to it).
+   */
+  observe?: Observer;
+  /** A recorded attempt settled its delivery (succeeded or failed for good): its subscription has room again. */
+  onSettled?: () => void;
   /**
    * Makes the deliveries of events committed so far (the event sequencer's pass); runOnce calls it first, so
    * that a test's runOnce sends what its writes announced.
@@ -80,6 +82,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const stopGraceMs = options.stopGraceMs ?? 3_000;
   const leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
   const send = options.sender ?? createSender({ timeoutMs: options.timeoutMs, allowedHosts: options.allowedHosts });
+  const observe: Observer = options.observe ?? (() => {});
 
   /** In-flight attempts: each settles once its outcome is recorded (or recording failed). */
   const inFlight = new Set<Promise<void>>();
@@ -163,12 +166,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // A secret this process cannot open fails this delivery alone, as a failed attempt on the usual retry
       // schedule: a process that holds the key (or this one, restarted with it) sends it later.
       result = { statusCode: null, retryAfter: null, error: `not sent: ${c.secretError}`, durationMs: 0 };
-      log.warn({ ...ids, error: c.secretError }, 'webhook delivery not sent: its signing secret does not open with WEBHOOK_SECRET_KEYS');
-      try {
-        options.onSecretError?.();
-      } catch {
-        // An observer never disturbs delivery.
-      }
+      observe({ kind: 'delivery-secret-error', ids, error: c.secretError });
     } else {
       const message = deliveryMessage(c);
       result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers: message.headers }, abort.signal);
@@ -184,26 +182,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       log.warn({ err, ...ids }, 'could not record a webhook attempt');
       return;
     }
-    const detail = { ...ids, statusCode: result.statusCode, durationMs: result.durationMs };
-    try {
-      options.onOutcome?.(outcome);
-    } catch {
-      // An observer never disturbs delivery.
-    }
-    switch (outcome.status) {
-      case 'succeeded':
-        log.debug(detail, 'webhook delivered');
-        break;
-      case 'pending':
-        log.info({ ...detail, error: result.error, nextAttemptAt: outcome.nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
-        break;
-      case 'failed':
-        log.warn({ ...detail, error: result.error }, 'webhook delivery failed after its last retry');
-        break;
-      case 'disable-subscription':
-        log.warn({ ...detail, reason: outcome.reason }, 'webhook subscription disabled (see reason); `plant-store webhook enable` re-enables it');
-        break;
-    }
+    observe({ kind: 'delivery-attempt', ids, outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error });
+    if (outcome.status !== 'pending') options.onSettled?.();
   }
 
   /** One fill at a time; a fill requested meanwhile runs right after. */

@@ -66,7 +66,7 @@ export interface WebhookServiceOptions {
   allowedHosts: readonly string[];
   /** The time subscriptions are created at and manual retries are due at. */
   clock?: Clock;
-  /** Called after a delivery was made due again, so a dispatcher in this process can start at once. */
+  /** Called after a delivery was made due again, so that the dispatcher (here, or the shared writer's) looks at once. */
   onDue?: () => void;
   /** Subscriptions the store may hold in all (WEBHOOK_MAX_SUBSCRIPTIONS); a new one beyond it is refused. */
   maxSubscriptions?: number;

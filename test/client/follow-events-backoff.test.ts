@@ -49,7 +49,7 @@ test('followEvents waits Retry-After on 429 and 503, backs off after failures an
   const s = await startApp(t, { config: { eventsMaxWaiting: 1, eventsMaxWaitingPerToken: 1 } });
   const waiting = await eventsWaiting(s);
   assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const first = ((await (await fetch(`${s.url}/events`, { headers: { authorization: `Bearer ${s.token.read}` } })).json()) as { id: string }[])[0]!.id;
   // The read token's one place, and the process's only one, is taken.
   const holder = fetch(`${s.url}/events?after=${first}&wait=30`, { headers: { authorization: `Bearer ${s.token.read}` } });

@@ -38,7 +38,7 @@ test('every change is in the feed in commit order, with its version; pages follo
   assert.equal((await write(s, 'PUT', '/plants/1', { name: 'tree fern' })).status, 200);
   assert.equal((await write(s, 'PATCH', '/plants/2', { tag: null })).status, 200);
   assert.equal((await write(s, 'DELETE', '/plants/1')).status, 204);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
 
   const all = await feed(s);
   assert.equal(all.status, 200);
@@ -77,7 +77,7 @@ test('every change is in the feed in commit order, with its version; pages follo
   // Replays and refused writes are not events.
   assert.equal((await s.postPlant({ id: 2, name: 'moss' })).status, 200);
   assert.equal((await write(s, 'DELETE', '/plants/1')).status, 404);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   assert.equal((await feed(s)).events.length, 5);
 });
 
@@ -99,7 +99,7 @@ test('the feed carries the same event ids and exact bodies as the webhooks, ids 
 test('wait: a reader waiting after the last event is answered when the next commits; with none it gets [] when the time is up', async (t) => {
   const s = await startApp(t);
   assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const [first] = (await feed(s)).events;
   let answered = 0;
   const waiting = feed(s, `?after=${first!.id}&wait=30`).then((r) => ((answered = Date.now()), r));
@@ -152,19 +152,19 @@ test('after: malformed or unknown is 400; once retention removed events, an old 
   assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
   assert.equal((await s.postPlant({ id: 2, name: 'moss' })).status, 200);
   assert.equal((await write(s, 'DELETE', '/plants/2')).status, 204);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const old = (await feed(s)).events;
   assert.equal(old.length, 3);
-  assert.equal(await s.app.events.retainOnce(), 0, 'nothing is old yet');
+  assert.equal(await s.sequencer.retainOnce(), 0, 'nothing is old yet');
   clock.advance(2 * 60_000);
   // Writes take the machine's time and retention the app's clock: 2 minutes on, all three are old.
-  assert.equal(await s.app.events.retainOnce(), 2);
+  assert.equal(await s.sequencer.retainOnce(), 2);
   const gone = await feed(s, `?after=${old[0]!.id}`);
   assert.equal(gone.status, 410);
   assert.match(gone.text, /"error":410,"message":"The event msg_\S+ is no longer in the feed: events are kept for 1 minute \(EVENT_RETENTION\)\. Start again from the oldest event kept: GET \/events without after\."/);
   assert.deepEqual((await feed(s)).events.map((e) => e.type), ['plantDeleted']);
   assert.equal((await feed(s, `?after=msg_${'A'.repeat(22)}`)).status, 410);
   assert.equal((await s.postPlant({ id: 3, name: 'ivy' })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   assert.deepEqual((await feed(s, `?after=${old[2]!.id}`)).events.map((e) => e.data.id), [3]);
 });

@@ -81,7 +81,7 @@ test('a reader waiting on one instance is answered within 1 s of a commit on the
   const a = await startApp(t);
   const b = await startApp(t, { databaseUrl: a.databaseUrl });
   assert.equal((await send(a, 'POST', 1, { id: 1, name: 'fern' })).status, 200);
-  await a.app.events.runOnce();
+  await a.sequencer.runOnce();
   const [first] = (await feed(a, '')).events;
   // The waiting request has reached instance a and found nothing before the write on b starts.
   const waiting = feed(a, `?after=${first!.id}&wait=20`);

@@ -50,7 +50,7 @@ async function refused(res: Response, status: number, range: [number, number]): 
 test('a waiting client that closes its sending side (FIN) or resets frees its place at once', async (t) => {
   const { s, waitingIs } = await start(t, { eventsMaxWaiting: 1 });
   assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const [first] = await events(await feed(s, ''));
   const after = `?after=${first!.id}&wait=30`;
 
@@ -90,7 +90,7 @@ test('a waiting client that closes its sending side (FIN) or resets frees its pl
 test('waits are capped per token (429) and per process (503), with Retry-After; a request with events to read still gets them', async (t) => {
   const { s, waitingIs } = await start(t, { eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1 });
   assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const [first] = await events(await feed(s, ''));
   const after = `?after=${first!.id}&wait=30`;
   const { secret: third } = await s.tokens.create({ name: 'third', scopes: ['plants:read'] });

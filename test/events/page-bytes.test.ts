@@ -44,7 +44,7 @@ test('events past the byte budget come back over several pages by following Link
     const res = await s.postPlant(id % 5 === 0 ? { id, name: 'fern' } : { id, name: WIDEST, tag: WIDEST });
     assert.equal(res.status, 200);
   }
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
 
   const pages = await follow(s, '/events?limit=100');
   assert.ok(pages.length >= 5, `${pages.length} pages`);
@@ -66,7 +66,7 @@ test('events past the byte budget come back over several pages by following Link
 test('an event larger than the budget is a page of its own; the feed still moves on', async (t) => {
   const s = await startApp(t, { config: { eventsPageBytes: 1_024 } });
   for (let id = 1; id <= 3; id++) assert.equal((await s.postPlant({ id, name: WIDEST })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   const pages = await follow(s, '/events');
   assert.deepEqual(pages.map((p) => p.ids), [[1], [2], [3]]);
   assert.ok(pages[0]!.bytes > 1_024);
@@ -78,7 +78,7 @@ test('the store reads about a page of bytes, not limit rows: events written befo
   // Past the service's rules, as an earlier version stored them.
   for (let id = 1; id <= 4; id++) await s.store.createPlant({ id: BigInt(id), name: String(id).repeat(1_000_000) });
   for (let id = 5; id <= 8; id++) assert.equal((await s.postPlant({ id, name: WIDEST, tag: WIDEST })).status, 200);
-  await s.app.events.runOnce();
+  await s.sequencer.runOnce();
   // Two rows however large (the second says more follow), then only what the budget holds.
   assert.equal((await s.store.events.readAfter(null, 1_001, budget)).length, 2);
   const large = await s.store.events.readAfter(null, 4);

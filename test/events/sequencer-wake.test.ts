@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/storage/open-store.js';
 import { createSequencer, type Sequencer } from '../../src/events/sequencer.js';
+import { createFeedNotifier, type FeedNotifier } from '../../src/events/feed-notifier.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../webhooks/delivery-support.js';
@@ -17,6 +18,8 @@ const silent = { warn: () => {} };
 interface Watched {
   store: Store;
   sequencer: Sequencer;
+  /** Where feed readers wait: told by the sequencer when it placed events. */
+  feed: FeedNotifier;
   /** Passes the sequencer asked the store for. */
   passes: () => number;
   /** Times it said events were placed. */
@@ -35,17 +38,26 @@ async function watchedSequencer(t: TestContext): Promise<Watched> {
     passes++;
     return sequence(max, now);
   };
-  const sequencer = createSequencer({ store: store.events, logger: silent, retentionMs: 86_400_000, onPlaced: () => placed++ });
+  const feed = createFeedNotifier();
+  const sequencer = createSequencer({
+    store: store.events,
+    logger: silent,
+    retentionMs: 86_400_000,
+    onPlaced: () => {
+      placed++;
+      feed.placed();
+    },
+  });
   t.after(async () => {
     await sequencer.stop();
     await store.close();
   });
-  return { store, sequencer, passes: () => passes, placed: () => placed, url };
+  return { store, sequencer, feed, passes: () => passes, placed: () => placed, url };
 }
 
 /** Wakes the sequencer as a commit does and waits until feed readers hear of events. */
-async function wakeAndWait(sequencer: Sequencer): Promise<void> {
-  const heard = sequencer.nextEvents(5_000);
+async function wakeAndWait({ sequencer, feed }: Watched): Promise<void> {
+  const heard = feed.next(5_000);
   sequencer.wake();
   assert.equal(await heard, 'events');
 }
@@ -53,7 +65,7 @@ async function wakeAndWait(sequencer: Sequencer): Promise<void> {
 test('with no subscription, a commit wakes the feed readers; on SQLite without a pass, on PostgreSQL with the pass that places the event', async (t) => {
   const w = await watchedSequencer(t);
   await w.store.createPlant({ id: 1n, name: 'fern' });
-  await wakeAndWait(w.sequencer);
+  await wakeAndWait(w);
   assert.equal(w.passes(), TEST_STORE === 'sqlite' ? 0 : 1);
   assert.equal(w.placed(), 1);
   const feed = await w.store.events.readAfter(null, 10);
@@ -65,7 +77,7 @@ test('with no subscription, a commit wakes the feed readers; on SQLite without a
     () => undefined,
   );
   await w.store.createPlant({ id: 2n, name: 'moss' });
-  await wakeAndWait(w.sequencer);
+  await wakeAndWait(w);
   assert.equal(w.passes(), TEST_STORE === 'sqlite' ? 0 : 2);
   assert.equal(await w.store.webhooks.countPendingDeliveries(), 0);
 });
@@ -75,7 +87,7 @@ test('a ready subscription gets its pass: the commit after it was made is delive
   const sub = await addSubscription(w.store, 'http://127.0.0.1:9/hook');
   await w.store.createPlant({ id: 7n, name: 'ivy' });
   // Readers hear of the event after the pass that made its delivery.
-  await wakeAndWait(w.sequencer);
+  await wakeAndWait(w);
   assert.equal(w.passes(), 1);
   assert.equal(await w.store.webhooks.countPendingDeliveries(), 1);
   const [delivery] = await w.store.webhooks.listDeliveries(sub.id, 10);
@@ -90,7 +102,7 @@ test('SQLite: an event committed without a position (by an older version) gets i
   const raw = new Database(w.url.slice('sqlite:'.length));
   raw.prepare(`INSERT INTO webhook_events (id, type, payload, created_at, position) VALUES ('msg_old', 'newPlant', '{}', 0, NULL)`).run();
   raw.close();
-  await wakeAndWait(w.sequencer);
+  await wakeAndWait(w);
   assert.equal(w.passes(), 1);
   const feed = await w.store.events.readAfter(null, 10);
   assert.deepEqual(feed.map((e) => [e.id, e.position]).at(-1), ['msg_old', 2n]);

@@ -1,8 +1,8 @@
 // Test harness: a real service on 127.0.0.1 port 0 over a fresh database of the store under test
 // (PLANT_STORE_TEST_STORE: sqlite, the default, or postgres), in this process (startApp) or as a child
-// process running the real command (spawnServer). startApp takes what the webhook tests need too: a
-// dispatcher with test settings that runs only when the test calls runOnce(), and a clock the test moves
-// (test/helpers/clock.ts).
+// process running the real command (spawnServer). startApp builds the background services beside the app, as
+// a single process does (src/background.ts), and takes what the webhook tests need too: a dispatcher with test
+// settings that runs only when the test calls runOnce(), and a clock the test moves (test/helpers/clock.ts).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,16 +11,19 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { createBackground } from '../../src/background.js';
+import type { Sequencer } from '../../src/events/sequencer.js';
+import { createObservers } from '../../src/observations.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { createTokenService, type TokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { StoreOptions } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.js';
+import type { Dispatcher, DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { freshDatabaseUrl } from './test-store.js';
 import { sleep } from './sleep.js';
-import { sequenced } from './events.js';
 
 export { TEST_STORE, freshDatabaseUrl } from './test-store.js';
 
@@ -38,8 +41,10 @@ export interface TestApp {
   app: FastifyInstance;
   store: Store;
   tokens: TokenService;
-  /** The app's webhook dispatcher (`app.dispatcher`). */
+  /** The webhook dispatcher beside the app. */
   dispatcher: Dispatcher;
+  /** The event sequencer beside the app: feed positions, deliveries and retention. */
+  sequencer: Sequencer;
   databaseUrl: string;
   /** Secrets of tokens made for the test: both scopes, read only, write only. */
   token: { all: string; read: string; write: string };
@@ -54,10 +59,7 @@ export interface StartOptions {
   databaseUrl?: string;
   /** The app's clock: token expiry and caches, JWT claims, rate-limit windows, and the dispatcher's schedule. */
   clock?: Clock;
-  /**
-   * Makes the dispatcher here, with these settings over test defaults (the config's webhook timeout and
-   * allowed hosts, a silent logger, `clock`). Without it the app makes its own, as in production.
-   */
+  /** Settings of the dispatcher over the service's own (the config's webhook timeout and allowed hosts, `clock`). */
   dispatcher?: Partial<Omit<DispatcherOptions, 'store'>>;
   /** false: the dispatcher runs only when the test calls `dispatcher.runOnce()`. Default true (in the background). */
   backgroundDispatcher?: boolean;
@@ -74,24 +76,26 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
   const { store } = await openStore(databaseUrl, options.store);
   close = () => store.close();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs, clock: options.clock });
-  const silent = { debug() {}, info() {}, warn() {} };
-  const dispatcher =
-    options.dispatcher &&
-    createDispatcher({
-      store: store.webhooks,
-      timeoutMs: config.webhookTimeoutMs,
-      allowedHosts: config.webhookAllowedHosts,
-      logger: silent,
-      clock: options.clock,
-      prepare: () => sequenced(store, options.clock),
-      ...options.dispatcher,
-    });
-  const app = await buildApp(config, { store, tokens, clock: options.clock, dispatcher, startDispatcher: options.backgroundDispatcher ?? true });
+  const observers = createObservers();
+  const logger = createLogger(config);
+  const background = createBackground({
+    config,
+    store,
+    logger,
+    clock: options.clock,
+    observers,
+    tokens,
+    dispatcher: options.dispatcher,
+    startDispatcher: options.backgroundDispatcher ?? true,
+  });
+  const app = await buildApp(config, { store, logger, tokens, clock: options.clock, services: background.links, observers });
   close = async () => {
     await app.close();
+    await background.stop();
     await store.close();
   };
   await app.listen({ port: 0, host: '127.0.0.1' });
+  background.start();
   const port = (app.server.address() as { port: number }).port;
   const url = `http://127.0.0.1:${port}`;
   const make = async (scopes: ('plants:read' | 'plants:write')[]) => (await tokens.create({ name: scopes.join('+'), scopes })).secret;
@@ -102,7 +106,8 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
     app,
     store,
     tokens,
-    dispatcher: app.dispatcher,
+    dispatcher: background.dispatcher,
+    sequencer: background.sequencer,
     databaseUrl,
     token,
     postPlant(body, headers = {}) {

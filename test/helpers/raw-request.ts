@@ -145,3 +145,20 @@ export function splitResponses(raw: string): { status: number; headers: Record<s
   }
   return out;
 }
+
+/** One request on a connection of its own, so that requests spread over the workers. */
+export function fresh(port: number, path: string, token: string, init: { method?: string; body?: string; timeoutMs?: number } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', agent: false, timeout: init.timeoutMs, headers: { authorization: `Bearer ${token}`, ...(init.body !== undefined && { 'content-type': 'application/json' }) } },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('no answer in time')));
+    req.end(init.body);
+  });
+}

@@ -43,7 +43,7 @@ function parsePrometheus(text: string): { samples: Samples; types: Map<string, s
 
 async function startMetricsApp(t: TestContext) {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] }, backgroundDispatcher: false });
-  const { app, store, url } = s;
+  const { app, store, url, sequencer, dispatcher } = s;
   const token = {
     metrics: (await s.tokens.create({ name: 'prometheus', scopes: ['metrics:read'] })).secret,
     write: s.token.all,
@@ -61,7 +61,7 @@ async function startMetricsApp(t: TestContext) {
       body: JSON.stringify({ id, name: `plant ${id}` }),
     });
   }
-  return { app, store, url, token, scrape, postPlant };
+  return { app, store, url, token, scrape, postPlant, sequencer, dispatcher };
 }
 
 const at = (s: Samples, key: string) => s.get(key) ?? 0;
@@ -200,7 +200,7 @@ test('concurrent creates share a commit: the batch-size histogram sees the batch
 });
 
 test('the outbox backlog is a gauge read on scrape, and delivery outcomes are counted', async (t) => {
-  const { app, store, scrape, postPlant } = await startMetricsApp(t);
+  const { sequencer, dispatcher, store, scrape, postPlant } = await startMetricsApp(t);
   let okSecret = '';
   let badSecret = '';
   const ok = await startReceiver(t, () => okSecret, () => ({ status: 200 }));
@@ -212,13 +212,13 @@ test('the outbox backlog is a gauge read on scrape, and delivery outcomes are co
   assert.equal(before.get('plant_store_webhook_outbox_pending'), 0);
   assert.equal((await postPlant(7)).status, 200);
   // The deliveries are made by the sequencing pass that follows the commit.
-  await app.events.runOnce();
+  await sequencer.runOnce();
   const made = await scrape();
   assert.equal(made.get('plant_store_webhook_outbox_pending'), 2, 'one delivery per subscription');
   assert.equal(made.get('plant_store_events_unplaced'), 0);
   assert.equal(made.get('plant_store_webhook_events_behind'), 0, 'both subscriptions have the event');
 
-  assert.equal(await app.dispatcher.runOnce(), 2);
+  assert.equal(await dispatcher.runOnce(), 2);
   const after = await scrape();
   const delta = (key: string) => at(after, key) - at(before, key);
   assert.equal(delta('plant_store_webhook_delivery_attempts_total{outcome="succeeded"}'), 1);

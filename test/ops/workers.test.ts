@@ -4,13 +4,13 @@
 // worker killed again and again a new one serves within 3 s each time.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { runCli, spawnServer, TEST_STORE, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { sleep, eventually } from '../helpers/sleep.js';
 import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
 import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { fresh } from '../helpers/raw-request.js';
 
 const WORKERS = 2;
 
@@ -41,23 +41,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** One request on a connection of its own, so that requests spread over the workers. */
-function fresh(port: number, path: string, token: string, init: { method?: string; body?: string; timeoutMs?: number } = {}): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', agent: false, timeout: init.timeoutMs, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      },
-    );
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('no answer in time')));
-    req.end(init.body);
-  });
 }
 
 test('kill -9 of a worker, then of the primary, under 20 writers: a new worker takes over, and every acknowledged plant is stored', async (t) => {
