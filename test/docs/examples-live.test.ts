@@ -11,8 +11,8 @@
 //
 // One server, requests in order, and a second one for the examples of limits and ends: small rate limits and
 // waiting caps, a store restored from a backup (`plant-store migrate --after-restore`, as docs/backup.md says),
-// a request that does not arrive within REQUEST_TIMEOUT_MS, and a shutdown. The first server's clock moves past
-// EVENT_RETENTION for the retention 410, and its store is closed last for the 503. Headers are checked too:
+// and a shutdown. Meanwhile a request to the first does not arrive within its REQUEST_TIMEOUT_MS (408); at the
+// end its clock moves past EVENT_RETENTION for the retention 410, and its store is closed for the 503. Headers are checked too:
 // every required one sent, every declared one sent valid for its schema, and the ones a case names (Retry-After)
 // sent. An example that cannot be made honestly (a failure inside the service) is named in SKIPPED with the
 // reason, and every other example of the document must be checked: a new example fails this test until it is.
@@ -23,8 +23,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { stringifyJson } from '../../src/json/lossless-json.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { markRestored } from '../../src/storage/restores.js';
 import { connect } from 'node:net';
-import { migratedDatabaseUrl, runCli, startApp, type TestApp } from '../helpers/app.js';
+import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
@@ -40,7 +42,9 @@ const PACKAGE_VERSION: string = JSON.parse(readFileSync(fileURLToPath(new URL('.
 /** The clock of the server: fixed, so that a message that prints the time (recover's 400) is exact. */
 const NOW = Date.parse('2026-03-14T09:30:00.000Z');
 /** The second server's limits: each small enough to reach in a request or two. */
-const LIMITS = { rateLimitPerToken: 2, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1, requestTimeoutMs: 1_000, headersTimeoutMs: 1_000 };
+const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1 };
+/** REQUEST_TIMEOUT_MS of the first server: its least, so that the 408 comes while the other examples run. */
+const REQUEST_TIMEOUT_MS = 1_000;
 
 /** Examples not checked here, by their place in the document, and why. */
 const SKIPPED: Record<string, string> = {
@@ -170,10 +174,18 @@ test('every example request, sent to the service, is answered as the document\'s
     clock: { now: () => clockAt },
     // REQUIRE_IF_MATCH, so that the 428 example is answered; the writes below send the ETag they read.
     // greenhouse.example.com is the examples' receiver: it needs no DNS when allowed by name.
-    config: { requireIfMatch: true, webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'] },
+    config: {
+      requireIfMatch: true,
+      webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'],
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: REQUEST_TIMEOUT_MS,
+    },
     dispatcher: {},
     backgroundDispatcher: false,
   });
+  // The example create, never finished: answered 408 once REQUEST_TIMEOUT_MS has passed, while the rest runs.
+  const timedOut = unfinished(s.port, s.token.write);
+  timedOut.catch(() => {}); // awaited below; a failure fails the test there
   const token = async (scopes: string[]) => (await s.tokens.create({ name: scopes.join('+'), scopes: scopes as never })).secret;
   const tokens = {
     all: await token(['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read']),
@@ -365,17 +377,17 @@ test('every example request, sent to the service, is answered as the document\'s
   const before = parseExact((await call('listEvents', { query: {} })).text) as Node[];
   const lastBefore = String(before.at(-1)?.id);
 
-  // The second server, made meanwhile: its store restored, as docs/backup.md has it, from a backup taken before
-  // the events above (of an empty store), so that their ids name events the restore lost; then a request to it
-  // that never finishes, answered 408 once REQUEST_TIMEOUT_MS has passed.
+  // The second server, started meanwhile: its store restored from a backup taken before the events above (of an
+  // empty store), so that their ids name events the restore lost. What `plant-store migrate --after-restore`
+  // does to the stopped store, as docs/backup.md has it, in this process: test/cli/restore-versions.test.ts
+  // runs the command itself, after a real backup and restore.
   const second = (async () => {
-    const databaseUrl = await migratedDatabaseUrl(t);
-    const restore = await runCli(['migrate', '--after-restore'], { DATABASE_URL: databaseUrl });
-    assert.equal(restore.code, 0, restore.stderr);
-    const b = await startApp(t, { databaseUrl, config: LIMITS });
-    return { b, timedOut: unfinished(b.port, b.token.write) };
+    const databaseUrl = await freshDatabaseUrl(t);
+    const { store } = await openStore(databaseUrl);
+    await markRestored(store.restores, new Date()).finally(() => store.close());
+    return startApp(t, { databaseUrl, config: LIMITS });
   })();
-  second.catch(() => {}); // awaited below; a failure fails the test there
+  second.catch(() => {});
 
   // Subscriptions that will have deliveries: `waiting` (the 503 receiver; the deliveries example), `gone` (410,
   // then 200: recover), `updates` (the envelope of updates and deletes).
@@ -491,7 +503,7 @@ test('every example request, sent to the service, is answered as the document\'s
   });
 
   // ---- Limits and ends, on the second server.
-  const { b, timedOut } = await second;
+  const b = await second;
   const bToken = async (name: string) => (await b.tokens.create({ name, scopes: ['plants:read'] })).secret;
   // A feed cursor of the first server's: an event made after the backup the second one was restored from.
   const firstEvent = String(before[0]?.id);
@@ -502,9 +514,19 @@ test('every example request, sent to the service, is answered as the document\'s
   // A token's quota (RATE_LIMIT_PER_TOKEN) spent: every operation's 429, the feed's included.
   const spent = await bToken('spent');
   for (let i = 0; i < LIMITS.rateLimitPerToken; i++) assert.equal((await call('listPlants', { server: b, token: spent })).status, 200);
-  expectExample('listPlants', await call('listPlants', { server: b, token: spent }), 429, { headers: ['retry-after', 'ratelimit', 'ratelimit-policy'] });
+  expectExample('listPlants', await call('listPlants', { server: b, token: spent }), 429, {
+    name: 'rateLimited',
+    headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  });
   expectExample('listEvents', await call('listEvents', { server: b, token: spent, query: {} }), 429, {
     name: 'rateLimited',
+    headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  });
+  // This address's failures (AUTH_FAILURES_PER_MINUTE) spent: an unknown token is refused before it is judged.
+  const unknown = 'pst_' + 'A'.repeat(43);
+  for (let i = 0; i < LIMITS.authFailuresPerMinute; i++) assert.equal((await call('listPlants', { server: b, token: unknown })).status, 401);
+  expectExample('listPlants', await call('listPlants', { server: b, token: unknown }), 429, {
+    name: 'authFailures',
     headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
   });
   // Waiting places: a token's one (EVENTS_MAX_WAITING_PER_TOKEN), then the instance's two (EVENTS_MAX_WAITING).
@@ -527,6 +549,7 @@ test('every example request, sent to the service, is answered as the document\'s
   b.app.drain();
   for (const answer of await Promise.all(held)) assert.deepEqual([answer.status, answer.text], [200, '[]']);
   expectExample('listEvents', await wait(w3), 503, { name: 'shuttingDown', headers: ['retry-after'] });
+
   expectExample('addPlant', await timedOut, 408);
 
   // ---- The first server once its clock is past EVENT_RETENTION: the events no delivery waits for are removed.
