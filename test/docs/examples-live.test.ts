@@ -10,22 +10,22 @@
 // so an answer that names two different subscriptions where the example names one still fails.
 //
 // One server, requests in order, and a second one for the examples of limits and ends: small rate limits and
-// waiting caps, a store restored from a backup (`plant-store migrate --after-restore`, as docs/backup.md says),
-// and a shutdown. Meanwhile a request to the first does not arrive within its REQUEST_TIMEOUT_MS (408); at the
-// end its clock moves past EVENT_RETENTION for the retention 410, and its store is closed for the 503. Headers are checked too:
-// every required one sent, every declared one sent valid for its schema, and the ones a case names (Retry-After)
-// sent. An example that cannot be made honestly (a failure inside the service) is named in SKIPPED with the
-// reason, and every other example of the document must be checked: a new example fails this test until it is.
+// waiting caps, a store recorded as restored from a backup, and a shutdown. Meanwhile a request to the first
+// does not arrive within its REQUEST_TIMEOUT_MS (408); at the end its clock moves past EVENT_RETENTION (the
+// retention 410) and its store is closed (503). Headers are checked too: every required one sent, every
+// declared one sent valid for its schema, and those a case names (Retry-After) sent. An example no request can
+// make (the 500 of a failure inside the service) is named in SKIPPED with the reason, and every other example
+// of the document must be checked: a new example fails this test until it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { stringifyJson } from '../../src/json/lossless-json.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { markRestored } from '../../src/storage/restores.js';
-import { connect } from 'node:net';
 import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
@@ -45,6 +45,8 @@ const NOW = Date.parse('2026-03-14T09:30:00.000Z');
 const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1 };
 /** REQUEST_TIMEOUT_MS of the first server: its least, so that the 408 comes while the other examples run. */
 const REQUEST_TIMEOUT_MS = 1_000;
+/** EVENT_RETENTION of the first server: the default, which the retention 410 example names. */
+const RETENTION_MS = 7 * 86_400_000;
 
 /** Examples not checked here, by their place in the document, and why. */
 const SKIPPED: Record<string, string> = {
@@ -179,6 +181,7 @@ test('every example request, sent to the service, is answered as the document\'s
       webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'],
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       headersTimeoutMs: REQUEST_TIMEOUT_MS,
+      eventRetentionMs: RETENTION_MS,
     },
     dispatcher: {},
     backgroundDispatcher: false,
@@ -553,10 +556,10 @@ test('every example request, sent to the service, is answered as the document\'s
   expectExample('addPlant', await timedOut, 408);
 
   // ---- The first server once its clock is past EVENT_RETENTION: the events no delivery waits for are removed.
-  clockAt = Date.now() + 7 * 86_400_000 + 60_000;
+  clockAt = Date.now() + RETENTION_MS + 60_000;
   assert.ok((await s.app.events.retainOnce()) > 0, 'the retention pass removed nothing');
   expectExample('listEvents', await call('listEvents', { query: { after: firstEvent } }), 410, { name: 'retention', ids: { msg_2KWPBgLlAfxdpx2AI54pPJ: firstEvent } });
-  // And its store gone: the example create is refused, nothing acknowledged.
+  // And its store closed: the example create is refused.
   await s.store.close();
   expectExample('addPlant', await call('addPlant'), 503, { headers: ['retry-after'] });
 
