@@ -557,7 +557,7 @@ test('every example request, sent to the service, is answered as the document\'s
 
   // ---- The first server once its clock is past EVENT_RETENTION: the events no delivery waits for are removed.
   clockAt = Date.now() + RETENTION_MS + 60_000;
-  assert.ok((await s.app.events.retainOnce()) > 0, 'the retention pass removed nothing');
+  assert.ok((await s.sequencer.retainOnce()) > 0, 'the retention pass removed nothing');
   expectExample('listEvents', await call('listEvents', { query: { after: firstEvent } }), 410, { name: 'retention', ids: { msg_2KWPBgLlAfxdpx2AI54pPJ: firstEvent } });
   // And its store closed: the example create is refused.
   await s.store.close();
