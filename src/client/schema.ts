@@ -1402,12 +1402,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": 429,
-                 *       "message": "This token has made too many requests; retry after Retry-After seconds."
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };

@@ -9,18 +9,27 @@
 // service's own version. An example's made id stands for one real id throughout its answer (and its message),
 // so an answer that names two different subscriptions where the example names one still fails.
 //
-// One server, requests in order; an example that needs a condition too costly to make here (a timeout, a
-// store failure, a rate limit) is named in SKIPPED with the reason, and every other example of the document
-// must be checked: a new example fails this test until it is.
+// One server, requests in order, and a second one for the examples of limits and ends: small rate limits and
+// waiting caps, a store recorded as restored from a backup, and a shutdown. Meanwhile a request to the first
+// does not arrive within its REQUEST_TIMEOUT_MS (408); at the end its clock moves past EVENT_RETENTION (the
+// retention 410) and its store is closed (503). Headers are checked too: every required one sent, every
+// declared one sent valid for its schema, and those a case names (Retry-After) sent. An example no request can
+// make (the 500 of a failure inside the service) is named in SKIPPED with the reason, and every other example
+// of the document must be checked: a new example fails this test until it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { stringifyJson } from '../../src/json/lossless-json.js';
-import { startApp } from '../helpers/app.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { markRestored } from '../../src/storage/restores.js';
+import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
+import { parseRawResponse } from '../helpers/raw-request.js';
+import { sleep } from '../helpers/sleep.js';
 import { startReceiver } from '../webhooks/delivery-support.js';
 
 type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -32,19 +41,18 @@ const PACKAGE_VERSION: string = JSON.parse(readFileSync(fileURLToPath(new URL('.
 
 /** The clock of the server: fixed, so that a message that prints the time (recover's 400) is exact. */
 const NOW = Date.parse('2026-03-14T09:30:00.000Z');
+/** The second server's limits: each small enough to reach in a request or two. */
+const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1 };
+/** REQUEST_TIMEOUT_MS of the first server: its least, so that the 408 comes while the other examples run. */
+const REQUEST_TIMEOUT_MS = 1_000;
+/** EVENT_RETENTION of the first server: the default, which the retention 410 example names. */
+const RETENTION_MS = 7 * 86_400_000;
 
 /** Examples not checked here, by their place in the document, and why. */
 const SKIPPED: Record<string, string> = {
-  '#/components/responses/RequestTimeout': 'needs a request slower than REQUEST_TIMEOUT_MS (test/http/early-answer.test.ts)',
-  '#/components/responses/TooManyRequests': 'needs a spent rate limit (test/limits/)',
-  '#/components/responses/InternalError': 'needs a failure inside the service (test/http/errors.test.ts)',
-  '#/components/responses/Unavailable': 'needs an unreachable store (test/storage/)',
-  '#/components/responses/EventsGone/examples/retention': 'needs the retention pass over an aged event (test/events/)',
-  '#/components/responses/EventsGone/examples/restored': 'needs a restore from a backup (test/cli/backup.test.ts)',
-  '#/paths/~1events/get/responses/429/examples/tokenWaiting': 'needs EVENTS_MAX_WAITING_PER_TOKEN long polls held (test/events/events-waiting.test.ts)',
-  '#/paths/~1events/get/responses/429/examples/rateLimited': 'needs a spent rate limit (test/limits/)',
-  '#/paths/~1events/get/responses/503/examples/waitingFull': 'needs EVENTS_MAX_WAITING long polls held (test/events/events-waiting.test.ts)',
-  '#/paths/~1events/get/responses/503/examples/shuttingDown': 'needs a server shutting down (test/events/events-waiting.test.ts)',
+  // Only a fault put inside the process makes one (test/http/errors.test.ts replaces a store method): no
+  // request from outside does, which is the point of the 500.
+  '#/components/responses/InternalError': 'needs a failure inside the service, which no request can cause',
 };
 
 /** Members whose value the service makes, held to a shape rather than to the example's value. */
@@ -137,15 +145,50 @@ function exchange(port: number, method: string, path: string, headers: Record<st
   });
 }
 
+/**
+ * The addPlant example request, its body cut short and never finished: what comes back once the server's
+ * REQUEST_TIMEOUT_MS has passed.
+ */
+function unfinished(port: number, token: string): Promise<Answer> {
+  const media = operation('addPlant').op.requestBody.content['application/json'];
+  const body = stringifyJson(media.example);
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(
+        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, body.length >> 1)}`,
+      ),
+    );
+    let raw = '';
+    socket.on('data', (d: Buffer) => (raw += d.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const res = parseRawResponse(raw);
+      resolve({ status: res.status, headers: res.headers, text: res.body });
+    });
+  });
+}
+
 test('every example request, sent to the service, is answered as the document\'s example for its status', async (t) => {
+  // Fixed at NOW until the retention 410 moves it on.
+  let clockAt = NOW;
   const s = await startApp(t, {
-    clock: { now: () => NOW },
+    clock: { now: () => clockAt },
     // REQUIRE_IF_MATCH, so that the 428 example is answered; the writes below send the ETag they read.
     // greenhouse.example.com is the examples' receiver: it needs no DNS when allowed by name.
-    config: { requireIfMatch: true, webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'] },
+    config: {
+      requireIfMatch: true,
+      webhookAllowedHosts: ['127.0.0.1', 'greenhouse.example.com'],
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: REQUEST_TIMEOUT_MS,
+      eventRetentionMs: RETENTION_MS,
+    },
     dispatcher: {},
     backgroundDispatcher: false,
   });
+  // The example create, never finished: answered 408 once REQUEST_TIMEOUT_MS has passed, while the rest runs.
+  const timedOut = unfinished(s.port, s.token.write);
+  timedOut.catch(() => {}); // awaited below; a failure fails the test there
   const token = async (scopes: string[]) => (await s.tokens.create({ name: scopes.join('+'), scopes: scopes as never })).secret;
   const tokens = {
     all: await token(['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read']),
@@ -167,6 +210,8 @@ test('every example request, sent to the service, is answered as the document\'s
     token?: string | null;
     /** Over node:http rather than fetch. */
     raw?: boolean;
+    /** The server (default: the first). */
+    server?: TestApp;
   }
 
   /** The operation's example request, with what `send` changes. */
@@ -179,6 +224,7 @@ test('every example request, sent to the service, is answered as the document\'s
     const query = send.query ?? Object.fromEntries(params.filter((x) => x.in === 'query' && 'example' in x).map((x) => [x.name, String(x.example)]));
     const qs = new URLSearchParams(query).toString();
     if (qs) url += `?${qs}`;
+    const server = send.server ?? s;
     const headers: Record<string, string> = { ...(send.token !== null && { authorization: `Bearer ${send.token ?? tokens.all}` }) };
     let body: string | undefined;
     const content = op.requestBody?.content as Node | undefined;
@@ -191,8 +237,8 @@ test('every example request, sent to the service, is answered as the document\'s
     }
     Object.assign(headers, send.headers);
     const verb = method.toUpperCase();
-    if (send.raw) return exchange(s.port, verb, url, headers, body);
-    const res = await fetch(`${s.url}${url}`, { method: verb, headers, body });
+    if (send.raw) return exchange(server.port, verb, url, headers, body);
+    const res = await fetch(`${server.url}${url}`, { method: verb, headers, body });
     return { status: res.status, headers: Object.fromEntries(res.headers), text: await res.text() };
   }
 
@@ -207,6 +253,25 @@ test('every example request, sent to the service, is answered as the document\'s
     if (!media) return { place: base, response, example: undefined };
     if (name !== undefined) return { place: `${base}/examples/${name}`, response, example: media.examples[name].value, type };
     return { place: base, response, example: media.example, type };
+  }
+
+  /**
+   * The answer's headers against the response's: every required one sent, every declared one sent valid for its
+   * schema (a `const`, an integer's minimum), and each of `mustSend` (declared ones the case sends) sent.
+   */
+  function checkHeaders(label: string, response: Node, answer: Answer, mustSend: string[]): void {
+    const declared = new Map(Object.entries<Node>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), typeof h.$ref === 'string' ? pointer(h.$ref) : h]));
+    for (const name of mustSend) if (!declared.has(name)) problems.push(`${label}: ${name} is not declared on this answer`);
+    for (const [name, header] of declared) {
+      const value = answer.headers[name];
+      if (value === undefined) {
+        if (header.required === true || mustSend.includes(name)) problems.push(`${label}: no ${name} header`);
+        continue;
+      }
+      const schema: Node = header.schema ?? {};
+      if ('const' in schema && value !== schema.const) problems.push(`${label}: ${name}: ${value}, the document says ${schema.const}`);
+      if (schema.type === 'integer' && !(/^\d+$/.test(value) && BigInt(value) >= BigInt(schema.minimum ?? 0))) problems.push(`${label}: ${name}: ${value} is not an integer of its schema`);
+    }
   }
 
   let exactTimes = false;
@@ -259,15 +324,16 @@ test('every example request, sent to the service, is answered as the document\'s
     operationId: string,
     answer: Answer,
     status: number,
-    options: { name?: string; ids?: Record<string, string>; exactTimes?: boolean } = {},
+    options: { name?: string; ids?: Record<string, string>; exactTimes?: boolean; headers?: string[] } = {},
   ): Map<string, string> {
-    const { place, example, type } = documented(operationId, status, options.name);
+    const { place, response, example, type } = documented(operationId, status, options.name);
     const ids = new Map(Object.entries(options.ids ?? {}));
     const label = `${operationId} ${status}${options.name ? ` (${options.name})` : ''}`;
     if (answer.status !== status) {
       problems.push(`${label}: answered ${answer.status}: ${answer.text.slice(0, 300)}`);
       return ids;
     }
+    checkHeaders(label, response, answer, options.headers ?? []);
     if (example === undefined) {
       if (answer.text !== '' && type === undefined) problems.push(`${label}: a body where none is documented`);
       return ids;
@@ -313,6 +379,18 @@ test('every example request, sent to the service, is answered as the document\'s
   await sequenced(s.store, { now: () => NOW });
   const before = parseExact((await call('listEvents', { query: {} })).text) as Node[];
   const lastBefore = String(before.at(-1)?.id);
+
+  // The second server, started meanwhile: its store restored from a backup taken before the events above (of an
+  // empty store), so that their ids name events the restore lost. What `plant-store migrate --after-restore`
+  // does to the stopped store, as docs/backup.md has it, in this process: test/cli/restore-versions.test.ts
+  // runs the command itself, after a real backup and restore.
+  const second = (async () => {
+    const databaseUrl = await freshDatabaseUrl(t);
+    const { store } = await openStore(databaseUrl);
+    await markRestored(store.restores, new Date()).finally(() => store.close());
+    return startApp(t, { databaseUrl, config: LIMITS });
+  })();
+  second.catch(() => {});
 
   // Subscriptions that will have deliveries: `waiting` (the 503 receiver; the deliveries example), `gone` (410,
   // then 200: recover), `updates` (the envelope of updates and deletes).
@@ -426,6 +504,64 @@ test('every example request, sent to the service, is answered as the document\'s
     const lines = new Set(text.split('\n').map(sample));
     return String(example).trimEnd().split('\n').every((line) => lines.has(sample(line)));
   });
+
+  // ---- Limits and ends, on the second server.
+  const b = await second;
+  const bToken = async (name: string) => (await b.tokens.create({ name, scopes: ['plants:read'] })).secret;
+  // A feed cursor of the first server's: an event made after the backup the second one was restored from.
+  const firstEvent = String(before[0]?.id);
+  expectExample('listEvents', await call('listEvents', { server: b, token: b.token.read, query: { after: firstEvent } }), 410, {
+    name: 'restored',
+    ids: { msg_AZzryKD18kCq1vR0yT6wLg: firstEvent },
+  });
+  // A token's quota (RATE_LIMIT_PER_TOKEN) spent: every operation's 429, the feed's included.
+  const spent = await bToken('spent');
+  for (let i = 0; i < LIMITS.rateLimitPerToken; i++) assert.equal((await call('listPlants', { server: b, token: spent })).status, 200);
+  expectExample('listPlants', await call('listPlants', { server: b, token: spent }), 429, {
+    name: 'rateLimited',
+    headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  });
+  expectExample('listEvents', await call('listEvents', { server: b, token: spent, query: {} }), 429, {
+    name: 'rateLimited',
+    headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  });
+  // This address's failures (AUTH_FAILURES_PER_MINUTE) spent: an unknown token is refused before it is judged.
+  const unknown = 'pst_' + 'A'.repeat(43);
+  for (let i = 0; i < LIMITS.authFailuresPerMinute; i++) assert.equal((await call('listPlants', { server: b, token: unknown })).status, 401);
+  expectExample('listPlants', await call('listPlants', { server: b, token: unknown }), 429, {
+    name: 'authFailures',
+    headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  });
+  // Waiting places: a token's one (EVENTS_MAX_WAITING_PER_TOKEN), then the instance's two (EVENTS_MAX_WAITING).
+  const waits = async (n: number) => {
+    const end = Date.now() + 10_000;
+    while (!new RegExp(`^plant_store_events_waiting ${n}$`, 'm').test(await b.app.metrics.scrape())) {
+      if (Date.now() > end) throw new Error(`${n} requests are not waiting`);
+      await sleep(10);
+    }
+  };
+  const [w1, w2, w3] = [await bToken('w1'), await bToken('w2'), await bToken('w3')];
+  const wait = (token: string) => call('listEvents', { server: b, token, query: { wait: '30' } });
+  const held = [wait(w1)];
+  await waits(1);
+  expectExample('listEvents', await wait(w1), 429, { name: 'tokenWaiting', headers: ['retry-after'] });
+  held.push(wait(w2));
+  await waits(2);
+  expectExample('listEvents', await wait(w3), 503, { name: 'waitingFull', headers: ['retry-after'] });
+  // A shutdown answers the waiting requests (no events), and refuses what comes after.
+  b.app.drain();
+  for (const answer of await Promise.all(held)) assert.deepEqual([answer.status, answer.text], [200, '[]']);
+  expectExample('listEvents', await wait(w3), 503, { name: 'shuttingDown', headers: ['retry-after'] });
+
+  expectExample('addPlant', await timedOut, 408);
+
+  // ---- The first server once its clock is past EVENT_RETENTION: the events no delivery waits for are removed.
+  clockAt = Date.now() + RETENTION_MS + 60_000;
+  assert.ok((await s.sequencer.retainOnce()) > 0, 'the retention pass removed nothing');
+  expectExample('listEvents', await call('listEvents', { query: { after: firstEvent } }), 410, { name: 'retention', ids: { msg_2KWPBgLlAfxdpx2AI54pPJ: firstEvent } });
+  // And its store closed: the example create is refused.
+  await s.store.close();
+  expectExample('addPlant', await call('addPlant'), 503, { headers: ['retry-after'] });
 
   const missing = allExamplePlaces().filter((p) => !checked.has(p) && !(p in SKIPPED));
   assert.deepEqual(problems, []);
