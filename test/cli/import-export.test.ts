@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, freshDatabaseUrl, migratedDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { withoutVersion } from '../webhooks/delivery-support.js';
+import { withoutVersion } from '../helpers/webhooks.js';
 
 /** A folder for input files and a new database of the store under test (`sqlite` forces a SQLite file, `db`). */
 async function setup(t: TestContext, sqlite = false): Promise<{ dir: string; env: Record<string, string>; db: string }> {

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
-import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 interface FeedEvent {
   id: string;

@@ -3,6 +3,7 @@
 // process running the real command (spawnServer). startApp builds the background services beside the app, as
 // a single process does (src/background.ts), and takes what the webhook tests need too: a dispatcher with test
 // settings that runs only when the test calls runOnce(), and a clock the test moves (test/helpers/clock.ts).
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -194,4 +195,12 @@ export async function errorOf(res: Response): Promise<{ error: number; message: 
   if (typeof body.message !== 'string' || body.message.length === 0) throw new Error('empty message');
   if (Object.keys(body).sort().join() !== 'error,message') throw new Error(`extra fields: ${JSON.stringify(body)}`);
   return body;
+}
+
+/** The id in a Location header `/plants/{id}`, as digits. */
+export function locationId(res: Response): string {
+  const location = res.headers.get('location') ?? '';
+  const m = /^\/plants\/(-?\d+)$/.exec(location);
+  assert.ok(m, `Location /plants/{id}, got ${JSON.stringify(location)}`);
+  return m[1]!;
 }

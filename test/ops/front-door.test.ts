@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startApp, spawnServer, tempDir } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
-import { runIn } from './support.js';
+import { runIn } from '../helpers/cli.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
-import { cleanEnv } from './support.js';
+import { cleanEnv } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 

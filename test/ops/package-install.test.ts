@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
-import { badEnginePackages, cleanEnv, databaseWithToken, npmOnNode20 } from './support.js';
+import { badEnginePackages, npmOnNode20 } from './support.js';
+import { cleanEnv, databaseWithToken } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };

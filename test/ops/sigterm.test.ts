@@ -8,7 +8,8 @@ import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { postRaw, splitResponses as responses } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
-import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
+import { runLoad, summarize, type LoadResult } from '../helpers/load.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {

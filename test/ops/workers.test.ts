@@ -8,8 +8,10 @@ import { availableParallelism } from 'node:os';
 import { runCli, spawnServer, TEST_STORE, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { sleep, eventually } from '../helpers/sleep.js';
-import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
-import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { assertAcknowledgedStored, runLoad, summarize, type LoadResult } from '../helpers/load.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { fresh } from '../helpers/raw-request.js';
 
 const WORKERS = 2;

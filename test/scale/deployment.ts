@@ -4,8 +4,8 @@
 import type { TestContext } from 'node:test';
 import { tmpdir } from 'node:os';
 import type { ChildServer } from '../helpers/app.js';
-import { runIn, serveIn } from '../ops/support.js';
-import { startReceiver, type Receiver } from '../webhooks/delivery-support.js';
+import { runIn, serveIn } from '../helpers/cli.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startHaproxy, type Haproxy, type Scope } from './haproxy.js';
 import { sleep } from '../helpers/sleep.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
 import type { TestContext } from 'node:test';
-import { startReceiver } from '../webhooks/delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
 import { haproxyAvailable, startHaproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
 import { cli, createTokenCli, deliveriesByPlant, plantIdOf, subscribe, waitForDeliveries, type Deployment } from './deployment.js';
 import { describeLoad, eachLimited, emptyLoad, plantName, writeLoad, type WriteLoad } from './load.js';
-import { startReceiver } from '../webhooks/delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 import type { TestContext } from 'node:test';
 import type { Scope } from './haproxy.js';
 import { sleep } from '../helpers/sleep.js';

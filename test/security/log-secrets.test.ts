@@ -9,7 +9,7 @@ import { spawnServer } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
 import { sleep } from '../helpers/sleep.js';
-import { createToken } from '../ops/support.js';
+import { createToken } from '../helpers/cli.js';
 
 const BODY_MARK = 'BODYMARK7f3a';
 const RECEIVER_MARK = 'RECEIVERMARK91c2';

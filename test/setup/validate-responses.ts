@@ -6,7 +6,7 @@
 // and requests sent with the header `x-conformance: skip` (removed before sending) for servers that are not
 // the plant store.
 import { appendFileSync } from 'node:fs';
-import { ResponseValidator } from '../conformance/response-validator.js';
+import { ResponseValidator } from '../helpers/response-validator.js';
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const SKIP_HEADER = 'x-conformance';

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
-import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
+import { assertAcknowledgedStored, runLoad, summarize, type LoadResult } from '../helpers/load.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;

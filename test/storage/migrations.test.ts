@@ -10,7 +10,7 @@ import { runCli, tempDir } from '../helpers/app.js';
 import { MigrationError } from '../../src/storage/migrator.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
-import { runIn } from '../ops/support.js';
+import { runIn } from '../helpers/cli.js';
 import { sleep } from '../helpers/sleep.js';
 
 const LATEST = MIGRATIONS.at(-1)!;

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { errorOf, runCli, spawnServer } from '../helpers/app.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
 import { freePort } from '../helpers/ports.js';
-import { createToken } from '../ops/support.js';
+import { createToken } from '../helpers/cli.js';
 import { sleep } from '../helpers/sleep.js';
 
 test('postgres unreachable at start: migrate and serve exit 1 within the connect timeout, naming host:port, never the password', async (t) => {

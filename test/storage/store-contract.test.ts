@@ -9,7 +9,7 @@ import type { PlantRecord } from '../../src/plants/plant.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
-import { addSubscription } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
 import { sequenced } from '../helpers/events.js';
 
 async function freshStore(t: TestContext): Promise<Store> {

@@ -11,7 +11,8 @@ import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
-import { deliveryConformance, withoutVersion } from './delivery-support.js';
+import { deliveryConformance } from '../helpers/receiver.js';
+import { withoutVersion } from '../helpers/webhooks.js';
 import { testClock } from '../helpers/clock.js';
 import { sleep } from '../helpers/sleep.js';
 

@@ -10,7 +10,8 @@ import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { sequenced } from '../helpers/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
-import { addSubscription, startReceiver } from './delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const quiet = { debug() {}, info() {}, warn() {} };
 

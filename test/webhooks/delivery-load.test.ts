@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { answered, postRaw } from '../helpers/raw-request.js';
-import { addSubscription, deliveriesOf, startDeliveryApp, startReceiver, withoutVersion } from './delivery-support.js';
+import { addSubscription, deliveriesOf, startDeliveryApp, withoutVersion } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { sleep } from '../helpers/sleep.js';
 
 const PLANTS = 1_000;

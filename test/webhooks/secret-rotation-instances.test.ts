@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { freshDatabaseUrl, type ChildServer } from '../helpers/app.js';
-import { runIn, serveIn } from '../ops/support.js';
+import { runIn, serveIn } from '../helpers/cli.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from './delivery-support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 const keyId = (key: string) => parseSecretKeys(key)[0]!.id;

@@ -8,7 +8,7 @@ import { runCli, startApp, type TestApp } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
 import { createStore } from '../../src/storage/open-store.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from './delivery-support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
