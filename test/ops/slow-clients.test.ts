@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startApp } from '../helpers/app.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const TIMEOUT_MS = 1_000;
@@ -76,8 +76,7 @@ test('a slow but steady client that finishes within the timeout is served normal
     await sleep(100);
     socket.write(chunk);
   }
-  const deadline = Date.now() + 5_000;
-  while (!received.includes('\r\n\r\n{') && Date.now() < deadline) await sleep(20);
+  await eventually(() => received.includes('\r\n\r\n{'), 'the answer', 5_000, 20).catch(() => {});
   socket.destroy();
   const res = parseRawResponse(received);
   assert.equal(res.status, 200, received);
