@@ -35,8 +35,9 @@ test('a body that never finishes and headers that never finish are cut off with 
   // Many idle slow clients at once.
   const crowd = Array.from({ length: 20 }, () => stall(s.port, 'POST /plants HTTP/1.1\r\nHost: x\r\n'));
 
-  // While they stall, the server answers everyone else at once.
-  await sleep(200);
+  // While they stall (every one of them connected), the server answers everyone else at once.
+  const connections = () => new Promise<number>((resolve, reject) => s.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  await eventually(async () => (await connections()) >= 22, 'the 22 slow clients connected');
   for (let i = 0; i < 5; i++) {
     const started = Date.now();
     const res = await s.postPlant({ id: i + 1, name: `normal ${i}` });
