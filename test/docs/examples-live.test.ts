@@ -21,7 +21,7 @@ import YAML from 'yaml';
 import { stringifyJson } from '../../src/json/lossless-json.js';
 import { startApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
-import { startReceiver } from '../webhooks/delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
