@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runCli, spawnServer, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 
 const TOKEN_SHAPE = /pst_[A-Za-z0-9_-]{43}/;
 
@@ -29,9 +29,7 @@ test('no token appears in the logs of a server that answered requests made with 
   const env = { DATABASE_URL: (await freshDatabaseUrl(t)), LOG_LEVEL: 'trace', AUTH_FAILURES_PER_MINUTE: '4', TOKEN_CACHE_TTL_MS: '0' };
   const server = await spawnServer(t, env);
   // The banner follows the listening line once the first token is stored.
-  for (let tries = 0; tries < 100 && !TOKEN_SHAPE.test(server.stdout()); tries++) await sleep(50);
-  const bootstrap = TOKEN_SHAPE.exec(server.stdout())?.[0];
-  assert.ok(bootstrap, 'no bootstrap token printed');
+  const [bootstrap] = await eventually(() => TOKEN_SHAPE.exec(server.stdout()), 'no bootstrap token printed', 5_000, 50);
   const [reader, revoked] = await Promise.all([cliToken(env, 'plants:read', 'reader'), cliToken(env, 'plants:write', 'revoked')]);
   assert.equal((await runCli(['token', 'revoke', revoked.id], env)).code, 0);
   const unknown = 'pst_' + 'L'.repeat(43);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freshDatabaseUrl, runCli, spawnServer, tempDir } from '../helpers/app.js';
 import { findPgBinDir } from '../helpers/pg-cluster.js';
+import { eventually } from '../helpers/sleep.js';
 
 function tool(name: string, args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
@@ -52,7 +53,7 @@ test('pg_dump under concurrent writes and pg_restore into a new database keep ev
       acknowledged.add(id);
     }
   });
-  while (acknowledged.size < 200) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => acknowledged.size >= 200, () => `200 writes acknowledged (${acknowledged.size})`, 60_000, 5);
   const before = new Set(acknowledged);
   const dump = join(tempDir(t), 'plant-store.dump');
   const dumped = await tool('pg_dump', ['--format=custom', `--file=${dump}`, `--dbname=${env.DATABASE_URL}`]);

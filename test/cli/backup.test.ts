@@ -9,6 +9,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli, spawnServer, tempDir } from '../helpers/app.js';
+import { eventually } from '../helpers/sleep.js';
 
 const WRITERS = 4;
 
@@ -74,7 +75,7 @@ test('a backup under concurrent writes holds every plant acknowledged before it,
       if (backupRunning) ackedDuringBackup++;
     }
   });
-  while (acknowledged.size < 300) await new Promise((r) => setTimeout(r, 5));
+  await eventually(() => acknowledged.size >= 300, () => `300 writes acknowledged (${acknowledged.size})`, 60_000, 5);
 
   const before = new Set(acknowledged);
   const backupFile = join(s.dir, 'backup.db');

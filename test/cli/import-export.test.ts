@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BIN, freshDatabaseUrl, migratedDatabaseUrl, runCli, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { withoutVersion } from '../webhooks/delivery-support.js';
+import { withoutVersion } from '../helpers/webhooks.js';
+import { eventually } from '../helpers/sleep.js';
 
 /** A folder for input files and a new database of the store under test (`sqlite` forces a SQLite file, `db`). */
 async function setup(t: TestContext, sqlite = false): Promise<{ dir: string; env: Record<string, string>; db: string }> {
@@ -305,10 +306,7 @@ test('Ctrl-C stops an import after what was committed, with the summary saying e
   const { store } = await openStore(env.DATABASE_URL!);
   t.after(() => store.close());
   // Observes the commits through the database itself, then interrupts as a terminal's Ctrl-C would.
-  for (let i = 0; (await store.listPlants({ limit: 10 })).length < 4; i++) {
-    assert.ok(i < 500, 'the first two batches were not committed');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(async () => (await store.listPlants({ limit: 10 })).length >= 4, 'the first two batches were not committed', 15_000, 20);
   proc.kill('SIGINT');
   assert.equal(await exited, 3, stdout + stderr);
   assert.match(stderr, /^plant-store: The import of standard input stopped: it was interrupted \(Ctrl-C\)\.$/m);

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { migratedDatabaseUrl, runCli } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
-import { addSubscription, deliveriesOf, startDeliveryApp, startReceiver } from '../webhooks/delivery-support.js';
+import { addSubscription, deliveriesOf, startDeliveryApp } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 test('webhook recover prints the count it queued, and the server sends those deliveries again', async (t) => {
   const databaseUrl = await migratedDatabaseUrl(t);

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { migratedDatabaseUrl, runCli } from '../helpers/app.js';
-import { startDeliveryApp, startReceiver } from '../webhooks/delivery-support.js';
+import { startDeliveryApp } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 interface Listed {
   id: string;

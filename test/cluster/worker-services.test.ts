@@ -15,8 +15,9 @@ import { createLogger } from '../../src/logger.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { spawnServer, tempDir } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
-import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
-import { databaseWithToken, portOf } from '../ops/support.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { fresh } from '../helpers/raw-request.js';
 
 test('two workers: a waiting feed reader on each wakes when an event is placed; a retry asked of a worker is delivered before its scheduled try', async (t) => {
@@ -39,7 +40,7 @@ test('two workers: a waiting feed reader on each wakes when an event is placed; 
   // Two readers on connections of their own, which the primary hands to the workers in turn.
   const readers = [0, 1].map(() => fresh(port, '/events?wait=20', token));
   const waiting = async () => Number(/^plant_store_events_waiting (\d+)$/m.exec((await fresh(port, '/metrics', manage)).body)?.[1]);
-  for (let n = await waiting(); n !== 2; n = await waiting()) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(async () => (await waiting()) === 2, 'both readers waiting', 10_000, 20);
   const wrote = await fresh(port, '/plants', token, { method: 'POST', body: '{"id":1,"name":"fern"}' });
   assert.equal(wrote.status, 200, wrote.body);
   const written = Date.now();
@@ -54,10 +55,11 @@ test('two workers: a waiting feed reader on each wakes when an event is placed; 
   await receiver.until((r) => r.requests.length === 1);
   let delivery: { id: string; status: string; nextAttemptAt: string | null; attempts: unknown[] } | undefined;
   // Recorded just after the receiver answered.
-  for (let tries = 0; delivery?.attempts.length !== 1 && tries < 200; tries++) {
+  const recorded = async () => {
     [delivery] = JSON.parse((await fresh(port, '/webhooks/wh_retry/deliveries', manage)).body) as (typeof delivery)[];
-    if (delivery?.attempts.length !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return delivery?.attempts.length === 1;
+  };
+  await eventually(recorded, 'the attempt recorded', 10_000, 20).catch(() => {}); // the assertions below judge it
   assert.equal(delivery!.status, 'pending');
   const asked = Date.now();
   const retried = await fresh(port, `/webhooks/wh_retry/deliveries/${delivery!.id}/retry`, manage, { method: 'POST' });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ResponseValidator } from './response-validator.js';
+import { ResponseValidator } from '../helpers/response-validator.js';
 import { VALIDATING, installResponseValidation } from '../setup/validate-responses.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

@@ -30,7 +30,7 @@ import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
-import { startReceiver } from '../webhooks/delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

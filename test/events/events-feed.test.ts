@@ -4,7 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
-import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
+import { eventsWaiting } from '../helpers/events.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 interface FeedEvent {
   id: string;
@@ -102,8 +104,11 @@ test('wait: a reader waiting after the last event is answered when the next comm
   await s.sequencer.runOnce();
   const [first] = (await feed(s)).events;
   let answered = 0;
+  const readers = await eventsWaiting(s);
   const waiting = feed(s, `?after=${first!.id}&wait=30`).then((r) => ((answered = Date.now()), r));
-  const posted = new Promise<number>((resolve) => setTimeout(() => void s.postPlant({ id: 2, name: 'moss' }).then(() => resolve(Date.now())), 100));
+  // The write comes once the reader waits.
+  await readers.is(1);
+  const posted = s.postPlant({ id: 2, name: 'moss' }).then(() => Date.now());
   const [woke, acknowledged] = await Promise.all([waiting, posted]);
   const took = answered - acknowledged;
   t.diagnostic(`the waiting reader was answered ${took} ms after the write was acknowledged`);
@@ -129,8 +134,10 @@ test('wait is bounded: past EVENTS_MAX_WAITING a reader is refused at once (503)
 
   const s = await startApp(t);
   const t1 = Date.now();
+  const readers = await eventsWaiting(s);
   const waiting = feed(s, '?wait=30');
-  setTimeout(() => s.app.drain(), 200);
+  await readers.is(1);
+  s.app.drain();
   const answered = await waiting;
   assert.equal(answered.status, 200);
   assert.deepEqual(answered.events, []);

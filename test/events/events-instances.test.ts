@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { eventsWaiting } from '../helpers/events.js';
 
 interface FeedEvent {
   id: string;
@@ -84,8 +85,9 @@ test('a reader waiting on one instance is answered within 1 s of a commit on the
   await a.sequencer.runOnce();
   const [first] = (await feed(a, '')).events;
   // The waiting request has reached instance a and found nothing before the write on b starts.
+  const waitingOnA = await eventsWaiting(a);
   const waiting = feed(a, `?after=${first!.id}&wait=20`);
-  await new Promise((r) => setTimeout(r, 300));
+  await waitingOnA.is(1);
   assert.equal((await send(b, 'POST', 2, { id: 2, name: 'moss' })).status, 200);
   const committed = Date.now();
   const woke = await waiting;

@@ -9,7 +9,7 @@ import { createSequencer, type Sequencer } from '../../src/events/sequencer.js';
 import { createFeedNotifier, type FeedNotifier } from '../../src/events/feed-notifier.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
-import { addSubscription } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
 import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 

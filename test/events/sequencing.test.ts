@@ -7,7 +7,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { MAX_PENDING_PER_SUBSCRIPTION } from '../../src/events/event-log.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
-import { addSubscription } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
 
 async function passes(store: Store, budget: number): Promise<{ events: number; deliveries: number; more: boolean }[]> {
   const all = [];

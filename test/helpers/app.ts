@@ -3,7 +3,8 @@
 // process running the real command (spawnServer). startApp builds the background services beside the app, as
 // a single process does (src/background.ts), and takes what the webhook tests need too: a dispatcher with test
 // settings that runs only when the test calls runOnce(), and a clock the test moves (test/helpers/clock.ts).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ import type { StoreOptions } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import type { Dispatcher, DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { freshDatabaseUrl } from './test-store.js';
-import { sleep } from './sleep.js';
+import { eventually } from './sleep.js';
 
 export { TEST_STORE, freshDatabaseUrl } from './test-store.js';
 
@@ -152,15 +153,30 @@ export async function spawnServer(
   t.after(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
   });
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (m) return { url: `http://127.0.0.1:${m[1]}`, proc, stdout: () => out, stderr: () => err, exited };
-    if (proc.exitCode !== null) break;
-    await sleep(25);
+  try {
+    return { url: await listeningUrl(proc, () => `${out}\n${err}`), proc, stdout: () => out, stderr: () => err, exited };
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw e;
   }
-  proc.kill('SIGKILL');
-  throw new Error(`server did not start:\n${out}\n${err}`);
+}
+
+/**
+ * Waits for the server's start-up line ("Server listening at ...") in `output()` and returns its URL; fails
+ * with the output when `proc` (the server, or npm running it) exits first or after `ms`.
+ */
+export async function listeningUrl(proc: ChildProcess, output: () => string, ms = 20_000): Promise<string> {
+  return eventually(
+    () => {
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output());
+      if (m) return m[1]!;
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`the server exited before it listened (${proc.exitCode ?? proc.signalCode}):\n${output()}`);
+      return undefined;
+    },
+    () => `the server listening:\n${output()}`,
+    ms,
+    25,
+  );
 }
 
 /** A fresh database of the store under test, created and migrated as `plant-store migrate` leaves it. */
@@ -194,4 +210,12 @@ export async function errorOf(res: Response): Promise<{ error: number; message: 
   if (typeof body.message !== 'string' || body.message.length === 0) throw new Error('empty message');
   if (Object.keys(body).sort().join() !== 'error,message') throw new Error(`extra fields: ${JSON.stringify(body)}`);
   return body;
+}
+
+/** The id in a Location header `/plants/{id}`, as digits. */
+export function locationId(res: Response): string {
+  const location = res.headers.get('location') ?? '';
+  const m = /^\/plants\/(-?\d+)$/.exec(location);
+  assert.ok(m, `Location /plants/{id}, got ${JSON.stringify(location)}`);
+  return m[1]!;
 }

@@ -4,7 +4,7 @@
 import type { Clock } from '../../src/clock.js';
 import type { Store } from '../../src/storage/store.js';
 import type { TestApp } from './app.js';
-import { sleep } from './sleep.js';
+import { eventually } from './sleep.js';
 
 export async function sequenced(store: Store, clock?: Clock): Promise<number> {
   let events = 0;
@@ -28,11 +28,8 @@ export async function eventsWaiting(s: TestApp): Promise<{ now(): Promise<number
   return {
     now,
     async is(n) {
-      const end = Date.now() + 10_000;
-      for (let value = await now(); value !== n; value = await now()) {
-        if (Date.now() > end) throw new Error(`events_waiting stayed ${value}, not ${n}`);
-        await sleep(10);
-      }
+      let value = NaN;
+      await eventually(async () => (value = await now()) === n, () => `events_waiting stayed ${value}, not ${n}`, 10_000);
     },
   };
 }

@@ -1,12 +1,20 @@
-// Real waiting, for tests about real time (a process, a socket, a load running); where the code under test
-// reads an injected clock, move test/helpers/clock.ts instead.
+// Waiting in tests. `eventually` waits on a condition: what another process, a socket or a background task does
+// when it will. `sleep` is real waiting, for tests about real time (a process, a socket, a load running); where
+// the code under test reads an injected clock, move test/helpers/clock.ts instead.
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until `done()` holds (checked every 10 ms), failing with `what` after `ms`: for output another process writes when it will. */
-export async function eventually(done: () => boolean, what: string, ms = 5000): Promise<void> {
+type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
+
+/**
+ * Waits until `check()` gives a truthy value (checked now, then every `everyMs`) and returns it; fails with
+ * `what` (a function: said with what it last saw) after `ms`. A check that throws fails at once.
+ */
+export async function eventually<T>(check: () => T | Promise<T>, what: string | (() => string), ms = 5000, everyMs = 10): Promise<Truthy<T>> {
   const end = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(10);
+  for (;;) {
+    const value = await check();
+    if (value) return value as Truthy<T>;
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${typeof what === 'string' ? what : what()}`);
+    await sleep(everyMs);
   }
 }

@@ -1,4 +1,4 @@
-// Shared assertions for the POST /plants and error-surface tests (test/plants, test/http).
+// Shared assertions for the POST /plants and error-surface tests (test/http).
 import assert from 'node:assert/strict';
 import { type TestApp } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
@@ -31,12 +31,4 @@ export async function rawError(port: number, request: string | Buffer, status: n
   assert.equal(res.status, status, `status of ${JSON.stringify(raw.slice(0, 300))}`);
   assert.match(res.headers['content-type'] ?? '', /^application\/json/);
   return { ...res, error: assertErrorText(res.body, status) };
-}
-
-/** The id in a Location header `/plants/{id}`, as digits. */
-export function locationId(res: Response): string {
-  const location = res.headers.get('location') ?? '';
-  const m = /^\/plants\/(-?\d+)$/.exec(location);
-  assert.ok(m, `Location /plants/{id}, got ${JSON.stringify(location)}`);
-  return m[1]!;
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect, type Server, type Socket } from 'node:net';
 import { errorOf, startApp } from '../helpers/app.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 function connected(port: number): Promise<Socket> {
@@ -19,13 +19,8 @@ function connected(port: number): Promise<Socket> {
 
 /** Waits until the server has accepted `count` connections, so their requests are read together. */
 async function accepted(server: Server, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const n = await new Promise<number>((resolve, reject) => server.getConnections((err, c) => (err ? reject(err) : resolve(c))));
-    if (n >= count) return;
-    await sleep(10);
-  }
-  throw new Error(`the server accepted fewer than ${count} connections`);
+  const connections = () => new Promise<number>((resolve, reject) => server.getConnections((err, c) => (err ? reject(err) : resolve(c))));
+  await eventually(async () => (await connections()) >= count, `the server accepting ${count} connections`, 10_000);
 }
 
 function answer(socket: Socket): Promise<ReturnType<typeof parseRawResponse>> {
@@ -124,13 +119,13 @@ test('requests that arrive while the event loop keeps lagging beyond SHED_EVENT_
   // Once the loop keeps up again (the next samples), the same request succeeds: a loaded machine may take
   // a few samples to show it, so ask until it does (a shedding that never lifts fails here).
   let status = 0;
-  const until = Date.now() + 5_000;
-  while (status !== 200 && Date.now() < until) {
-    await sleep(100);
+  const served = async () => {
     const res = await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token.all}` } });
     status = res.status;
     await res.arrayBuffer();
-  }
+    return status === 200;
+  };
+  await eventually(served, () => `GET /plants still answered ${status}`, 5_000, 100);
   assert.equal(status, 200);
 });
 

@@ -3,7 +3,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
-import { addSubscription, startReceiver } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 type Samples = Map<string, number>;
 

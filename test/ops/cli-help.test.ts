@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/app.js';
-import { runIn } from './support.js';
+import { runIn } from '../helpers/cli.js';
 
 const COMMANDS: { args: string[]; usage: RegExp }[] = [
   { args: [], usage: /^Usage: plant-store <command>/m },

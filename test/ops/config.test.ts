@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { errorOf, tempDir } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, runIn, serveIn } from './support.js';
+import { databaseWithToken, runIn, serveIn } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startApp, spawnServer, tempDir } from '../helpers/app.js';
-import { sleep } from '../helpers/sleep.js';
-import { runIn } from './support.js';
+import { eventually } from '../helpers/sleep.js';
+import { runIn } from '../helpers/cli.js';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -54,12 +54,13 @@ test('GET / answers a small JSON whose links lead to the docs page, the document
 test('serve logs the URL of the docs page when it starts listening, and that URL answers', async (t) => {
   const dir = tempDir(t);
   const server = await spawnServer(t, { DATABASE_URL: `sqlite:${dir}/x.db`, BOOTSTRAP_TOKEN: 'false' });
-  let line: { msg: string; docs?: string; version?: string } | undefined;
-  for (let i = 0; i < 100 && !line; i++) {
-    line = server.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as typeof line).find((l) => l!.msg === 'plant-store is listening');
-    if (!line) await sleep(50);
-  }
-  assert.ok(line, server.stdout());
+  type Line = { msg: string; docs?: string; version?: string };
+  const line = await eventually(
+    () => server.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line).find((l) => l.msg === 'plant-store is listening'),
+    () => server.stdout(),
+    5_000,
+    50,
+  );
   assert.equal(line.docs, `${server.url}/docs`);
   assert.equal(line.version, PACKAGE_VERSION);
   assert.equal((await fetch(line.docs)).status, 200);

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { BIN, spawnServer, tempDir, type ChildServer } from '../helpers/app.js';
 import { TEST_STORE } from '../helpers/test-store.js';
 import { postRaw } from '../helpers/raw-request.js';
-import { databaseWithToken, portOf } from './support.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Installs the lines that are missing (into .runtimes/, once); `npm test` has done it before the suite starts.

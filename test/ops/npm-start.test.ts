@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
+import { listeningUrl } from '../helpers/app.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
-import { cleanEnv } from './support.js';
+import { cleanEnv, portOf } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -19,19 +20,13 @@ test('SIGTERM to npm start stops the server too: it logs the drain, npm exits, t
   npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
   npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) => npm.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  let port = 0;
-  for (let waited = 0; !port && waited < 30_000; waited += 50) {
-    port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)?.[1] ?? 0);
-    if (!port) await sleep(50);
-  }
-  assert.ok(port, `npm start did not start the server:\n${out}`);
+  const port = portOf(await listeningUrl(npm, () => out, 30_000));
   assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
 
   npm.kill('SIGTERM');
   const code = await Promise.race([exited, sleep(15_000).then(() => 'npm still running 15 s after SIGTERM')]);
   assert.notEqual(code, 'npm still running 15 s after SIGTERM');
-  for (let waited = 0; !/"msg":"stopped"/.test(out) && waited < 5_000; waited += 50) await sleep(50);
+  await eventually(() => /"msg":"stopped"/.test(out), () => `the server logging "stopped"${/"msg":"shutting down/.test(out) ? '' : ' (it never got the signal)'}:\n${out}`);
   assert.match(out, /"signal":"SIGTERM","msg":"shutting down/, 'the server never got the signal');
-  assert.match(out, /"msg":"stopped"/);
   assert.ok(await refused(port), 'a server is left answering after npm start was stopped');
 });

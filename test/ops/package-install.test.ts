@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
 import { sleep } from '../helpers/sleep.js';
-import { badEnginePackages, cleanEnv, databaseWithToken, npmOnNode20 } from './support.js';
+import { badEnginePackages, npmOnNode20 } from './support.js';
+import { cleanEnv, databaseWithToken, portOf } from '../helpers/cli.js';
+import { listeningUrl } from '../helpers/app.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
@@ -42,17 +44,6 @@ function installTarball(): Promise<{ folder: string; warnings: string }> {
     return { folder, warnings: r.stderr };
   })();
   return installed;
-}
-
-/** Waits for the Fastify start-up line and returns the port; fails with the output when the process ends first. */
-async function listeningPort(proc: ChildProcess, output: () => string): Promise<number> {
-  for (let waited = 0; waited < 30_000; waited += 50) {
-    const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output());
-    if (m) return Number(m[1]);
-    if (proc.exitCode !== null) break;
-    await sleep(50);
-  }
-  throw new Error(`the server did not start:\n${output()}`);
 }
 
 function collect(proc: ChildProcess): () => string {
@@ -98,7 +89,7 @@ test('npm pack, then npm install --omit=dev of the tarball in an empty folder: n
   const proc = spawn('npx', ['plant-store', 'serve'], { cwd: folder, env: cleanEnv({ PORT: '0', BOOTSTRAP_TOKEN: 'false' }), detached: true });
   killGroupAfter(t, proc);
   const output = collect(proc);
-  const port = await listeningPort(proc, output);
+  const port = portOf(await listeningUrl(proc, output, 30_000));
   const health = await fetch(`http://127.0.0.1:${port}/healthz`);
   assert.equal(health.status, 200);
   assert.deepEqual(await health.json(), { status: 'ok', version: PACKAGE.version });
@@ -117,7 +108,7 @@ test("docs/deployment.md's production command, run as written and sent SIGTERM m
   killGroupAfter(t, proc);
   const output = collect(proc);
   const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const port = await listeningPort(proc, output);
+  const port = portOf(await listeningUrl(proc, output, 30_000));
   // The process the supervisor started is the server itself (the shell exec'd it), so the signal reaches it.
   assert.match(readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8'), /plant-store\.js\0serve/);
 

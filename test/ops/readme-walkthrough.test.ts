@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, tempDir } from '../helpers/app.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/test-store.js';
-import { cleanEnv, serveIn } from './support.js';
+import { cleanEnv, serveIn } from '../helpers/cli.js';
 
 const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
 const README_ORIGIN = 'http://127.0.0.1:8080';

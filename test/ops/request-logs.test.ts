@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { rawHttp } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
-import { databaseWithToken } from './support.js';
+import { databaseWithToken } from '../helpers/cli.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

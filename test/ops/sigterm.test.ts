@@ -7,8 +7,9 @@ import { connect, type Socket } from 'node:net';
 import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { postRaw, splitResponses as responses } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
-import { databaseWithToken, portOf, runLoad, summarize, type LoadResult } from './support.js';
+import { eventually, sleep } from '../helpers/sleep.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
+import { runLoad, summarize, type LoadResult } from '../helpers/load.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 async function setup(t: TestContext, extraEnv: Record<string, string> = {}) {
@@ -33,14 +34,6 @@ function postHead(token: string, length: number): string {
   return `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
 }
 
-async function until(cond: () => boolean, ms: number, what: string) {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 async function exitWithin(server: ChildServer, ms: number): Promise<{ code: number | string; ms: number }> {
   const started = Date.now();
   const code = await Promise.race([server.exited, sleep(ms).then(() => 'still running' as const)]);
@@ -58,7 +51,7 @@ test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error o
   const load = runLoad({ port, token, clients: 50, firstId: 1n, until: () => Date.now() - t0 > 30_000, stopOnError: () => signalled, startedAt: t0, result: live });
   // At least 800 ms, and on a loaded machine longer, until enough writes were acknowledged to mean something.
   await sleep(800);
-  for (let waited = 0; live.ok.size < 150 && waited < 20_000; waited += 100) await sleep(100);
+  await eventually(() => live.ok.size >= 150, '150 writes acknowledged', 20_000, 100).catch(() => {}); // the assertions below judge the load
   signalAt = Date.now() - t0;
   signalled = true;
   server.proc.kill('SIGTERM');
@@ -120,13 +113,13 @@ test('a request whose body is still arriving at SIGTERM is finished: 200 with Co
   assert.deepEqual(refused, { kind: 'error', code: 'ECONNREFUSED' });
 
   conn.socket.write(body.slice(10));
-  await until(() => responses(conn.data()).length > 0, 5_000, 'the answer');
+  await eventually(() => responses(conn.data()).length > 0, 'the answer', 5_000);
   const answeredAt = Date.now();
   const [first] = responses(conn.data());
   assert.equal(first!.status, 200, conn.data());
   assert.deepEqual(JSON.parse(first!.body), { name: 'in flight' });
   assert.equal(first!.headers['connection'], 'close', 'the client is told not to reuse the connection');
-  await until(() => conn.closedAt() !== undefined, 2_000, 'the server to close the connection');
+  await eventually(() => conn.closedAt() !== undefined, 'the server to close the connection', 2_000);
 
   const exit = await exitWithin(server, 5_000);
   t.diagnostic(`exit ${exit.code} ${Date.now() - answeredAt} ms after the answer`);
@@ -148,7 +141,7 @@ test('a request pipelined behind an in-flight one after SIGTERM is not processed
   server.proc.kill('SIGTERM');
   await sleep(300);
   conn.socket.write(body.slice(10) + postHead(token, Buffer.byteLength(late)) + late);
-  await until(() => conn.closedAt() !== undefined, 5_000, 'the connection to close');
+  await eventually(() => conn.closedAt() !== undefined, 'the connection to close', 5_000);
 
   const [first, second, ...more] = responses(conn.data());
   assert.equal(first?.status, 200, conn.data());
@@ -184,7 +177,7 @@ test('a request that never finishes does not hold the process past SHUTDOWN_TIME
   assert.ok(exit.ms >= 900, `exited before the grace period ended (${exit.ms} ms)`);
   assert.ok(exit.ms < 4_000, `took ${exit.ms} ms`);
   assert.match(server.stdout(), /shutdown timed out/);
-  await until(() => conn.closedAt() !== undefined, 2_000, 'the slow connection to close');
+  await eventually(() => conn.closedAt() !== undefined, 'the slow connection to close', 2_000);
   assert.equal(conn.data(), '', 'the unfinished request got no answer but a closed connection');
 
   const { store } = await openStore(databaseUrl);
@@ -206,7 +199,7 @@ test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT 
     await sleep(200);
     assert.equal(server.proc.signalCode, null, `${first} then ${second} killed the server`);
     conn.socket.write(body.slice(6));
-    await until(() => responses(conn.data()).length > 0, 5_000, `the answer after ${first} and ${second}: ${conn.data()}`);
+    await eventually(() => responses(conn.data()).length > 0, `the answer after ${first} and ${second}: ${conn.data()}`, 5_000);
     assert.equal(responses(conn.data())[0]?.status, 200, `${first}+${second}: ${conn.data()}`);
     assert.equal((await exitWithin(server, 5_000)).code, 0);
     const { store } = await openStore(databaseUrl);
@@ -234,7 +227,7 @@ test('an idle server exits promptly on SIGTERM, even with an idle keep-alive con
   await conn.connected;
   const body = '{"id":8,"name":"idle"}';
   conn.socket.write(postHead(token, Buffer.byteLength(body)) + body);
-  await until(() => responses(conn.data()).length === 1, 5_000, 'the first answer');
+  await eventually(() => responses(conn.data()).length === 1, 'the first answer', 5_000);
   server.proc.kill('SIGTERM');
   const exit = await exitWithin(server, 5_000);
   t.diagnostic(`exit ${exit.code} after ${exit.ms} ms`);
@@ -249,7 +242,7 @@ test('a request written on an idle keep-alive connection during the drain gets t
     await conn.connected;
     const body = `{"id":${60 + i},"name":"before"}`;
     conn.socket.write(postHead(token, Buffer.byteLength(body)) + body);
-    await until(() => responses(conn.data()).length === 1, 5_000, 'the first answer');
+    await eventually(() => responses(conn.data()).length === 1, 'the first answer', 5_000);
   }
   server.proc.kill('SIGTERM');
   // The clients write their next request on their idle connections just after the signal.
@@ -259,7 +252,7 @@ test('a request written on an idle keep-alive connection during the drain gets t
     conn.socket.write(postHead(token, Buffer.byteLength(late)) + late);
   }
   for (const conn of conns) {
-    await until(() => conn.closedAt() !== undefined, 5_000, 'the connection to close');
+    await eventually(() => conn.closedAt() !== undefined, 'the connection to close', 5_000);
     const [, late, ...more] = responses(conn.data());
     assert.equal(late?.status, 503, conn.data());
     assert.equal(late!.headers['connection'], 'close');
@@ -278,7 +271,7 @@ test('a request written on an idle keep-alive connection during the drain gets t
 
 test('WORKERS=2 stopped as a process group, POSTs arriving while draining: the log has no error line and no stack, and each process says a refusal or a repeated signal at most once', async (t) => {
   const { token, server, port } = await setup(t, { WORKERS: '2', KEEP_ALIVE_TIMEOUT_MS: '30000' });
-  await until(() => server.stdout().includes('plant-store is listening'), 20_000, 'every worker listening');
+  await eventually(() => server.stdout().includes('plant-store is listening'), 'every worker listening', 20_000);
   const workers = server
     .stdout()
     .split('\n')
@@ -291,7 +284,7 @@ test('WORKERS=2 stopped as a process group, POSTs arriving while draining: the l
     await conn.connected;
     const body = `{"id":${80 + i},"name":"before"}`;
     conn.socket.write(postHead(token, Buffer.byteLength(body)) + body);
-    await until(() => responses(conn.data()).length === 1, 5_000, 'the first answer');
+    await eventually(() => responses(conn.data()).length === 1, 'the first answer', 5_000);
   }
   // As Ctrl-C or systemd's stop: every process of the group gets the signal, and the primary forwards it too.
   server.proc.kill('SIGTERM');
@@ -301,7 +294,7 @@ test('WORKERS=2 stopped as a process group, POSTs arriving while draining: the l
     const late = `{"id":${90 + i},"name":"during the drain"}`;
     conn.socket.write(postHead(token, Buffer.byteLength(late)) + late);
   }
-  for (const conn of conns) await until(() => conn.closedAt() !== undefined, 5_000, 'the connection to close');
+  for (const conn of conns) await eventually(() => conn.closedAt() !== undefined, 'the connection to close', 5_000);
   assert.equal((await exitWithin(server, 5_000)).code, 0, server.stderr());
   const refused = conns.filter((c) => responses(c.data())[1]?.status === 503).length;
   assert.ok(refused >= 2, `only ${refused} requests were refused while draining`);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { startApp } from '../helpers/app.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const TIMEOUT_MS = 1_000;
@@ -35,8 +35,9 @@ test('a body that never finishes and headers that never finish are cut off with 
   // Many idle slow clients at once.
   const crowd = Array.from({ length: 20 }, () => stall(s.port, 'POST /plants HTTP/1.1\r\nHost: x\r\n'));
 
-  // While they stall, the server answers everyone else at once.
-  await sleep(200);
+  // While they stall (every one of them connected), the server answers everyone else at once.
+  const connections = () => new Promise<number>((resolve, reject) => s.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  await eventually(async () => (await connections()) >= 22, 'the 22 slow clients connected');
   for (let i = 0; i < 5; i++) {
     const started = Date.now();
     const res = await s.postPlant({ id: i + 1, name: `normal ${i}` });
@@ -76,8 +77,7 @@ test('a slow but steady client that finishes within the timeout is served normal
     await sleep(100);
     socket.write(chunk);
   }
-  const deadline = Date.now() + 5_000;
-  while (!received.includes('\r\n\r\n{') && Date.now() < deadline) await sleep(20);
+  await eventually(() => received.includes('\r\n\r\n{'), 'the answer', 5_000, 20).catch(() => {});
   socket.destroy();
   const res = parseRawResponse(received);
   assert.equal(res.status, 200, received);

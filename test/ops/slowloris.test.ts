@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer } from '../helpers/app.js';
 import { sleep } from '../helpers/sleep.js';
-import { databaseWithToken, portOf } from './support.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const SLOW = 400;
 const HEADERS_TIMEOUT_MS = 2_000;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { cleanEnv } from './support.js';
+import { cleanEnv } from '../helpers/cli.js';
 
 const SCRIPT = fileURLToPath(new URL('../../../scripts/soak.mjs', import.meta.url));
 

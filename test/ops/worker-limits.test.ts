@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { spawnServer } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
-import { databaseWithToken, portOf } from './support.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const FAILURES = 20;
 /** Over two workers each may run 2 ahead of the primary (slackFor), and the bound is 2 x 2 x 2 = 8 (1%). */

@@ -6,7 +6,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnServer, startApp } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
-import { databaseWithToken } from '../ops/support.js';
+import { databaseWithToken } from '../helpers/cli.js';
 
 const PATCHES = 200;
 const SAME_IF_MATCH = 50;

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
-import { locationId } from '../http/support.js';
+import { locationId } from '../helpers/app.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const INT64_MAX = '9223372036854775807';

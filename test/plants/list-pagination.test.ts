@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.js';
 import { INT64_MAX, INT64_MIN, call, followPages, nextLink, pageOf, seed, sortIds, type PlantText } from './read-support.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 
 // Characters that need encoding in a query and that would break a Link header if written raw.
 const ODD_TAG = 'blau grün 🌿 &x=1+2% <a>; rel="x", y';
@@ -221,7 +221,7 @@ test('concurrent inserts and deletes during pagination: no duplicates, no skippe
   let during = 0;
   try {
     // Writers warmed up first, so the reads overlap a steady stream of commits.
-    while (writes < 10 && !writerFailed) await sleep(5);
+    await eventually(() => writes >= 10 || writerFailed, 'the writers warming up', 10_000, 5);
     const before = writes;
     reads = await Promise.all([reader('/plants?limit=40'), reader('/plants?limit=97&tag=keep'), reader('/plants?limit=1000')]);
     during = writes - before;

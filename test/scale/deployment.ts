@@ -4,10 +4,10 @@
 import type { TestContext } from 'node:test';
 import { tmpdir } from 'node:os';
 import type { ChildServer } from '../helpers/app.js';
-import { runIn, serveIn } from '../ops/support.js';
-import { startReceiver, type Receiver } from '../webhooks/delivery-support.js';
+import { runIn, serveIn } from '../helpers/cli.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { startHaproxy, type Haproxy, type Scope } from './haproxy.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 
 export interface Instance extends ChildServer {
   name: string;
@@ -108,11 +108,11 @@ export function deliveriesByPlant(receiver: Receiver): Map<bigint, number> {
 /** Waits (bounded) until every id in `ids` was delivered at least once; returns those still missing. */
 export async function waitForDeliveries(receiver: Receiver, ids: Iterable<bigint>, timeoutMs: number): Promise<bigint[]> {
   const wanted = [...ids];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  let missing = wanted;
+  const delivered = () => {
     const got = deliveriesByPlant(receiver);
-    const missing = wanted.filter((id) => !got.has(id));
-    if (missing.length === 0 || Date.now() >= deadline) return missing;
-    await sleep(200);
-  }
+    return (missing = wanted.filter((id) => !got.has(id))).length === 0;
+  };
+  await eventually(delivered, 'every id delivered', timeoutMs, 200).catch(() => {});
+  return missing;
 }

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 
 /** Anything with node:test's `after` (a TestContext, or the standalone script's own list). */
 export interface Scope {
@@ -129,14 +129,13 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
     port,
     states,
     async waitFor(wanted, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
       let now = new Map<string, string>();
-      while (Date.now() < deadline) {
-        now = await states();
-        if (Object.entries(wanted).every(([name, s]) => now.get(name) === s)) return;
-        await sleep(100);
-      }
-      throw new Error(`haproxy backends not ${JSON.stringify(wanted)} within ${timeoutMs} ms: ${JSON.stringify([...now])}`);
+      await eventually(
+        async () => ((now = await states()), Object.entries(wanted).every(([name, s]) => now.get(name) === s)),
+        () => `haproxy backends ${JSON.stringify(wanted)}, not ${JSON.stringify([...now])}`,
+        timeoutMs,
+        100,
+      );
     },
     async sessions() {
       return new Map([...(await column('scur'))].map(([k, v]) => [k, Number(v)]));
@@ -148,16 +147,8 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
 }
 
 async function waitForSocket(path: string, proc: ChildProcess, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && proc.exitCode === null) {
-    try {
-      await adminCommand(path, 'show info');
-      return true;
-    } catch {
-      await sleep(50);
-    }
-  }
-  return false;
+  const answers = () => adminCommand(path, 'show info').then(() => true, () => proc.exitCode !== null && 'exited');
+  return eventually(answers, 'the haproxy admin socket', timeoutMs, 50).then((v) => v === true, () => false);
 }
 
 /** One command on HAProxy's admin socket; the answer is everything it writes before closing. */

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
 import { cli, createTokenCli, deliveriesByPlant, plantIdOf, subscribe, waitForDeliveries, type Deployment } from './deployment.js';
 import { describeLoad, eachLimited, emptyLoad, plantName, writeLoad, type WriteLoad } from './load.js';
-import { startReceiver } from '../webhooks/delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 import type { TestContext } from 'node:test';
 import type { Scope } from './haproxy.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 /** Every acknowledged plant can be read back through the load balancer, as it was sent. */
@@ -64,7 +64,7 @@ export async function killUnderLoad(
   const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until: () => stop, timeoutMs: 20_000, result: live });
   // Half the load, and on a loaded machine longer, until enough writes were acknowledged to mean something.
   await sleep(options.loadMs / 2);
-  for (let w = 0; live.ok.size < (options.minAcknowledged ?? 100) && w < 15_000; w += 100) await sleep(100);
+  await eventually(() => live.ok.size >= (options.minAcknowledged ?? 100), 'writes acknowledged', 15_000, 100).catch(() => {}); // the assertions below judge the load
   killAt = Date.now() - t0;
   victim.proc.kill('SIGKILL');
   assert.equal(await victim.exited, 'SIGKILL');

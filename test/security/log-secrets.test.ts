@@ -4,12 +4,12 @@
 // signing secret, no signature, and nothing of a request or receiver body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { spawnServer } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
-import { sleep } from '../helpers/sleep.js';
-import { createToken } from '../ops/support.js';
+import { eventually } from '../helpers/sleep.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { createToken } from '../helpers/cli.js';
 
 const BODY_MARK = 'BODYMARK7f3a';
 const RECEIVER_MARK = 'RECEIVERMARK91c2';
@@ -18,15 +18,9 @@ test('logs hold no token, webhook secret, signature or body, through request err
   const databaseUrl = await freshDatabaseUrl(t, 'logs.db');
   const token = await createToken(databaseUrl, 'plants:read,plants:write,webhooks:manage');
 
-  const signatures: string[] = [];
-  const receiver = createServer((req, res) => {
-    signatures.push(String(req.headers['webhook-signature'] ?? ''));
-    req.resume();
-    res.writeHead(500, { 'content-type': 'text/plain' }).end(`${RECEIVER_MARK} failure details`);
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  t.after(() => receiver.close());
-  const receiverPort = (receiver.address() as { port: number }).port;
+  let receiverSecret = '';
+  const receiver = await startReceiver(t, () => receiverSecret, () => ({ status: 500, headers: { 'content-type': 'text/plain' }, body: `${RECEIVER_MARK} failure details` }));
+  const signatures = () => receiver.requests.map((r) => String(r.headers['webhook-signature'] ?? ''));
   // A port nothing listens on: connection refused.
   const gonePort = await freePort();
 
@@ -44,11 +38,12 @@ test('logs hold no token, webhook secret, signature or body, through request err
     });
 
   const secrets: string[] = [token];
-  for (const port of [receiverPort, gonePort]) {
+  for (const port of [receiver.port, gonePort]) {
     const res = await call('/webhooks', { method: 'POST', body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, description: 'log test' }) });
     assert.equal(res.status, 201);
     secrets.push(((await res.json()) as { secret: string }).secret);
   }
+  receiverSecret = secrets[1]!;
 
   const statuses: number[] = [];
   const send = async (path: string, init: RequestInit & { auth?: string }) => {
@@ -67,17 +62,20 @@ test('logs hold no token, webhook secret, signature or body, through request err
   assert.deepEqual(statuses, [200, 409, 400, 400, 413, 401, 400, 400]);
 
   // Wait until both subscriptions have a failed attempt of the newPlant event.
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const subs = (await (await call('/webhooks')).json()) as { id: string }[];
-    const attempts = await Promise.all(
-      subs.map(async (s) => ((await (await call(`/webhooks/${s.id}/deliveries`)).json()) as { attempts: unknown[] }[]).flatMap((d) => d.attempts).length),
-    );
-    if (attempts.every((n) => n >= 1)) break;
-    assert.ok(Date.now() < deadline, `webhook attempts did not happen: ${attempts}`);
-    await sleep(100);
-  }
-  assert.ok(signatures.length >= 1 && signatures[0]!.startsWith('v1,'), `the receiver saw a signed delivery: ${signatures[0]}`);
+  let attempts: number[] = [];
+  await eventually(
+    async () => {
+      const subs = (await (await call('/webhooks')).json()) as { id: string }[];
+      attempts = await Promise.all(
+        subs.map(async (s) => ((await (await call(`/webhooks/${s.id}/deliveries`)).json()) as { attempts: unknown[] }[]).flatMap((d) => d.attempts).length),
+      );
+      return attempts.every((n) => n >= 1);
+    },
+    () => `webhook attempts did not happen: ${attempts}`,
+    20_000,
+    100,
+  );
+  assert.ok(signatures().length >= 1 && signatures()[0]!.startsWith('v1,'), `the receiver saw a signed delivery: ${signatures()[0]}`);
 
   server.proc.kill('SIGTERM');
   await server.exited;
@@ -85,7 +83,7 @@ test('logs hold no token, webhook secret, signature or body, through request err
   assert.match(logs, /webhook attempt failed/, 'the webhook failures were logged');
   assert.match(logs, /"statusCode":413/, 'the request errors were logged');
   for (const secret of secrets) assert.ok(!logs.includes(secret), `a secret is in the logs: ${secret.slice(0, 8)}…`);
-  for (const signature of signatures) assert.ok(!logs.includes(signature.slice(3)), 'a webhook signature is in the logs');
+  for (const signature of signatures()) assert.ok(!logs.includes(signature.slice(3)), 'a webhook signature is in the logs');
   assert.ok(!logs.includes(BODY_MARK), 'a request body is in the logs');
   assert.ok(!logs.includes(RECEIVER_MARK), 'a receiver body is in the logs');
 });

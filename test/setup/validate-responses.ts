@@ -1,12 +1,12 @@
 // Loaded into every test process (`node --test --import ./dist/test/setup/validate-responses.js`): every
 // fetch answered by a server on this machine is checked against openapi/plant-store.yaml by an independent
-// validator (test/conformance/response-validator.ts), and a response the document does not describe makes
+// validator (test/helpers/response-validator.ts), and a response the document does not describe makes
 // the fetch reject, so the test that made it fails with the reason.
 // Not checked: /docs and its assets (a page, not API operations), raw-socket tests (they do not use fetch),
 // and requests sent with the header `x-conformance: skip` (removed before sending) for servers that are not
 // the plant store.
 import { appendFileSync } from 'node:fs';
-import { ResponseValidator } from '../conformance/response-validator.js';
+import { ResponseValidator } from '../helpers/response-validator.js';
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const SKIP_HEADER = 'x-conformance';

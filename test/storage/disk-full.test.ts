@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { spawnServer } from '../helpers/app.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
 import { sleep } from '../helpers/sleep.js';
-import { createToken, portOf } from '../ops/support.js';
+import { createToken, portOf } from '../helpers/cli.js';
 
 /** Mounts a small tmpfs, or says why it cannot. */
 function smallFilesystem(): { dir: string; unmount: () => void } | string {

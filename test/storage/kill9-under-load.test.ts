@@ -4,8 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
-import { assertAcknowledgedStored, databaseWithToken, portOf, runLoad, summarize, type LoadResult } from '../ops/support.js';
+import { eventually, sleep } from '../helpers/sleep.js';
+import { assertAcknowledgedStored, runLoad, summarize, type LoadResult } from '../helpers/load.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const CLIENTS = 50;
 const LOAD_MS = 1_500;
@@ -31,7 +32,7 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
   });
   // At least LOAD_MS, and on a loaded machine longer, until enough writes were acknowledged to mean something.
   await sleep(LOAD_MS);
-  for (let waited = 0; live.ok.size < MIN_ACKNOWLEDGED && waited < 20_000; waited += 100) await sleep(100);
+  await eventually(() => live.ok.size >= MIN_ACKNOWLEDGED, 'writes acknowledged', 20_000, 100).catch(() => {}); // the assertions below judge the load
   killed = true;
   server.proc.kill('SIGKILL');
   assert.equal(await server.exited, 'SIGKILL');

@@ -10,8 +10,8 @@ import { runCli, tempDir } from '../helpers/app.js';
 import { MigrationError } from '../../src/storage/migrator.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
-import { runIn } from '../ops/support.js';
-import { sleep } from '../helpers/sleep.js';
+import { runIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/sleep.js';
 
 const LATEST = MIGRATIONS.at(-1)!;
 const pad = (v: number) => String(v).padStart(4, '0');
@@ -166,11 +166,7 @@ test('processes that start on the same fresh file at the same moment all succeed
       return () => out;
     });
     const exits = procs.map((p) => new Promise((r) => p.on('exit', r)));
-    const deadline = Date.now() + 15_000;
-    while (!outputs.every((o) => o().includes('ready'))) {
-      assert.ok(Date.now() < deadline, 'processes did not start');
-      await sleep(10);
-    }
+    await eventually(() => outputs.every((o) => o().includes('ready')), 'processes did not start', 15_000);
     for (const p of procs) p.stdin.write('go\n');
     await Promise.all(exits);
     const results = outputs.map((o) => o().replace('ready\n', '').trim());

@@ -7,8 +7,8 @@ import { createServer } from 'node:net';
 import { errorOf, runCli, spawnServer } from '../helpers/app.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
 import { freePort } from '../helpers/ports.js';
-import { createToken } from '../ops/support.js';
-import { sleep } from '../helpers/sleep.js';
+import { createToken } from '../helpers/cli.js';
+import { eventually, sleep } from '../helpers/sleep.js';
 
 test('postgres unreachable at start: migrate and serve exit 1 within the connect timeout, naming host:port, never the password', async (t) => {
   const port = await freePort();
@@ -70,29 +70,21 @@ test('postgres stopped while serving: 503 and /readyz 503, no 500; back by itsel
     }
   });
   const readyz = async () => (await fetch(`${server.url}/readyz`)).status;
-  const until = async (what: () => Promise<boolean>, ms: number, label: string) => {
-    const deadline = Date.now() + ms;
-    while (Date.now() < deadline) {
-      if (await what()) return;
-      await sleep(100);
-    }
-    assert.fail(`${label} within ${ms} ms`);
-  };
 
   try {
-    await until(async () => acknowledged.length >= 50, 15_000, 'writes before the outage');
+    await eventually(async () => acknowledged.length >= 50, 'writes before the outage', 15_000, 100);
     assert.equal(await readyz(), 200);
     await cluster.stop();
-    await until(async () => (await readyz()) === 503, 10_000, '/readyz 503 while down');
+    await eventually(async () => (await readyz()) === 503, '/readyz 503 while down', 10_000, 100);
     const ackedBefore = acknowledged.length;
-    await until(async () => (statuses.get(503) ?? 0) > 0, 10_000, 'a 503 for a create while down');
+    await eventually(async () => (statuses.get(503) ?? 0) > 0, 'a 503 for a create while down', 10_000, 100);
     // Still down: every create fails, none is acknowledged.
     await sleep(500);
     const ackedWhileDown = acknowledged.length;
     assert.ok(ackedWhileDown - ackedBefore <= 4, 'acknowledged while the database was down');
     await cluster.start();
-    await until(async () => (await readyz()) === 200, 15_000, '/readyz 200 after the restart');
-    await until(async () => acknowledged.length >= ackedWhileDown + 50, 15_000, 'writes after the restart');
+    await eventually(async () => (await readyz()) === 200, '/readyz 200 after the restart', 15_000, 100);
+    await eventually(async () => acknowledged.length >= ackedWhileDown + 50, 'writes after the restart', 15_000, 100);
   } finally {
     running = false;
     await Promise.all(writers);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken } from '../ops/support.js';
+import { databaseWithToken } from '../helpers/cli.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const PLANTS = [

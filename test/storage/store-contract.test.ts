@@ -1,7 +1,8 @@
 // The Store port's promises, checked directly against the store under test (PLANT_STORE_TEST_STORE), so that
 // every engine keeps the same ones: plants (create and import rules, reads, the list page, delete, count),
 // tokens, and commit observers. The webhook half of the port (subscriptions, claims, attempts and their
-// outcomes, nextDueAt, the backlog) is test/webhooks/delivery-store.test.ts, which runs on every engine too.
+// outcomes, nextDueAt, the backlog) is test/webhooks/delivery-store.test.ts, which runs on every engine too, and
+// the rest of the ports (commitWrites, housekeeping, the event log, restores) is store-contract-ports.test.ts.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TokenRecord } from '../../src/auth/token.js';
@@ -9,7 +10,7 @@ import type { PlantRecord } from '../../src/plants/plant.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
-import { addSubscription } from '../webhooks/delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
 import { sequenced } from '../helpers/events.js';
 
 async function freshStore(t: TestContext): Promise<Store> {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp } from '../helpers/app.js';
 import { holdWriteLock } from './lock-holder.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 test('while a create waits for a lock another process holds, reads are answered; then the create succeeds', async (t) => {
@@ -14,12 +14,15 @@ test('while a create waits for a lock another process holds, reads are answered;
 
   await holdWriteLock(t, file, 1500);
 
+  // The create is handed to the writer once the server has read its body.
+  let createRead = false;
+  s.app.server.on('request', (req) => req.method === 'POST' && req.on('end', () => (createRead = true)));
   let createdAt = 0;
   const create = s.postPlant({ id: 2, name: 'patient' }).then((res) => {
     createdAt = performance.now();
     return res;
   });
-  await sleep(100);
+  await eventually(() => createRead, 'the create read by the server');
   const read = await fetch(`${s.url}/plants/1`, { headers: { authorization: `Bearer ${s.token.read}` } });
   const readAt = performance.now();
   assert.equal(read.status, 200);

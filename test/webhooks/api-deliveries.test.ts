@@ -5,61 +5,34 @@
 // clock, not real hours.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import type { PlantStoreClient, WebhookDelivery } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
-import { deliveryConformance, withoutVersion } from './delivery-support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { withoutVersion } from '../helpers/webhooks.js';
 import { testClock } from '../helpers/clock.js';
-import { sleep } from '../helpers/sleep.js';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+import { eventually } from '../helpers/sleep.js';
 
 /**
- * A receiver on 127.0.0.1 that records every request and answers with `answer()`'s status; every delivery is
- * checked against the document's `webhooks` section, and the test fails if one does not conform.
+ * The tests' receiver (test/helpers/receiver.ts) answering `status`, at /hooks/plants: it verifies each delivery
+ * with the secret of the subscription made to it (subscribe sets it) and checks it against the document's
+ * `webhooks` section; the test fails if one does not verify or conform.
  */
-async function receiver(t: TestContext, answer: () => number = () => 200) {
-  const received: Received[] = [];
-  const problems: string[] = [];
-  // `gate`, when set, holds every answer until it resolves (a delivery caught in flight).
-  const state: { answer: () => number; gate?: Promise<void> } = { answer };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      problems.push(...(await deliveryConformance().checkDelivery(req.headers, body).catch((err: Error) => [err.message])));
-      received.push({ headers: req.headers, body });
-      void Promise.resolve(state.gate).then(() => res.writeHead(state.answer(), { 'content-type': 'text/plain' }).end('ok'));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  t.after(() => assert.deepEqual(problems, [], 'every delivery conforms to the webhooks section'));
-  server.unref();
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks/plants`;
-  return { url, received, state };
+async function receiver(t: TestContext, status = 200) {
+  const hook = { url: '', secret: '', rx: undefined as unknown as Receiver };
+  hook.rx = await startReceiver(t, () => hook.secret, () => ({ status, headers: { 'content-type': 'text/plain' }, body: 'ok' }));
+  hook.url = `${hook.rx.url}/plants`;
+  t.after(() => assert.deepEqual(hook.rx.problems, [], 'every delivery verifies and conforms to the webhooks section'));
+  return hook;
 }
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-async function subscribe(hooks: PlantStoreClient, url: string): Promise<{ id: string; secret: string }> {
-  const { data, error, response } = await hooks.POST('/webhooks', { body: { url } });
+/** POST /webhooks to `to` (a receiver, whose secret becomes the subscription's, or a URL). */
+async function subscribe(hooks: PlantStoreClient, to: string | { url: string; secret: string }): Promise<{ id: string; secret: string }> {
+  const { data, error, response } = await hooks.POST('/webhooks', { body: { url: typeof to === 'string' ? to : to.url } });
   assert.equal(response.status, 201, JSON.stringify(error));
+  if (typeof to !== 'string') to.secret = data!.secret;
   return data!;
 }
 
@@ -83,19 +56,19 @@ test('a created plant shows up as a succeeded delivery with its attempt; the rec
   const call = await manageClient(s);
   const plants = clientFor(s, s.token.write);
   const r = await receiver(t);
-  const sub = await subscribe(call, r.url);
+  const sub = await subscribe(call, r);
   assert.deepEqual(await deliveries(call, sub.id), []);
 
   const before = Date.now();
   // Raw: a string id is refused, no event (the client would not send one).
   assert.equal((await s.postPlant({ id: 9223372036854775807n.toString(), name: 'fern', tag: 'green' })).status, 400);
   assert.equal((await plants.POST('/plants', { body: { id: 9223372036854775807n, name: 'fern', tag: 'green' } })).response.status, 200);
-  const [delivery] = await until('a succeeded delivery', async () => {
+  const [delivery] = await eventually(async () => {
     const list = await deliveries(call, sub.id);
     return list.length === 1 && list[0]!.status === 'succeeded' && list;
-  });
-  assert.equal(r.received.length, 1);
-  const got = r.received[0]!;
+  }, 'a succeeded delivery', 10_000, 20);
+  assert.equal(r.rx.requests.length, 1);
+  const got = r.rx.requests[0]!;
   assert.equal(withoutVersion(got.body), '{"id":9223372036854775807,"name":"fern","tag":"green"}');
   assert.equal(got.headers['webhook-id'], delivery!.eventId);
   // Verified independently, with the reference library and the secret shown at creation.
@@ -124,21 +97,23 @@ test('a created plant shows up as a succeeded delivery with its attempt; the rec
 });
 
 test('deliveries are listed newest first and limit bounds the page', async (t) => {
-  const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
+  const clock = testClock();
+  const s = await startApp(t, { clock, config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const call = await manageClient(s);
   const plants = clientFor(s, s.token.write);
   const r = await receiver(t);
-  const sub = await subscribe(call, r.url);
+  const sub = await subscribe(call, r);
   for (let id = 1; id <= 3; id++) {
     assert.equal((await plants.POST('/plants', { body: { id: BigInt(id), name: `plant ${id}` } })).response.status, 200);
-    await sleep(3);
+    // Creation times are kept to the millisecond: each delivery made, then the clock moved past it.
+    await eventually(async () => r.rx.requests.length === id, `delivery ${id}`, 10_000, 20);
+    clock.advance(3);
   }
-  await until('three deliveries', async () => r.received.length === 3);
-  const all = await until('three succeeded deliveries', async () => {
+  const all = await eventually(async () => {
     const list = await deliveries(call, sub.id);
     return list.every((d) => d.status === 'succeeded') && list.length === 3 && list;
-  });
-  const bodies = new Map(r.received.map((x) => [String(x.headers['webhook-id']), x.body]));
+  }, 'three succeeded deliveries', 10_000, 20);
+  const bodies = new Map(r.rx.requests.map((x) => [String(x.headers['webhook-id']), x.body]));
   assert.deepEqual(
     all.map((d) => withoutVersion(bodies.get(d.eventId)!)),
     ['{"id":3,"name":"plant 3"}', '{"id":2,"name":"plant 2"}', '{"id":1,"name":"plant 1"}'],
@@ -151,13 +126,13 @@ test('a failing receiver leaves the delivery pending with the attempt, its statu
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const call = await manageClient(s);
   const plants = clientFor(s, s.token.write);
-  const r = await receiver(t, () => 500);
-  const sub = await subscribe(call, r.url);
+  const r = await receiver(t, 500);
+  const sub = await subscribe(call, r);
   assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
-  const [d] = await until('an attempt', async () => {
+  const [d] = await eventually(async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.attempts.length === 1 && list;
-  });
+  }, 'an attempt', 10_000, 20);
   assert.equal(d!.status, 'pending');
   assert.equal(d!.attempts[0]!.statusCode, 500);
   assert.match(d!.attempts[0]!.error ?? '', /500/);
@@ -168,8 +143,8 @@ test('a failing receiver leaves the delivery pending with the attempt, its statu
 
 test('a pending delivery waiting for its next try is sent at once on retry (202), its round going on; not while it is being sent, nor once it succeeded (409)', async (t) => {
   const s = await startWithClock(t);
-  const r = await receiver(t, () => 500);
-  const sub = await subscribe(s.call, r.url);
+  const r = await receiver(t, 500);
+  const sub = await subscribe(s.call, r);
   assert.equal((await s.write.POST('/plants', { body: { id: 5n, name: 'sage' } })).response.status, 200);
   assert.equal(await s.dispatcher.runOnce(), 1);
   const [waiting] = await deliveries(s.call, sub.id);
@@ -190,18 +165,18 @@ test('a pending delivery waiting for its next try is sent at once on retry (202)
 
   // Caught while an attempt is in flight (its lease is live): 409, and the attempt is not disturbed.
   let release!: () => void;
-  r.state.gate = new Promise<void>((resolve) => (release = resolve));
-  r.state.answer = () => 204;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  r.rx.reply = () => gate.then(() => ({ status: 204 }));
   assert.equal((await retry(s.call, sub.id, waiting!.id)).response.status, 202);
   const inFlight = s.dispatcher.runOnce();
-  await until('the attempt to arrive', async () => r.received.length === 3);
+  await eventually(async () => r.rx.requests.length === 3, 'the attempt to arrive', 10_000, 20);
   assert.match(clientError(await retry(s.call, sub.id, waiting!.id), 409).message, /being sent/);
   release();
   assert.equal(await inFlight, 1);
   const [done] = await deliveries(s.call, sub.id);
   assert.equal(done!.status, 'succeeded');
   assert.match(clientError(await retry(s.call, sub.id, waiting!.id), 409).message, /already succeeded/);
-  assert.equal(r.received.length, 3);
+  assert.equal(r.rx.requests.length, 3);
 });
 
 test('a receiver that cannot be reached records the connection error and no status code', async (t) => {
@@ -212,10 +187,10 @@ test('a receiver that cannot be reached records the connection error and no stat
   const r = await receiver(t);
   const sub = await subscribe(call, r.url.replace(/:\d+\//, ':1/'));
   assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
-  const [d] = await until('an attempt', async () => {
+  const [d] = await eventually(async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.attempts.length === 1 && list;
-  });
+  }, 'an attempt', 10_000, 20);
   assert.equal(d!.status, 'pending');
   assert.equal('statusCode' in d!.attempts[0]!, false);
   assert.match(d!.attempts[0]!.error ?? '', /connect|ECONNREFUSED/i);
@@ -226,13 +201,13 @@ test('410 Gone disables the subscription (active false, disabledReason); its del
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const call = await manageClient(s);
   const plants = clientFor(s, s.token.write);
-  const r = await receiver(t, () => 410);
-  const sub = await subscribe(call, r.url);
+  const r = await receiver(t, 410);
+  const sub = await subscribe(call, r);
   assert.equal((await plants.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
-  const [d] = await until('the 410 attempt', async () => {
+  const [d] = await eventually(async () => {
     const list = await deliveries(call, sub.id);
     return list[0]?.status === 'failed' && list;
-  });
+  }, 'the 410 attempt', 10_000, 20);
   assert.equal(d!.attempts[0]!.statusCode, 410);
   const webhook = (await call.GET('/webhooks/{id}', { params: { path: { id: sub.id } } })).data!;
   assert.equal(webhook.active, false);
@@ -244,7 +219,7 @@ test('410 Gone disables the subscription (active false, disabledReason); its del
   // No delivery is written with the create (its transaction would hold it), so none can ever be sent.
   assert.equal((await plants.POST('/plants', { body: { id: 2n, name: 'moss' } })).response.status, 200);
   assert.deepEqual((await deliveries(call, sub.id)).map((x) => x.id), [d!.id]);
-  assert.equal(r.received.length, 1);
+  assert.equal(r.rx.requests.length, 1);
 });
 
 /** A real server whose dispatcher runs only when told, on a clock the test moves. */
@@ -263,8 +238,8 @@ async function startWithClock(t: TestContext) {
 
 test('after the whole retry schedule a delivery is failed; a manual retry (202) makes it pending and it is delivered', async (t) => {
   const s = await startWithClock(t);
-  const r = await receiver(t, () => 503);
-  const sub = await subscribe(s.call, r.url);
+  const r = await receiver(t, 503);
+  const sub = await subscribe(s.call, r);
   assert.equal((await s.write.POST('/plants', { body: { id: 7n, name: 'ivy' } })).response.status, 200);
 
   assert.equal(await s.dispatcher.runOnce(), 1);
@@ -281,8 +256,8 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
   assert.equal(failed!.attempts.length, RETRY_SCHEDULE_MS.length + 1);
   assert.ok(failed!.attempts.every((a) => a.statusCode === 503 && /503/.test(a.error ?? '')));
   // Every attempt of the event carried the same webhook-id.
-  assert.equal(r.received.length, RETRY_SCHEDULE_MS.length + 1);
-  assert.deepEqual(new Set(r.received.map((x) => x.headers['webhook-id'])), new Set([failed!.eventId]));
+  assert.equal(r.rx.requests.length, RETRY_SCHEDULE_MS.length + 1);
+  assert.deepEqual(new Set(r.rx.requests.map((x) => x.headers['webhook-id'])), new Set([failed!.eventId]));
   s.clock.advance(48 * 3_600_000);
   assert.equal(await s.dispatcher.runOnce(), 0, 'a failed delivery is not tried again by itself');
 
@@ -292,7 +267,7 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
     clientError(await retry(s.call, id, deliveryId), 404, `${id} ${deliveryId}`);
   }
 
-  r.state.answer = () => 204;
+  r.rx.reply = () => ({ status: 204 });
   const retried = await retry(s.call, sub.id, failed!.id);
   assert.equal(retried.response.status, 202);
   const pending = retried.data!;
@@ -309,13 +284,13 @@ test('after the whole retry schedule a delivery is failed; a manual retry (202) 
   assert.equal(done!.status, 'succeeded');
   assert.equal(done!.attempts.length, RETRY_SCHEDULE_MS.length + 2);
   assert.equal(done!.attempts.at(-1)!.statusCode, 204);
-  assert.equal(r.received.at(-1)!.headers['webhook-id'], failed!.eventId);
+  assert.equal(r.rx.requests.at(-1)!.headers['webhook-id'], failed!.eventId);
 });
 
 test('deleting a subscription cancels its pending delivery; the deliveries of a deleted subscription are 404', async (t) => {
   const s = await startWithClock(t);
-  const r = await receiver(t, () => 500);
-  const sub = await subscribe(s.call, r.url);
+  const r = await receiver(t, 500);
+  const sub = await subscribe(s.call, r);
   assert.equal((await s.write.POST('/plants', { body: { id: 1n, name: 'fern' } })).response.status, 200);
   assert.equal(await s.dispatcher.runOnce(), 1);
   assert.equal((await deliveries(s.call, sub.id))[0]!.status, 'pending');
@@ -323,5 +298,5 @@ test('deleting a subscription cancels its pending delivery; the deliveries of a 
   s.clock.advance(60_000);
   assert.equal(await s.dispatcher.runOnce(), 0, 'nothing is sent to a deleted subscription');
   clientError(await s.call.GET('/webhooks/{id}/deliveries', { params: { path: { id: sub.id } } }), 404);
-  assert.equal(r.received.length, 1);
+  assert.equal(r.rx.requests.length, 1);
 });

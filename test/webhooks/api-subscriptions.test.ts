@@ -6,7 +6,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { NewWebhook, PlantStoreClient } from '@plant-store/client';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
-import { sleep } from '../helpers/sleep.js';
+import { testClock } from '../helpers/clock.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=_-]{20,}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -85,14 +85,15 @@ test('POST /webhooks answers 201 with the subscription, its whsec_ secret and a 
 });
 
 test('GET /webhooks lists subscriptions oldest first', async (t) => {
-  const a = await api(t);
+  const clock = testClock();
+  const a = await api(t, { clock });
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
     const res = await a.hooks.POST('/webhooks', { body: { url: `https://1.1.1.1/hook/${i}` } });
     assert.equal(res.response.status, 201);
     ids.push(res.data!.id);
     // Creation times are kept to the millisecond; apart by more than that, the order is the creation order.
-    await sleep(3);
+    clock.advance(3);
   }
   const listed = await a.hooks.GET('/webhooks');
   assert.equal(listed.response.status, 200);

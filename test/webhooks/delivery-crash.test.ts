@@ -5,9 +5,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { databaseWithToken, portOf } from '../ops/support.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { answered, postRaw } from '../helpers/raw-request.js';
-import { addSubscription, startReceiver, withoutVersion, type Reply } from './delivery-support.js';
+import { addSubscription, withoutVersion } from '../helpers/webhooks.js';
+import { startReceiver, type Reply } from '../helpers/receiver.js';
 
 /**
  * A database with a token and a subscription (`events`, default all) to a receiver that takes requests and

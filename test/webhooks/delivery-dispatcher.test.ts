@@ -9,8 +9,9 @@ import type { WebhookStore } from '../../src/webhooks/delivery.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { sequenced } from '../helpers/events.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
-import { sleep } from '../helpers/sleep.js';
-import { addSubscription, startReceiver } from './delivery-support.js';
+import { eventually } from '../helpers/sleep.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const quiet = { debug() {}, info() {}, warn() {} };
 
@@ -27,17 +28,27 @@ test('wake() is cheap and coalesced: ten thousand calls in one turn cost a coupl
   const { store } = await openStore((await freshDatabaseUrl(t)));
   t.after(() => store.close());
   let claims = 0;
+  let settled = 0;
   const counting: WebhookStore = Object.create(store.webhooks, {
-    claimDueDeliveries: { value: (input: Parameters<WebhookStore['claimDueDeliveries']>[0]) => (claims++, store.webhooks.claimDueDeliveries(input)) },
+    claimDueDeliveries: {
+      value: (input: Parameters<WebhookStore['claimDueDeliveries']>[0]) => (claims++, store.webhooks.claimDueDeliveries(input).finally(() => settled++)),
+    },
   });
+  // Idle: every claim started has answered, and a turn of the loop went by without a new one.
+  const idleAfter = (n: number) => eventually(async () => {
+    if (claims <= n || settled < claims) return false;
+    const seen = claims;
+    await new Promise((r) => setImmediate(r));
+    return claims === seen && settled === claims;
+  }, `a claim after ${n}, and the dispatcher idle again`);
   const d = createDispatcher({ store: counting, timeoutMs: 1_000, allowedHosts: [], logger: quiet, pollMs: 60_000 });
   d.start();
-  await sleep(50);
+  await idleAfter(0);
   const before = claims;
   const t0 = performance.now();
   for (let i = 0; i < 10_000; i++) d.wake();
   const cost = performance.now() - t0;
-  await sleep(50);
+  await idleAfter(before);
   await d.stop();
   t.diagnostic(`10000 wake() calls took ${cost.toFixed(2)} ms and caused ${claims - before} claim(s)`);
   assert.ok(claims - before <= 2, `${claims - before} claims`);

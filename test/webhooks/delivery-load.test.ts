@@ -5,8 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { answered, postRaw } from '../helpers/raw-request.js';
-import { addSubscription, deliveriesOf, startDeliveryApp, startReceiver, withoutVersion } from './delivery-support.js';
-import { sleep } from '../helpers/sleep.js';
+import { addSubscription, deliveriesOf, startDeliveryApp, withoutVersion } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { eventually } from '../helpers/sleep.js';
 
 const PLANTS = 1_000;
 // Ids above 2^53: exactness is part of what must arrive.
@@ -36,8 +37,10 @@ test('1000 plants created concurrently yield exactly 1000 distinct events at the
 
   await rx.until((r) => r.byId.size >= PLANTS, 60_000);
   const delivered = Date.now() - t0;
-  // Let any stray duplicate arrive before counting.
-  await sleep(300);
+  // Counted once every delivery is recorded and the dispatcher has stopped, its sends all ended: a stray
+  // duplicate has arrived by then, and none can start after.
+  await eventually(async () => (await deliveriesOf(s.store, sub.id)).every((d) => d.status !== 'pending'), 'every delivery recorded', 10_000);
+  await s.dispatcher.stop();
   t.diagnostic(`${PLANTS} POSTs answered in ${created} ms; all events delivered ${delivered} ms after the first POST; requests at the receiver: ${rx.requests.length}`);
 
   assert.deepEqual(rx.problems, [], 'every signature verifies with standardwebhooks; no id carried two bodies');

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { PlantStoreClient } from '@plant-store/client';
 import { clientError, clientFor } from '../helpers/client.js';
 import { testClock } from '../helpers/clock.js';
-import { addSubscription, deliveriesOf, startDeliveryApp, startReceiver, type DeliveryApp } from './delivery-support.js';
+import { addSubscription, deliveriesOf, startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const HOURS_12 = 12 * 3600_000;
 

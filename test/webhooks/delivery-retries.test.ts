@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { RETRY_SCHEDULE_MS } from '../../src/webhooks/retry-policy.js';
 import { USER_AGENT } from '../../src/webhooks/sender.js';
 import { testClock } from '../helpers/clock.js';
-import { addSubscription, onlyDelivery, startDeliveryApp, startReceiver, withoutVersion, type Reply } from './delivery-support.js';
+import { addSubscription, onlyDelivery, startDeliveryApp, withoutVersion } from '../helpers/webhooks.js';
+import { startReceiver, type Reply } from '../helpers/receiver.js';
 
 const plantJson = (id: bigint | number, name = `plant-${id}`, tag?: string) =>
   `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;

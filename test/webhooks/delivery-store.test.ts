@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
 import { tempDir, freshDatabaseUrl } from '../helpers/app.js';
-import { addSubscription } from './delivery-support.js';
+import { addSubscription } from '../helpers/webhooks.js';
 import { sequenced } from '../helpers/events.js';
 
 async function freshStore(t: TestContext): Promise<{ store: Store; databaseUrl: string }> {

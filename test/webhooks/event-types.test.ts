@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, migratedDatabaseUrl, runCli } from '../helpers/app.js';
-import { startDeliveryApp, startReceiver, type DeliveryApp, type Receiver } from './delivery-support.js';
+import { startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 /** Above 2^53: a JSON.parse or a Number anywhere on the way would change its digits. */
 const ID = '9007199254740993';

@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf } from '../helpers/app.js';
-import { startDeliveryApp, startReceiver, type DeliveryApp, type Received } from './delivery-support.js';
+import { startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
+import { startReceiver, type Received } from '../helpers/receiver.js';
 
 /** POST /webhooks with a webhooks:manage and plants:read token; the created subscription (and its secret) or the answer. */
 async function subscribe(s: DeliveryApp, body: Record<string, unknown>): Promise<Response> {

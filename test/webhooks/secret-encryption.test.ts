@@ -10,7 +10,7 @@ import { freshDatabaseUrl, runCli, startApp } from '../helpers/app.js';
 import { createStore, openStore } from '../../src/storage/open-store.js';
 import { createSecretBox, parseSecretKeys, SecretKeyError } from '../../src/webhooks/secret-box.js';
 import { createWebhookService } from '../../src/webhooks/webhook-service.js';
-import { startReceiver } from './delivery-support.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 

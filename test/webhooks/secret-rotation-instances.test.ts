@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { freshDatabaseUrl, type ChildServer } from '../helpers/app.js';
-import { runIn, serveIn } from '../ops/support.js';
+import { runIn, serveIn } from '../helpers/cli.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from './delivery-support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { eventually } from '../helpers/sleep.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
@@ -114,12 +115,13 @@ test('rolling key rotation over two instances on one PostgreSQL database: delive
   for (const sub of [first, second]) {
     // The second subscription's last deliveries may still be on their way.
     let deliveries: Delivery[] = [];
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    const settled = async () => {
       const res = await call(instances.get('a')!, 'GET', `/webhooks/${sub.id}/deliveries?limit=1000`);
       assert.equal(res.status, 200);
       deliveries = (await res.json()) as Delivery[];
-      if (deliveries.every((d) => d.status !== 'pending')) break;
-    }
+      return deliveries.every((d) => d.status !== 'pending');
+    };
+    await eventually(settled, 'no delivery pending', 15_000, 50).catch(() => {});
     assert.ok(deliveries.length > 0);
     const failed = deliveries.filter((d) => d.status !== 'succeeded' || d.attempts.some((a) => a.statusCode !== 200));
     assert.deepEqual(failed, [], 'a delivery failed or was retried during the rotation');

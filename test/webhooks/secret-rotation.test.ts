@@ -5,10 +5,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { runCli, startApp, type TestApp } from '../helpers/app.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { createStore } from '../../src/storage/open-store.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from './delivery-support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
@@ -82,12 +82,11 @@ test('a command run with the new key first changes no secret: the server on the 
   await assertListed(s, [id]);
   // The receiver answers before the attempt is recorded: wait for the records, then check them.
   let deliveries: Delivery[] = [];
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  const recorded = async () => {
     deliveries = (await (await get(s, `/webhooks/${id}/deliveries`)).json()) as Delivery[];
-    if (deliveries.every((d) => d.status !== 'pending') || Date.now() > deadline) break;
-    await sleep(20);
-  }
+    return deliveries.every((d) => d.status !== 'pending');
+  };
+  await eventually(recorded, 'no delivery pending', 10_000, 20).catch(() => {});
   assert.deepEqual(deliveries.map((d) => [d.status, d.attempts.length]), [['succeeded', 1], ['succeeded', 1]]);
 });
 
@@ -108,12 +107,11 @@ test('a secret the server cannot open fails its own deliveries only: recorded wi
 
   // Each of the locked subscription's deliveries is an attempt that says why, due again on the usual schedule.
   let deliveries: Delivery[] = [];
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
+  const attempted = async () => {
     deliveries = (await (await get(s, `/webhooks/${locked.id}/deliveries`)).json()) as Delivery[];
-    if (deliveries.length === 2 && deliveries.every((d) => d.attempts.length === 1)) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return deliveries.length === 2 && deliveries.every((d) => d.attempts.length === 1);
+  };
+  await eventually(attempted, 'one attempt of each delivery', 10_000, 50).catch(() => {});
   assert.equal(deliveries.length, 2);
   for (const d of deliveries) {
     assert.equal(d.status, 'pending');

@@ -1,19 +1,12 @@
-// Shared pieces of the delivery tests: a real receiver on 127.0.0.1 that verifies every signature with the
+// The one webhook receiver of the tests: a real server on 127.0.0.1 that verifies every signature with the
 // off-the-shelf `standardwebhooks` library, checks every delivery against the document's `webhooks` section
-// (test/conformance/response-validator.ts) and de-duplicates by webhook-id, and startApp with the delivery
-// tests' defaults (a dispatcher the test drives, or lets run in the background).
+// (test/helpers/response-validator.ts) and de-duplicates by webhook-id. Its replies are chosen by the test:
+// a status (optionally late, or held until a promise settles), or no answer at all.
 import http from 'node:http';
 import type { TestContext } from 'node:test';
-import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { Webhook } from 'standardwebhooks';
-import type { Config } from '../../src/config.js';
-import type { DeliveryRecord, WebhookFormat, WebhookSubscription } from '../../src/webhooks/delivery.js';
-import type { Store } from '../../src/storage/store.js';
-import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
-import { generateWebhookSecret } from '../../src/webhooks/signing.js';
-import { startApp, type TestApp } from '../helpers/app.js';
-import { answered, postRaw } from '../helpers/raw-request.js';
-import { ResponseValidator } from '../conformance/response-validator.js';
+import type { WebhookFormat } from '../../src/webhooks/delivery.js';
+import { ResponseValidator } from './response-validator.js';
 
 let deliveryValidator: ResponseValidator | undefined;
 /** The document's check of deliveries, one per test process. */
@@ -21,7 +14,8 @@ export function deliveryConformance(): ResponseValidator {
   return (deliveryValidator ??= new ResponseValidator());
 }
 
-/** What the receiver does with one request: answer (optionally late, with headers), or never answer. */
+/** What the receiver does with one request: answer (optionally late, with headers), or never answer. A reply
+ * given as a promise holds the answer until it settles (a delivery caught in flight). */
 export type Reply = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface Received {
@@ -51,7 +45,7 @@ export interface Receiver {
   /** The format of the subscriptions delivering here, when the test knows it: their bodies are checked for it. */
   format?: WebhookFormat;
   /** Decides the reply to the n-th request (0-based); 200 by default. */
-  reply: (req: Received, n: number) => Reply;
+  reply: (req: Received, n: number) => Reply | Promise<Reply>;
   /** Resolves once `predicate` holds (checked on each request), or rejects after `timeoutMs`. */
   until(predicate: (r: Receiver) => boolean, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -94,7 +88,7 @@ export async function startReceiver(
         if (!first) r.byId.set(id, got);
       }
       for (const w of waiters) w();
-      const what = r.reply(got, n);
+      const what = await r.reply(got, n);
       if (what === 'hang') {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));
@@ -147,72 +141,4 @@ export async function startReceiver(
   };
   t.after(() => r.close());
   return r;
-}
-
-export async function addSubscription(
-  store: Store,
-  url: string,
-  id = 'wh_' + Math.random().toString(36).slice(2),
-  events: string[] = [...EVENT_TYPES],
-  format: WebhookFormat = 'plain',
-): Promise<WebhookSubscription> {
-  const sub: WebhookSubscription = {
-    id,
-    url,
-    description: null,
-    events,
-    format,
-    secret: generateWebhookSecret(),
-    createdAt: new Date(),
-    disabledAt: null,
-    disabledReason: null,
-  };
-  await store.webhooks.insertSubscription(sub, () => undefined);
-  return sub;
-}
-
-export interface DeliveryApp extends TestApp {
-  /** POST /plants with a JSON text (ids beyond 2^53 stay exact) and a plants:write token; resolves with the status. */
-  postJson(json: string): Promise<number>;
-}
-
-/**
- * startApp with the delivery tests' defaults: receivers on 127.0.0.1 allowed, the dispatcher polling every
- * 200 ms and, unless `background`, run only when the test calls `s.dispatcher.runOnce()` (fake-clock friendly);
- * `dispatcher` options are merged over those.
- */
-export async function startDeliveryApp(
-  t: TestContext,
-  options: { background?: boolean; config?: Partial<Config>; dispatcher?: Partial<DispatcherOptions>; databaseUrl?: string } = {},
-): Promise<DeliveryApp> {
-  const s = await startApp(t, {
-    ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
-    config: { webhookAllowedHosts: ['127.0.0.1'], ...options.config },
-    dispatcher: { pollMs: 200, ...options.dispatcher },
-    backgroundDispatcher: options.background ?? false,
-  });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  t.after(() => agent.destroy());
-  return { ...s, postJson: async (json) => answered(await postRaw(s.port, s.token.write, json, { agent })).status };
-}
-
-export async function deliveriesOf(store: Store, subscriptionId: string): Promise<DeliveryRecord[]> {
-  return store.webhooks.listDeliveries(subscriptionId, 10_000);
-}
-
-/** The only delivery of a subscription. */
-export async function onlyDelivery(store: Store, subscriptionId: string): Promise<DeliveryRecord> {
-  const all = await deliveriesOf(store, subscriptionId);
-  if (all.length !== 1) throw new Error(`expected one delivery, found ${all.length}`);
-  return all[0]!;
-}
-
-/**
- * An event body without its trailing `"version"` member (asserting it is there, digits only): what the body
- * says of the plant, to compare byte for byte whatever version the write took.
- */
-export function withoutVersion(body: string): string {
-  const m = /,"version":(\d+)\}$/.exec(body);
-  if (!m) throw new Error(`an event body without a version: ${body}`);
-  return body.slice(0, m.index) + '}';
 }

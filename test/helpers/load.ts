@@ -1,0 +1,99 @@
+// A small HTTP load generator over test/helpers/raw-request.ts, so that every outcome (status, or the socket
+// error code) is visible, and the check of what a load left stored after a kill or a drain.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { plantJson, postRaw } from './raw-request.js';
+import { sleep } from './sleep.js';
+import { storedPlant } from './stored-plant.js';
+import { openStore } from '../../src/storage/open-store.js';
+
+export interface LoadResult {
+  /** Ids answered 200, with the time (ms since load start) the answer arrived. */
+  ok: Map<bigint, number>;
+  /** Non-200 responses, by status, with one sample body each. */
+  statuses: Map<number, { count: number; sample: string; at: number[] }>;
+  /** Requests that ended without a response, by socket error code, with the ids (their fate is unknown). */
+  errors: Map<string, { ids: bigint[]; at: number[] }>;
+  sent: number;
+}
+
+/**
+ * `clients` concurrent clients, each posting fresh unique ids back to back over keep-alive connections
+ * until `until()` says stop or (after `stopOnErrorAfter()` is true) a request fails without a response.
+ */
+export async function runLoad(options: {
+  port: number;
+  token: string;
+  clients: number;
+  firstId: bigint;
+  until: () => boolean;
+  /** Once true, a client stops at its first failed exchange (the server is gone). */
+  stopOnError?: () => boolean;
+  startedAt?: number;
+  /** Filled while the load runs, so a test can watch progress (e.g. wait for enough 200s). */
+  result?: LoadResult;
+}): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+  const result: LoadResult = options.result ?? { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
+  const t0 = options.startedAt ?? Date.now();
+  let next = options.firstId;
+  const client = async () => {
+    while (!options.until()) {
+      const id = next++;
+      result.sent++;
+      const out = await postRaw(options.port, options.token, plantJson(id, `plant-${id}`), { agent });
+      const at = Date.now() - t0;
+      if (out.kind === 'response' && out.status === 200) {
+        result.ok.set(id, at);
+      } else if (out.kind === 'response') {
+        const s = result.statuses.get(out.status) ?? { count: 0, sample: out.body, at: [] };
+        s.count++;
+        s.at.push(at);
+        result.statuses.set(out.status, s);
+      } else {
+        const e = result.errors.get(out.code) ?? { ids: [], at: [] };
+        e.ids.push(id);
+        e.at.push(at);
+        result.errors.set(out.code, e);
+        if (options.stopOnError?.()) return;
+        await sleep(5);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.clients }, client));
+  agent.destroy();
+  return result;
+}
+
+export function summarize(r: LoadResult): string {
+  const statuses = [...r.statuses].map(([s, v]) => `${s}x${v.count}`).join(' ');
+  const errors = [...r.errors].map(([c, v]) => `${c}x${v.ids.length}`).join(' ');
+  return `sent=${r.sent} ok=${r.ok.size} other=[${statuses}] errors=[${errors}]`;
+}
+
+/**
+ * After a load that ended in a kill or a drain: every plant answered 200 is stored as sent, and nothing else is
+ * there but some of those whose connection was cut (their fate unknown). Returns a line for t.diagnostic.
+ */
+export async function assertAcknowledgedStored(databaseUrl: string, result: LoadResult): Promise<string> {
+  const inDoubt = [...result.errors.values()].flatMap((e) => e.ids);
+  const { store } = await openStore(databaseUrl);
+  try {
+    const missing: bigint[] = [];
+    for (const id of result.ok.keys()) {
+      const plant = await storedPlant(store, id);
+      if (!plant) missing.push(id);
+      else assert.deepEqual(plant, { id, name: `plant-${id}` });
+    }
+    assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
+    let storedInDoubt = 0;
+    for (const id of inDoubt) if (await storedPlant(store, id)) storedInDoubt++;
+    const count = await store.countPlants();
+    // Only ids some client sent can be there: the acknowledged ones plus some of those cut off mid-answer.
+    assert.equal(count, result.ok.size + storedInDoubt, 'a plant no client was answered for, beyond those cut off');
+    assert.ok(count <= result.ok.size + inDoubt.length);
+    return `acknowledged=${result.ok.size} all stored; cut off=${inDoubt.length}, of which stored=${storedInDoubt}`;
+  } finally {
+    await store.close();
+  }
+}

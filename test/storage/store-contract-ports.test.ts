@@ -1,0 +1,195 @@
+// The rest of the store ports' promises, on the store under test (PLANT_STORE_TEST_STORE), beside
+// store-contract.test.ts (plants, tokens, observers) and test/webhooks/delivery-store.test.ts (the webhook
+// half): writes committed as they are (commitWrites), the store's own housekeeping (migrate, ping,
+// connectionLimit), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
+// watch) and the restore half. The last test holds the suite to every method the ports declare.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../../src/storage/open-store.js';
+import type { Store } from '../../src/storage/store.js';
+import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
+import { sequenced } from '../helpers/events.js';
+import { eventually } from '../helpers/sleep.js';
+import { addSubscription } from '../helpers/webhooks.js';
+
+async function freshStore(t: TestContext, databaseUrl?: string): Promise<Store> {
+  const { store } = await openStore(databaseUrl ?? (await freshDatabaseUrl(t)));
+  t.after(() => store.close());
+  return store;
+}
+
+/** A record or result with its `version` taken out (the engines choose version numbers). */
+function unversioned<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => unversioned(v)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'version').map(([k, v]) => [k, unversioned(v)])) as T;
+}
+
+const UNKNOWN_EVENT = `msg_${'A'.repeat(22)}`;
+
+test('commitWrites: each write as it is, in order, answered with whether it wrote and the row under the id after it (before it, for a delete)', async (t) => {
+  const store = await freshStore(t);
+  const [created, again] = await store.commitWrites([
+    { op: 'create', plant: { id: 1n, name: 'fern' } },
+    { op: 'create', plant: { id: 1n, name: 'fern' } },
+  ]);
+  assert.deepEqual(unversioned([created, again]), [{ wrote: true, row: { id: 1n, name: 'fern' } }, { wrote: false, row: { id: 1n, name: 'fern' } }]);
+  const v1 = created!.row!.version;
+  assert.equal(again!.row!.version, v1);
+
+  const [replaced] = await store.commitWrites([{ op: 'replace', plant: { id: 1n, name: 'moss', tag: 'green' }, ifVersion: v1 }]);
+  assert.deepEqual(unversioned(replaced), { wrote: true, row: { id: 1n, name: 'moss', tag: 'green' } });
+  assert.ok(replaced!.row!.version > v1);
+  // A version the row no longer has: nothing written, the row as it is.
+  const [stale] = await store.commitWrites([{ op: 'replace', plant: { id: 1n, name: 'ivy' }, ifVersion: v1 }]);
+  assert.deepEqual(stale, { wrote: false, row: replaced!.row });
+
+  const [patched] = await store.commitWrites([{ op: 'patch', id: 1n, patch: { tag: null }, ifVersions: undefined }]);
+  assert.deepEqual(unversioned(patched), { wrote: true, row: { id: 1n, name: 'moss' } });
+  assert.deepEqual(await store.getPlant(1n), patched!.row);
+
+  const [deleted, absent] = await store.commitWrites([
+    { op: 'delete', id: 1n, ifVersion: undefined },
+    { op: 'delete', id: 2n, ifVersion: undefined },
+  ]);
+  assert.deepEqual(unversioned(deleted), { wrote: true, row: { id: 1n, name: 'moss' } });
+  assert.deepEqual(absent, { wrote: false, row: undefined });
+  assert.equal(await store.getPlant(1n), undefined);
+  assert.equal(await store.countPlants(), 0);
+});
+
+test('migrate on a migrated store applies nothing; ping answers; connectionLimit is a database server\'s only', async (t) => {
+  const store = await freshStore(t);
+  const results = await store.migrate();
+  assert.ok(results.length > 0);
+  assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['already-applied']));
+  await store.ping();
+  assert.equal(typeof store.connectionLimit === 'function', TEST_STORE === 'postgres');
+  if (store.connectionLimit) {
+    const limit = await store.connectionLimit();
+    assert.ok(Number.isInteger(limit) && limit > 0, String(limit));
+  }
+});
+
+test('replaceSecret replaces a subscription\'s secret only from the one it holds', async (t) => {
+  const store = await freshStore(t);
+  const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
+  const next = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+  assert.equal(await store.webhooks.replaceSecret(sub.id, 'whsec_not-the-one', next), false);
+  assert.equal((await store.webhooks.getSubscription(sub.id))!.secret, sub.secret);
+  assert.equal(await store.webhooks.replaceSecret(sub.id, sub.secret, next), true);
+  assert.equal((await store.webhooks.getSubscription(sub.id))!.secret, next);
+  assert.equal(await store.webhooks.replaceSecret('wh_none', next, sub.secret), false);
+});
+
+test('the event log: a cursor names a placed event\'s position; retention removes the oldest first, and their cursors then say through where', async (t) => {
+  const store = await freshStore(t);
+  assert.deepEqual(await store.events.backlog(), { unplaced: 0, behind: 0 });
+  assert.deepEqual(await store.events.cursor(UNKNOWN_EVENT), { kind: 'unknown', removedThrough: 0n, restores: [] });
+  for (const id of [1n, 2n, 3n]) await store.createPlant({ id, name: `p${id}` });
+  assert.deepEqual(await store.events.sequence(100, new Date()), { events: 3, deliveries: 0, more: false });
+  assert.deepEqual(await store.events.sequence(100, new Date()), { events: 0, deliveries: 0, more: false });
+  assert.deepEqual(await store.events.backlog(), { unplaced: 0, behind: 0 });
+  if (store.events.passIdle) assert.equal(store.events.passIdle(), true, 'every event placed, no subscription: a pass would do nothing');
+  const events = await store.events.readAfter(null, 10);
+  assert.equal(events.length, 3);
+  for (const e of events) assert.deepEqual(await store.events.cursor(e.id), { kind: 'at', position: e.position });
+
+  const later = new Date(Date.now() + 60_000);
+  assert.equal(await store.events.removeOlderThan(later, 2), 2);
+  assert.deepEqual((await store.events.readAfter(null, 10)).map((e) => e.id), [events[2]!.id]);
+  assert.deepEqual(await store.events.cursor(events[0]!.id), { kind: 'unknown', removedThrough: events[1]!.position, restores: [] });
+  // Nothing created before a cutoff in the past.
+  assert.equal(await store.events.removeOlderThan(new Date(0), 10), 0);
+  assert.equal(await store.events.removeOlderThan(later, 10), 1);
+  assert.deepEqual(await store.events.readAfter(null, 10), []);
+});
+
+test('watch: a listener hears of events another process sequenced (PostgreSQL), and is removed by what watch returns', async (t) => {
+  const databaseUrl = await freshDatabaseUrl(t);
+  const store = await freshStore(t, databaseUrl);
+  let heard = 0;
+  const unwatch = store.events.watch(() => heard++);
+  assert.equal(typeof unwatch, 'function');
+  if (TEST_STORE === 'postgres') {
+    // The other process: a second store on the same database, running its own pass.
+    const other = await freshStore(t, databaseUrl);
+    // Its LISTEN is up once a notification it was sent arrives; until then the other store keeps writing.
+    let id = 0n;
+    await eventually(async () => {
+      await other.createPlant({ id: ++id, name: 'elsewhere' });
+      await sequenced(other);
+      return heard > 0;
+    }, 'the listener told of the other store\'s pass', 10_000, 50);
+  }
+  unwatch();
+  const before = heard;
+  await store.createPlant({ id: 100n, name: 'here' });
+  await sequenced(store);
+  assert.equal(heard, before, 'a removed listener is not called for this process\'s own pass');
+});
+
+test('restores: facts say the last version issued and the newest event; record moves the counter up, never down, and the feed learns of it', async (t) => {
+  const store = await freshStore(t);
+  const empty = await store.restores.facts();
+  assert.equal(empty.newestEventAt, null);
+  const created = await store.createPlant({ id: 1n, name: 'fern' });
+  assert.equal(created.kind, 'created');
+  await sequenced(store);
+  const [event] = await store.events.readAfter(null, 1);
+  const facts = await store.restores.facts();
+  assert.equal(facts.lastVersion, created.kind === 'created' ? created.version : -1n);
+  assert.ok(facts.lastVersion >= empty.lastVersion);
+  assert.deepEqual(facts.newestEventAt, event!.createdAt);
+
+  const restoredAt = new Date('2026-01-02T03:04:05.678Z');
+  await store.restores.record({ restoredAt, newestEventAt: facts.newestEventAt, versionsFrom: facts.lastVersion + 1_000n });
+  assert.equal((await store.restores.facts()).lastVersion, facts.lastVersion + 1_000n);
+  const next = await store.createPlant({ id: 2n, name: 'moss' });
+  assert.ok(next.kind === 'created' && next.version > facts.lastVersion + 1_000n, 'a version above the restored counter');
+  // Never down.
+  await store.restores.record({ restoredAt: new Date(restoredAt.getTime() + 1_000), newestEventAt: null, versionsFrom: 1n });
+  assert.ok((await store.restores.facts()).lastVersion >= facts.lastVersion + 1_001n);
+  // A cursor naming no event now names the restores, newest first.
+  const cursor = await store.events.cursor(UNKNOWN_EVENT);
+  assert.deepEqual(cursor, {
+    kind: 'unknown',
+    removedThrough: 0n,
+    restores: [
+      { restoredAt: new Date(restoredAt.getTime() + 1_000), newestEventAt: null },
+      { restoredAt, newestEventAt: facts.newestEventAt },
+    ],
+  });
+});
+
+/** The methods an interface declares in a source file (`name(` or `name?(` at its first level). */
+function methodsOf(file: string, name: string): string[] {
+  const text = readFileSync(fileURLToPath(new URL(`../../../src/${file}`, import.meta.url)), 'utf8');
+  const start = text.indexOf(`export interface ${name} `);
+  assert.ok(start >= 0, `${name} in src/${file}`);
+  const body = text.slice(start, text.indexOf('\n}', start));
+  return [...body.matchAll(/^ {2}([a-zA-Z]+)\??\(/gm)].map((m) => m[1]!);
+}
+
+test('the contract suite calls every method of every store port', () => {
+  const ports: [string, string][] = [
+    ['storage/store.ts', 'Store'],
+    ['plants/plant.ts', 'PlantStore'],
+    ['auth/token.ts', 'TokenStore'],
+    ['webhooks/delivery.ts', 'WebhookStore'],
+    ['events/event-log.ts', 'EventLogStore'],
+    ['storage/restores.ts', 'RestoreStore'],
+  ];
+  const suite = ['storage/store-contract.test.ts', 'storage/store-contract-ports.test.ts', 'webhooks/delivery-store.test.ts']
+    .map((f) => readFileSync(fileURLToPath(new URL(`../../../test/${f}`, import.meta.url)), 'utf8'))
+    .join('\n');
+  const missing: string[] = [];
+  for (const [file, port] of ports) {
+    const methods = methodsOf(file, port);
+    assert.ok(methods.length > 0, `no methods found in ${port}`);
+    for (const m of methods) if (!new RegExp(`\\.${m}\\(`).test(suite)) missing.push(`${port}.${m}`);
+  }
+  assert.deepEqual(missing, [], 'port methods no contract test calls');
+});
