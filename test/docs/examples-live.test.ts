@@ -29,7 +29,7 @@ import { markRestored } from '../../src/storage/restores.js';
 import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -533,13 +533,8 @@ test('every example request, sent to the service, is answered as the document\'s
     headers: ['retry-after', 'ratelimit', 'ratelimit-policy'],
   });
   // Waiting places: a token's one (EVENTS_MAX_WAITING_PER_TOKEN), then the instance's two (EVENTS_MAX_WAITING).
-  const waits = async (n: number) => {
-    const end = Date.now() + 10_000;
-    while (!new RegExp(`^plant_store_events_waiting ${n}$`, 'm').test(await b.app.metrics.scrape())) {
-      if (Date.now() > end) throw new Error(`${n} requests are not waiting`);
-      await sleep(10);
-    }
-  };
+  const waits = (n: number) =>
+    eventually(async () => new RegExp(`^plant_store_events_waiting ${n}$`, 'm').test(await b.app.metrics.scrape()), `${n} requests waiting`, 10_000);
   const [w1, w2, w3] = [await bToken('w1'), await bToken('w2'), await bToken('w3')];
   const wait = (token: string) => call('listEvents', { server: b, token, query: { wait: '30' } });
   const held = [wait(w1)];
