@@ -25,7 +25,7 @@ import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
 import { parseDatabaseUrl } from '../database-url.js';
-import { encodeItems, wireItemCount, type WireCommand, type WireItems, type WriteTransport } from '../writer-wire.js';
+import { encodeItems, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
 
 export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -274,7 +274,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   /** A command through the transport, in the one codec; what fails is a StoreUnavailableError (503). */
   private async command<N extends CommandName>(name: N, ...args: ArgsOf<N>): Promise<ResultOf<N>> {
-    let reply;
+    let reply: WireReply;
     try {
       reply = await this.transport.send({ name, args });
     } catch (err) {

@@ -22,9 +22,20 @@ import { pickClaims, type Offer } from '../../webhooks/claim-policy.js';
 /** An attempt as recordAttempts takes it (webhooks' recorder batches those that finish together). */
 export type AttemptWrite = [deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome];
 
-/** The commands on one connection; each group's statements are prepared on its first use (after migrating). */
-export function createWriteCommands(db: Database.Database) {
+/**
+ * The commands on one connection; each group's statements are prepared on its first use (after migrating), the
+ * plant writes' at once when `ready` says so (a write worker started after migrating: the first write does not
+ * wait for them; a store an older version migrated may lack tables, and then they wait for the first write).
+ */
+export function createWriteCommands(db: Database.Database, { ready = false } = {}) {
   const plants = once(() => createBatchWriter(db));
+  if (ready) {
+    try {
+      plants();
+    } catch {
+      // Prepared by the first plant write, which reports what is wrong.
+    }
+  }
   const jobs = once(() => createEventJobs(db));
   const hooks = once(() => webhookWrites(db));
   const tokens = once(() => tokenWrites(db));

@@ -24,8 +24,8 @@ try {
   db = new Database(file, { timeout: busyTimeoutMs });
   // The same durability as the main connection: a commit returns only after the WAL is fsynced.
   configureConnection(db, busyTimeoutMs);
-  // Statements are prepared on each command's first use: a store migrated by an older version lacks some tables.
-  commands = createWriteCommands(db);
+  // Started once the store is migrated: the plant writes' statements are prepared now, the others on first use.
+  commands = createWriteCommands(db, { ready: true });
   port.postMessage({ ready: true } satisfies WriterReply);
 } catch (err) {
   port.postMessage({ failed: (err as Error).message } satisfies WriterReply);
