@@ -2,7 +2,7 @@
 // workers that share the port, replaces a worker that dies, adds up their metrics for GET /metrics, keeps the
 // counts of the rate limits for all of them (on either engine), and on SIGTERM lets every worker drain before
 // it closes. On a shared-writer engine (a SQLite file) it is also the
-// one writer: workers send their plant writes here to join one group commit (one fsync for all of them), and it
+// one writer: workers send every write here (their plant writes join one group commit: one fsync for all), and it
 // runs the background services (background.ts: sequencer, retention, dispatcher), so each event is delivered
 // once; it builds no HTTP app. A database server (PostgreSQL) needs none of that, and each worker is a whole
 // instance, as several machines would be.

@@ -1,7 +1,8 @@
 // An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): every write goes there as a
-// command, to be run by the one writer (shared-writer engines: the third transport, storage/writer-wire.ts), its feed readers hear there of placed events, its GET /metrics answers
-// with the whole server's metrics gathered there, a retry asked of it wakes the primary's dispatcher, and its
-// rate limits count there. Nothing it hears from the primary makes it send anything back but answers.
+// command for the one writer (shared-writer engines; a transport of storage/writer-wire.ts), its feed readers
+// hear there of placed events, its GET /metrics answers with the whole server's metrics gathered there, a retry
+// asked of it wakes the primary's dispatcher, and its rate limits count there. Nothing it hears from the primary
+// makes it send anything back but answers.
 import type { SharedWriter } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import type { WireReply } from '../storage/writer-wire.js';
