@@ -3,27 +3,11 @@
 // to the primary's one writer, so no worker waits on the file's lock: no SQLITE_BUSY, no 503).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { runCli, spawnServer } from '../helpers/app.js';
+import { fresh } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
 import { startReceiver, type Receiver } from '../webhooks/delivery-support.js';
 import { databaseWithToken, portOf } from './support.js';
-
-/** One request on a connection of its own, so that requests spread over the workers. */
-function fresh(port: number, path: string, token: string, method = 'GET', body?: string, type = 'application/json'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port, path, method, agent: false, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': type }) } },
-      (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 test('two workers: subscriptions, plant writes, deliveries, a retry, a delete and token use all work under concurrent writes, none refused', async (t) => {
   const { databaseUrl } = await databaseWithToken(t);
@@ -34,9 +18,9 @@ test('two workers: subscriptions, plant writes, deliveries, a retry, a delete an
   const server = await spawnServer(t, { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '2', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' });
   await eventually(() => server.stdout().includes('plant-store is listening'), 'every worker listening', 20_000);
   const port = portOf(server.url);
-  const post = (id: number) => fresh(port, '/plants', token, 'POST', `{"id":${id},"name":"p${id}"}`);
-  const remove = (id: number) => fresh(port, `/plants/${id}`, token, 'DELETE');
-  const patch = (id: number) => fresh(port, `/plants/${id}`, token, 'PATCH', `{"tag":"t${id}"}`, 'application/merge-patch+json');
+  const post = (id: number) => fresh(port, '/plants', token, { method: 'POST', body: `{"id":${id},"name":"p${id}"}` });
+  const remove = (id: number) => fresh(port, `/plants/${id}`, token, { method: 'DELETE' });
+  const patch = (id: number) => fresh(port, `/plants/${id}`, token, { method: 'PATCH', body: `{"tag":"t${id}"}`, contentType: 'application/merge-patch+json' });
 
   // Three receivers; the third answers 503 with an hour's Retry-After, so its deliveries wait for a retry.
   const secrets: string[] = [];
@@ -53,7 +37,7 @@ test('two workers: subscriptions, plant writes, deliveries, a retry, a delete an
   // Subscriptions made while plants are written and patched through both workers (to deletes only, so that
   // nothing reaches a receiver before the test knows its secret).
   const [subs] = await Promise.all([
-    Promise.all(receivers.map((r) => answer(fresh(port, '/webhooks', token, 'POST', JSON.stringify({ url: r.url, events: ['plantDeleted'] }))))),
+    Promise.all(receivers.map((r) => answer(fresh(port, '/webhooks', token, { method: 'POST', body: JSON.stringify({ url: r.url, events: ['plantDeleted'] }) })))),
     Promise.all(Array.from({ length: 60 }, (_, i) => answer(post(i + 1)))),
   ]);
   const ids = subs.map((s) => {
@@ -75,8 +59,8 @@ test('two workers: subscriptions, plant writes, deliveries, a retry, a delete an
   const [first] = Array.isArray(deliveries) ? deliveries : deliveries.items!;
   const before = receivers[2]!.requests.length;
   const [retried, deleted] = await Promise.all([
-    answer(fresh(port, `/webhooks/${ids[2]}/deliveries/${first!.id}/retry`, token, 'POST')),
-    answer(fresh(port, `/webhooks/${ids[0]}`, token, 'DELETE')),
+    answer(fresh(port, `/webhooks/${ids[2]}/deliveries/${first!.id}/retry`, token, { method: 'POST' })),
+    answer(fresh(port, `/webhooks/${ids[0]}`, token, { method: 'DELETE' })),
     ...Array.from({ length: 20 }, (_, i) => answer(remove(21 + i))),
   ]);
   assert.equal(retried.status, 202, retried.body);
