@@ -128,7 +128,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const replacedVersion = state.state === 'missing' ? undefined : lastVersionIn(target);
   await restoreSqlite(parsed.file, target);
   // The restored store is brought to this version's schema now, not by the first server start.
-  const { store } = await openStore(config.databaseUrl, storeOptions(config));
+  const { store } = await openStore(config.databaseUrl, { ...storeOptions(config), commitOnThisThread: true });
   let mark: RestoreRecord;
   try {
     mark = await markRestored(store.restores, new Date(), replacedVersion);

@@ -54,7 +54,8 @@ export async function openCommandStore(
   }
   process.stderr.write(`plant-store: Using ${describeDatabase(url)}${missing ? ', which is created now' : ''}.\n`);
   try {
-    return await openStore(url, { ...storeOptions(config), resealSecrets: options.resealSecrets ?? false });
+    // A command serves nothing meanwhile: it writes on its own thread (no write worker to start).
+    return await openStore(url, { ...storeOptions(config), commitOnThisThread: true, resealSecrets: options.resealSecrets ?? false });
   } catch (err) {
     // PostgreSQL's "database does not exist": the server cannot use it either, so say how to make it.
     if (((err as Error).cause as { code?: string } | undefined)?.code === '3D000') {

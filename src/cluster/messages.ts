@@ -1,8 +1,7 @@
 // What the primary process and its HTTP workers say to each other over the cluster IPC channel (v8 serialization,
 // so bigints cross as they are). Every message carries `plantStore`, which keeps them apart from Node's own.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
-import type { WriteResult } from '../plants/plant.js';
-import type { WireItems } from '../storage/writer-wire.js';
+import type { WireCommand, WireReply } from '../storage/writer-wire.js';
 import type { CountedFailure } from '../auth/failure-throttle.js';
 import type { TokenCounts, TokenHits } from '../limits/shared-limits.js';
 
@@ -10,8 +9,8 @@ export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
 /** From a worker. */
 export type WorkerMessage =
-  /** Commit these plant writes (shared-writer engines only). */
-  | { plantStore: 'commit'; id: number; items: WireItems }
+  /** Run this write command (shared-writer engines only): any of the engine's, in its own codec. */
+  | { plantStore: 'commit'; id: number; command: WireCommand }
   /** Deliveries may be due now (a retry was asked for): wake the dispatcher. */
   | { plantStore: 'wake-dispatcher' }
   /** GET /metrics: the whole server's metrics, please. */
@@ -25,8 +24,8 @@ export type WorkerMessage =
 
 /** From the primary. */
 export type PrimaryMessage =
-  | { plantStore: 'committed'; id: number; results: WriteResult[] }
-  | { plantStore: 'commit-failed'; id: number; message: string; code: string | undefined }
+  /** The writer's reply to a command, as it made it (a failure included). */
+  | { plantStore: 'committed'; id: number; reply: WireReply }
   /** Events were given feed positions: wake the feed's waiting readers. */
   | { plantStore: 'placed' }
   /** Send me your metrics. */

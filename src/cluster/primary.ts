@@ -2,7 +2,7 @@
 // workers that share the port, replaces a worker that dies, adds up their metrics for GET /metrics, keeps the
 // counts of the rate limits for all of them (on either engine), and on SIGTERM lets every worker drain before
 // it closes. On a shared-writer engine (a SQLite file) it is also the
-// one writer: workers send their plant writes here to join one group commit (one fsync for all of them), and it
+// one writer: workers send every write here (their plant writes join one group commit: one fsync for all), and it
 // runs the background services (background.ts: sequencer, retention, dispatcher), so each event is delivered
 // once; it builds no HTTP app. A database server (PostgreSQL) needs none of that, and each worker is a whole
 // instance, as several machines would be.
@@ -15,7 +15,6 @@ import { createBackground, type BackgroundServices } from '../background.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
-import { decodeItems } from '../storage/writer-wire.js';
 import type { Store } from '../storage/store.js';
 import { announce, bootstrapToken, openServiceStore } from '../startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
@@ -168,14 +167,13 @@ function answerWorkers(parts: { store: Store; writer: BackgroundServices | undef
     if (!isMessage<WorkerMessage>(msg)) return;
     switch (msg.plantStore) {
       case 'commit':
-        store.commitWrites(decodeItems(msg.items)).then(
-          (results) => {
-            send(w, { plantStore: 'committed', id: msg.id, results });
-            // Their events get positions and deliveries here, off the worker's request path.
-            if (results.some((r) => r.wrote)) writer?.links.eventsCommitted();
-          },
-          (err: unknown) => send(w, { plantStore: 'commit-failed', id: msg.id, message: (err as Error).message, code: (err as { code?: string }).code }),
-        );
+        // Any write, run by this process's writer (workers send them only to a shared writer, which serves them);
+        // the reply goes back as the writer made it.
+        void store.serveWrite!(msg.command).then(({ reply, wroteEvents }) => {
+          send(w, { plantStore: 'committed', id: msg.id, reply });
+          // Their events get positions and deliveries here, off the worker's request path.
+          if (wroteEvents) writer?.links.eventsCommitted();
+        });
         return;
       case 'wake-dispatcher':
         writer?.links.deliveriesDue();

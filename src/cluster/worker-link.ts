@@ -1,11 +1,11 @@
-// An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): its writes go there to be
-// committed (shared-writer engines), its feed readers hear there of placed events, its GET /metrics answers
-// with the whole server's metrics gathered there, a retry asked of it wakes the primary's dispatcher, and its
-// rate limits count there. Nothing it hears from the primary makes it send anything back but answers.
+// An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): every write goes there as a
+// command for the one writer (shared-writer engines; a transport of storage/writer-wire.ts), its feed readers
+// hear there of placed events, its GET /metrics answers with the whole server's metrics gathered there, a retry
+// asked of it wakes the primary's dispatcher, and its rate limits count there. Nothing it hears from the primary
+// makes it send anything back but answers.
 import type { SharedWriter } from '../storage/store.js';
 import { StoreUnavailableError } from '../storage/errors.js';
-import { encodeItems } from '../storage/writer-wire.js';
-import type { WriteResult } from '../plants/plant.js';
+import type { WireReply } from '../storage/writer-wire.js';
 import type { CountedFailure } from '../auth/failure-throttle.js';
 import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
@@ -18,7 +18,7 @@ const SCRAPE_TIMEOUT_MS = 5_000;
 const LIMITS_TIMEOUT_MS = 1_000;
 
 export interface WorkerLink {
-  /** Commits through the primary (shared-writer engines). */
+  /** Writes through the primary (shared-writer engines). */
   readonly writer: SharedWriter;
   /** Deliveries may be due now (a retry was asked of this worker): wakes the primary's dispatcher. */
   deliveriesDue(): void;
@@ -34,7 +34,7 @@ type Channel = Pick<NodeJS.Process, 'on' | 'send' | 'connected'>;
 
 export function createWorkerLink(channel: Channel = process): WorkerLink {
   let seq = 0;
-  const commits = new Map<number, { resolve: (r: WriteResult[]) => void; reject: (e: unknown) => void }>();
+  const commits = new Map<number, (reply: WireReply) => void>();
   const scrapes = new Map<number, (text: string | null) => void>();
   const placed = new Set<() => void>();
   const limitAnswers = new Map<number, (answer: CountedFailure | TokenCounts | null) => void>();
@@ -58,14 +58,9 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
     if (!isMessage<PrimaryMessage>(msg)) return;
     switch (msg.plantStore) {
       case 'committed':
-      case 'commit-failed': {
-        const waiting = commits.get(msg.id);
-        if (!waiting) return;
+        commits.get(msg.id)?.(msg.reply);
         commits.delete(msg.id);
-        if (msg.plantStore === 'committed') waiting.resolve(msg.results);
-        else waiting.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
         return;
-      }
       case 'placed':
         for (const listener of placed) listener();
         return;
@@ -103,11 +98,11 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
     });
   return {
     writer: {
-      commit(items) {
+      send(command) {
         return new Promise((resolve, reject) => {
           const id = ++seq;
-          commits.set(id, { resolve, reject });
-          if (!send({ plantStore: 'commit', id, items: encodeItems(items) })) {
+          commits.set(id, resolve);
+          if (!send({ plantStore: 'commit', id, command })) {
             commits.delete(id);
             reject(new StoreUnavailableError(new Error('the primary process is gone')));
           }

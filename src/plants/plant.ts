@@ -230,7 +230,5 @@ export interface PlantStore {
    * the plant. `ifVersions`: the versions the writer allows (If-Match), if any.
    */
   patchPlant(id: bigint, patch: PlantPatch, ifVersions?: readonly bigint[]): Promise<PatchOutcome>;
-  /** Commits writes as they are, in the group commit, with their events: those another process received (cluster/). */
-  commitWrites(items: readonly PlantWrite[]): Promise<WriteResult[]>;
   countPlants(): Promise<number>;
 }

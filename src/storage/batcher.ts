@@ -38,6 +38,8 @@ export class Batcher<I, O> {
   constructor(
     private readonly committer: BatchCommitter<I, O>,
     private readonly maxInFlight = 1,
+    /** How many writes an item holds, for the observers (an item may be a whole batch another process sent). */
+    private readonly weigh?: (item: I) => number,
   ) {}
 
   submit(item: I): Promise<O> {
@@ -71,14 +73,15 @@ export class Batcher<I, O> {
     const started = performance.now();
     const items = new Array<I>(batch.length);
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
+    const size = this.weigh ? items.reduce((n, item) => n + this.weigh!(item), 0) : batch.length;
     this.committer.commit(items).then(
       (outcomes) => {
-        this.notify(batch.length, started, true);
+        this.notify(size, started, true);
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
         this.done();
       },
       (err: unknown) => {
-        this.notify(batch.length, started, false);
+        this.notify(size, started, false);
         const failure = asStoreError(err);
         for (const w of batch) w.reject(failure);
         this.done();

@@ -41,11 +41,6 @@ export abstract class GroupCommittedPlants {
     return patchOutcome(await this.write({ op: 'patch', id, patch, ifVersions }), patch, ifVersions);
   }
 
-  /** Commits writes another process received (cluster/): each joins this process's group commit. */
-  commitWrites(items: readonly PlantWrite[]): Promise<WriteResult[]> {
-    return Promise.all(items.map((item) => this.write(item)));
-  }
-
   addCommitObserver(observer: CommitObserver): () => void {
     return this.groupCommit.observe(observer);
   }

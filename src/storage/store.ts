@@ -1,24 +1,30 @@
 // The store as a whole: each feature's port (plants, tokens, webhooks) plus what every engine shares
 // (migrations, health, commit observers, closing). Services depend on their feature's port, never on a driver.
 import type { TokenStore } from '../auth/token.js';
-import type { PlantStore, PlantWrite, WriteResult } from '../plants/plant.js';
+import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
 import type { Migration } from './migrator.js';
 import type { RestoreStore } from './restores.js';
+import type { WireCommand, WireReply, WriteTransport } from './writer-wire.js';
 
 /** Told about every group commit of plant writes: how many writes it held, how long it took, whether it committed. */
 export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
 
 /**
- * Another process that commits this store's plant writes and sequences its events: with WORKERS > 1 on SQLite,
- * the primary process, so that one writer group-commits every worker's writes (cluster/).
+ * Another process that runs every write of this store and sequences its events: with WORKERS > 1 on SQLite,
+ * the primary process, so that one writer group-commits every worker's writes (cluster/). It carries the
+ * engine's write commands (writer-wire.ts) there and their replies back.
  */
-export interface SharedWriter {
-  /** Commits the writes durably and resolves with each one's outcome, in order; rejects when nothing was committed. */
-  commit(items: PlantWrite[]): Promise<WriteResult[]>;
+export interface SharedWriter extends WriteTransport {
   /** Calls `listener` whenever the writer has given events their feed positions; returns its removal. */
   watch(listener: () => void): () => void;
+}
+
+/** A command another process sent, run by this store's writer: its reply, and whether it wrote events. */
+export interface ServedWrite {
+  reply: WireReply;
+  wroteEvents: boolean;
 }
 
 /** One applied (or failed) migration; partial failure is reported as data, not only thrown. */
@@ -48,6 +54,8 @@ export interface Store extends PlantStore, TokenStore {
   close(): Promise<void>;
   /** Adds a commit observer (metrics); returns its removal. */
   addCommitObserver(observer: CommitObserver): () => void;
+  /** Runs a write command a process sharing this writer sent (an engine whose sharing is `shared-writer`). */
+  serveWrite?(command: WireCommand): Promise<ServedWrite>;
 }
 
 /** What every engine's options carry besides its own. */

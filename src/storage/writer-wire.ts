@@ -1,8 +1,32 @@
-// How a batch crosses to the writer (SQLite's write worker, or a multi-process server's primary): flat arrays of values rather than an object per write. Structured
-// clone writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of
-// ~95 us on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them;
-// events are made in the writer, with the versions the writes took.
+// How a write crosses to the writer (SQLite's write worker, or a multi-process server's primary): a command,
+// by name with its arguments, answered by a reply; whatever carries them (a transport) carries these two shapes.
+// A batch of plant writes travels as flat arrays of values rather than an object per write. Structured clone
+// writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of ~95 us
+// on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them
+// (flat as well); events are made in the writer, with the versions the writes took.
 import type { PlantPatch, PlantWrite } from '../plants/plant.js';
+
+/**
+ * A write for the writer to run: a command's name and its arguments, plain values (structured clone and the
+ * cluster's v8 serialization carry bigints and Dates as they are). The engine names the commands.
+ */
+export interface WireCommand {
+  name: string;
+  args: readonly unknown[];
+}
+
+/** The writer's answer to a command: its result as the writer made it, or what failed (the driver's code too). */
+export type WireReply = { ok: true; result: unknown } | { ok: false; message: string; code: string | undefined };
+
+/** What carries commands to the writer and its replies back: this thread, a worker thread, or the IPC to the primary. */
+export interface WriteTransport {
+  /** Resolves with the writer's reply; rejects (StoreUnavailableError) only when the command could not reach it. */
+  send(command: WireCommand): Promise<WireReply>;
+  /** Gets ready for the first command ahead of time (starts a thread); optional. */
+  warm?(): void;
+  /** Answers what was sent, then lets the writer go. */
+  close?(): Promise<void>;
+}
 
 /**
  * Per write: its kind, id, name, tag, required version. A patch's name is null when it leaves the name alone; its
@@ -12,6 +36,11 @@ import type { PlantPatch, PlantWrite } from '../plants/plant.js';
 const SLOTS = 5;
 const OPS = ['create', 'replace', 'delete', 'patch'] as const;
 export type WireItems = (number | bigint | string | boolean | readonly bigint[] | null)[];
+
+/** How many writes a wire batch holds. */
+export function wireItemCount(wire: WireItems): number {
+  return wire.length / SLOTS;
+}
 
 export function encodeItems(items: readonly PlantWrite[]): WireItems {
   const wire: WireItems = new Array(items.length * SLOTS).fill(null);

@@ -1,13 +1,16 @@
-// A worker's link to the primary, over a channel that stands in for the cluster IPC one: commits are answered by
-// their own replies, placed events reach the feed's listeners, metrics are collected and scraped, and dispatcher
+// A worker's link to the primary, over a channel that stands in for the cluster IPC one: write commands are
+// answered by their own replies, in the shape the writer made them, placed events reach the feed's listeners, metrics are collected and scraped, and dispatcher
 // wakes are coalesced without losing the last one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { createWorkerLink } from '../../src/cluster/worker-link.js';
 import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
-import { decodeItems } from '../../src/storage/writer-wire.js';
+import { decodeItems, encodeItems, type WireItems } from '../../src/storage/writer-wire.js';
 import { StoreUnavailableError } from '../../src/storage/errors.js';
+import { resultOf } from '../../src/storage/sqlite/write-commands.js';
+import { writeResultsOf } from '../../src/storage/sqlite/plant-batch.js';
+import type { PlantWrite } from '../../src/plants/plant.js';
 
 function channel() {
   const ch = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
@@ -19,26 +22,31 @@ function channel() {
   return { ch, reply };
 }
 
+const plants = (items: PlantWrite[]) => ({ name: 'plants', args: [encodeItems(items)] });
+
 test('commits cross as wire items and each resolves with its own reply, in any order; a failure is a StoreUnavailableError', async () => {
   const { ch, reply } = channel();
   const link = createWorkerLink(ch as never);
   const big = 2n ** 62n + 1n;
-  const first = link.writer.commit([{ op: 'create', plant: { id: big, name: 'a' } }]);
-  const second = link.writer.commit([{ op: 'delete', id: 7n, ifVersion: 3n }]);
+  const created: PlantWrite[] = [{ op: 'create', plant: { id: big, name: 'a' } }];
+  const first = link.writer.send(plants(created));
+  const second = link.writer.send(plants([{ op: 'delete', id: 7n, ifVersion: 3n }]));
   const [m1, m2] = ch.sent as Extract<WorkerMessage, { plantStore: 'commit' }>[];
-  assert.deepEqual(decodeItems(m1!.items), [{ op: 'create', plant: { id: big, name: 'a' } }]);
-  assert.deepEqual(decodeItems(m2!.items), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
-  reply({ plantStore: 'commit-failed', id: m2!.id, message: 'disk I/O error', code: 'SQLITE_IOERR' });
-  reply({ plantStore: 'committed', id: m1!.id, results: [{ wrote: true, row: { id: big, name: 'a', version: 9n } }] });
-  assert.deepEqual(await first, [{ wrote: true, row: { id: big, name: 'a', version: 9n } }]);
-  await assert.rejects(second, (err: Error) => err instanceof StoreUnavailableError && (err.cause as { code?: string }).code === 'SQLITE_IOERR');
+  assert.deepEqual(decodeItems(m1!.command.args[0] as WireItems), [{ op: 'create', plant: { id: big, name: 'a' } }]);
+  assert.deepEqual(decodeItems(m2!.command.args[0] as WireItems), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
+  reply({ plantStore: 'committed', id: m2!.id, reply: { ok: false, message: 'disk I/O error', code: 'SQLITE_IOERR' } });
+  // The batch's results as the writer made them (plant-batch.ts: whether each wrote, and its row or version).
+  reply({ plantStore: 'committed', id: m1!.id, reply: { ok: true, result: [true, 9n] } });
+  assert.deepEqual(writeResultsOf(created, resultOf<'plants'>(await first)), [{ wrote: true, row: { id: big, name: 'a', version: 9n } }]);
+  const failed = await second;
+  assert.throws(() => resultOf(failed), (err: Error) => err instanceof StoreUnavailableError && (err.cause as { code?: string }).code === 'SQLITE_IOERR');
 });
 
 test('with the channel closed a commit fails at once, as unavailable, and nothing is sent', async () => {
   const { ch } = channel();
   ch.connected = false;
   const link = createWorkerLink(ch as never);
-  await assert.rejects(link.writer.commit([{ op: 'create', plant: { id: 1n, name: 'a' } }]), StoreUnavailableError);
+  await assert.rejects(link.writer.send(plants([{ op: 'create', plant: { id: 1n, name: 'a' } }])), StoreUnavailableError);
   assert.deepEqual(ch.sent, []);
 });
 

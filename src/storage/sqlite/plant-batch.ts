@@ -2,8 +2,8 @@
 // delete writes only under the conditions of PlantWrite, a patch (and a replace, as the patch that means it)
 // is merged into the row as this transaction finds it (plants/ decides: decidePatch), and each write that
 // happens writes its event (webhooks/ says which: writeEvent). Each write takes a new version from the store-wide counter (a delete too: its event carries it). For each write it
-// reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs in the write worker
-// (write-worker.ts), or on the main thread for an in-memory database and for import.
+// reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs on the store's one
+// writer, as its `plants` command (write-commands.ts).
 import type Database from 'better-sqlite3';
 import { decidePatch, replaceAsPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
 import { writeEvent } from '../../webhooks/events.js';

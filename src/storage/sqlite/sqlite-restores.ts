@@ -1,7 +1,8 @@
-// The restore record on SQLite (storage/restores.ts): the counter row and the store_restores table, on the
-// main connection (a restore runs on a stopped store).
+// The restore record on SQLite (storage/restores.ts): the facts read on this connection, the record written by
+// the store's writer (write-commands.ts recordRestore). A restore runs on a stopped store.
 import type Database from 'better-sqlite3';
 import type { RestoreRecord, RestoreStore } from '../restores.js';
+import type { Write } from './sqlite-store.js';
 
 type Guard = <T>(fn: () => T) => T;
 
@@ -9,6 +10,7 @@ export class SqliteRestoreStore implements RestoreStore {
   constructor(
     private readonly db: Database.Database,
     private readonly guard: Guard,
+    private readonly write: Write,
   ) {}
 
   async facts(): Promise<{ lastVersion: bigint; newestEventAt: Date | null }> {
@@ -19,14 +21,7 @@ export class SqliteRestoreStore implements RestoreStore {
     });
   }
 
-  async record(r: RestoreRecord): Promise<void> {
-    this.guard(() =>
-      this.db.transaction(() => {
-        this.db.prepare('UPDATE plant_version_counter SET last = max(last, ?)').run(r.versionsFrom);
-        this.db
-          .prepare('INSERT INTO store_restores (restored_at, newest_event_at, versions_from) VALUES (?, ?, ?)')
-          .run(r.restoredAt.getTime(), r.newestEventAt?.getTime() ?? null, r.versionsFrom);
-      }).immediate(),
-    );
+  record(r: RestoreRecord): Promise<void> {
+    return this.write('recordRestore', r);
   }
 }

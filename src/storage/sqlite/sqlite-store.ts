@@ -1,14 +1,16 @@
 // The embedded engine: better-sqlite3 in WAL mode with synchronous=FULL, and group commit so that durability
-// (one fsync per commit) does not cap throughput at one request per fsync. Creates commit on a write worker
-// (its own connection) so their fsync never blocks the event loop; everything else uses this connection.
+// (one fsync per commit) does not cap throughput at one request per fsync. One writer runs every write, as a
+// command (write-commands.ts): the write worker of this process (its own connection, so no fsync or lock wait
+// blocks the event loop), the primary of a multi-process server, or this connection where nothing else serves
+// (a memory database, the primary itself, the CLI). Reads use this connection, which then writes nothing.
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StorePathError, StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, EngineOptions, MigrationResult, SharedWriter, Store } from '../store.js';
+import { asStoreError, StorePathError, StoreUnavailableError } from '../errors.js';
+import type { CommitObserver, Engine, EngineOptions, MigrationResult, ServedWrite, SharedWriter, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
-import type { OutboxEvent, WebhookStore } from '../../webhooks/delivery.js';
+import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
-import { createBatchWriter, writeResultsOf } from './plant-batch.js';
+import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
@@ -16,26 +18,28 @@ import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
-import { WorkerCommitter } from './worker-committer.js';
+import { sameThreadTransport, WorkerTransport } from './write-transports.js';
+import { failedReply, resultOf, type ArgsOf, type CommandName, type ResultOf } from './write-commands.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
-import { createEventJobs, type EventJobs } from './event-jobs.js';
 import { configureConnection } from './connection-setup.js';
 import { parseDatabaseUrl } from '../database-url.js';
+import { encodeItems, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
 
 export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
   busyTimeoutMs?: number;
   /**
-   * Commits go to this writer (the primary process of a multi-process server) instead of a write worker of
-   * this process, which then neither sequences events nor removes old ones: the writer does.
+   * Every write goes to this writer (the primary process of a multi-process server) instead of a write worker
+   * of this process, which then neither sequences events nor removes old ones: the writer does.
    */
   sharedWriter?: SharedWriter;
   /**
-   * Commit on this connection, on the calling thread, instead of a write worker: for a process that does little
-   * but commit (a multi-process server's primary), where the thread's two hops per commit cost more than the
-   * fsync it keeps off the event loop.
+   * Write on this connection, on the calling thread, instead of a write worker: for a process that does little
+   * but write (a multi-process server's primary, whose commits of every worker's plant batches join one group
+   * commit: serveWrite), where the thread's two hops per commit cost more than the fsync it keeps off the event
+   * loop, and for the CLI.
    */
   commitOnThisThread?: boolean;
 }
@@ -63,11 +67,15 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   protected closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
-  private batchWriter?: ReturnType<typeof createBatchWriter>;
   readonly webhooks: WebhookStore;
   readonly events: SqliteEventStore;
   readonly restores: SqliteRestoreStore;
-  private eventJobs?: EventJobs;
+  /** Where every write goes. */
+  private readonly transport: WriteTransport;
+  /** Whether the writer is another connection (so this one only reads). */
+  private readonly writesElsewhere: boolean;
+  /** Plant batches other processes sent (serveWrite): each turn's join one group commit. */
+  private readonly servedBatches?: Batcher<WireItems, BatchResults>;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
@@ -97,32 +105,31 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       this.db.close();
       throw new StorePathError(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
     }
-    const webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn));
+    const write: Write = (name, ...args) => this.writeCommand(name, ...args);
+    const webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn), write);
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
-    this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn));
-    // An in-memory database exists only on this connection, so its commits stay on this thread.
-    // Prepared on first use, after migrating.
-    let committer: BatchCommitter<PlantWrite, WriteResult>;
-    let passes: EventPassRunner;
+    this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn), write);
+    // An in-memory database exists only on this connection, so its writes stay on this thread.
     const shared = options.sharedWriter;
-    if (shared) {
-      committer = { commit: (items) => shared.commit(items) };
-      // The writer's sequencer runs the passes; this process's feed readers wake when it says so.
-      passes = { sequence: async () => ({ events: 0, deliveries: 0, more: false }), removeOlderThan: async () => 0 };
-    } else if (file === ':memory:' || options.commitOnThisThread) {
-      committer = { commit: async (items) => writeResultsOf(items, this.writer()(items)) };
-      const jobs = () => (this.eventJobs ??= createEventJobs(this.db));
-      passes = {
-        sequence: async (maxDeliveries, now) => this.guard(() => jobs().sequence(maxDeliveries, now)),
-        removeOlderThan: async (cutoff, maxEvents) => this.guard(() => jobs().removeOlderThan(cutoff, maxEvents)),
-      };
-    } else {
-      const worker = new WorkerCommitter({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
-      committer = worker;
-      passes = {
-        sequence: (maxDeliveries, now) => this.guardAsync(() => worker.sequence(maxDeliveries, now)),
-        removeOlderThan: (cutoff, maxEvents) => this.guardAsync(() => worker.removeOlderThan(cutoff, maxEvents)),
-      };
+    const here = file === ':memory:' || options.commitOnThisThread === true;
+    this.transport = shared ?? (here ? sameThreadTransport(this.db) : new WorkerTransport({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 }));
+    this.writesElsewhere = !here;
+    // Not refused once closing: the group commit commits what it accepted before (close()).
+    const committer: BatchCommitter<PlantWrite, WriteResult> = {
+      commit: async (items) => writeResultsOf(items, await this.command('plants', encodeItems(items))),
+      warm: () => this.transport.warm?.(),
+      close: async () => this.transport.close?.(),
+    };
+    // The writer's sequencer runs the passes; this process's feed readers wake when it says so.
+    const passes: EventPassRunner = shared
+      ? { sequence: async () => ({ events: 0, deliveries: 0, more: false }), removeOlderThan: async () => 0 }
+      : { sequence: (maxDeliveries, now) => this.writeCommand('sequence', maxDeliveries, now), removeOlderThan: (cutoff, maxEvents) => this.writeCommand('removeOlderThan', cutoff, maxEvents) };
+    if (here && file !== ':memory:') {
+      this.servedBatches = new Batcher(
+        { commit: async (batches) => splitResults(batches, await this.command('plants', joined(batches))) },
+        1,
+        wireItemCount,
+      );
     }
     // A shared writer groups what every worker sends: each turn's batch goes at once instead of after the last.
     this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1);
@@ -134,7 +141,26 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   override addCommitObserver(observer: CommitObserver): () => void {
     // The writer's process reports the commits; observed here too, each would count once per process.
-    return this.following ? () => {} : super.addCommitObserver(observer);
+    if (this.following) return () => {};
+    const removals = [super.addCommitObserver(observer), this.servedBatches?.observe(observer)];
+    return () => {
+      for (const remove of removals) remove?.();
+    };
+  }
+
+  /**
+   * Runs a write command another process sent (this process is the shared writer): a batch of plant writes
+   * joins the other processes' of this turn in one group commit, and is answered with its own results.
+   */
+  async serveWrite(command: WireCommand): Promise<ServedWrite> {
+    try {
+      if (this.closed) throw new Error('store closed');
+      if (command.name !== 'plants' || !this.servedBatches) return { reply: await this.transport.send(command), wroteEvents: false };
+      const results = await this.servedBatches.submit(command.args[0] as WireItems);
+      return { reply: { ok: true, result: results }, wroteEvents: results.some((r, i) => i % 2 === 0 && r === true) };
+    } catch (err) {
+      return { reply: failedReply(err), wroteEvents: false };
+    }
   }
 
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
@@ -147,21 +173,25 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     return {
       getPlant: db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true),
       countPlants: db.prepare('SELECT count(*) AS n FROM plants').pluck(),
-      insertToken: db.prepare(
-        'INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
       tokenByHash: db.prepare('SELECT * FROM api_tokens WHERE token_hash = ?'),
       // Ties in insertion order, as on PostgreSQL (its seq column).
       listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, rowid'),
-      revokeToken: db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
       countTokens: db.prepare('SELECT count(*) AS n FROM api_tokens').pluck(),
-      touchToken: db.prepare('UPDATE api_tokens SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?'),
     };
   }
 
   async migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
-    const results = await runMigrations(migrationAdapter(this.db), migrations);
-    // The schema is in place: the write worker can start and prepare its statements before the first create.
+    // Migrating is the one write of this connection when the writer is another: at start-up, before it serves.
+    this.db.pragma('query_only = OFF');
+    let results: MigrationResult[];
+    try {
+      results = await runMigrations(migrationAdapter(this.db), migrations);
+    } finally {
+      // From here on a write made on this connection by mistake fails (SQLITE_READONLY) instead of taking the
+      // write lock on the serving thread.
+      if (this.writesElsewhere) this.db.pragma('query_only = ON');
+    }
+    // The schema is in place: the write worker can start before the first write.
     if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
     return results;
   }
@@ -191,10 +221,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   }
 
   async insertToken(t: TokenRecord): Promise<void> {
-    this.guard(() =>
-      this.statements().insertToken.run(t.id, t.name, t.hash, t.scopes.join(' '), t.createdAt.getTime(),
-        ms(t.lastUsedAt), ms(t.expiresAt), ms(t.revokedAt)),
-    );
+    await this.writeCommand('insertToken', t);
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
@@ -207,7 +234,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {
-    return this.guard(() => this.statements().revokeToken.run(at.getTime(), id).changes === 1);
+    return this.writeCommand('revokeToken', id, at);
   }
 
   async countTokens(): Promise<number> {
@@ -216,10 +243,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
     if (lastUsed.size === 0) return;
-    const { touchToken } = this.statements();
-    this.guard(() => this.db.transaction(() => {
-      for (const [id, at] of lastUsed) touchToken.run(at.getTime(), id);
-    })());
+    await this.writeCommand('touchTokens', [...lastUsed]);
   }
 
   async ping(): Promise<void> {
@@ -228,6 +252,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   }
 
   protected async release(): Promise<void> {
+    await this.servedBatches?.drain();
     this.db.close();
   }
 
@@ -237,24 +262,25 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    * batch sees it), each new plant with its event (sequenced by the next serve).
    */
   async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
-    return this.guard(() => {
-      const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
-      return writeResultsOf(items, this.writer()(items)).map((r, i) => decideCreate(plants[i]!, r));
-    });
+    const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
+    return writeResultsOf(items, await this.writeCommand('plants', encodeItems(items))).map((r, i) => decideCreate(plants[i]!, r));
   }
 
-  /** The batch writer on this connection (import, and the group commit of an in-memory database). */
-  private writer(): ReturnType<typeof createBatchWriter> {
-    return (this.batchWriter ??= createBatchWriter(this.db));
+  /** Runs a write command on the writer; refused once the store is closing. */
+  private writeCommand<N extends CommandName>(name: N, ...args: ArgsOf<N>): Promise<ResultOf<N>> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    return this.command(name, ...args);
   }
 
-  private async guardAsync<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
+  /** A command through the transport, in the one codec; what fails is a StoreUnavailableError (503). */
+  private async command<N extends CommandName>(name: N, ...args: ArgsOf<N>): Promise<ResultOf<N>> {
+    let reply: WireReply;
     try {
-      return await fn();
+      reply = await this.transport.send({ name, args });
     } catch (err) {
-      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
+      throw asStoreError(err);
     }
+    return resultOf<N>(reply);
   }
 
   /** Driver failures become StoreUnavailableError (503); programming errors would too, and are logged. */
@@ -287,7 +313,19 @@ function migrationAdapter(db: Database.Database): MigrationAdapter {
   };
 }
 
-function ms(d: Date | null): number | null {
-  return d ? d.getTime() : null;
+/** How the engine's ports ask the writer for a command. */
+export type Write = <N extends CommandName>(name: N, ...args: ArgsOf<N>) => Promise<ResultOf<N>>;
+
+/** Plant batches as one: the wire form is flat, so batches join end to end. */
+function joined(batches: readonly WireItems[]): WireItems {
+  const all: WireItems = [];
+  for (const b of batches) for (const v of b) all.push(v);
+  return all;
+}
+
+/** Each batch's results from those of the joined batch (plant-batch.ts: two values per write). */
+function splitResults(batches: readonly WireItems[], results: BatchResults): BatchResults[] {
+  let at = 0;
+  return batches.map((b) => results.slice(at, (at += 2 * wireItemCount(b))));
 }
 

@@ -1,21 +1,28 @@
-// Commits batches, and the event log's passes, on the write worker (write-worker.ts), started on first use and
-// again after it dies. The worker answers in the order it was asked.
+// The two transports to a SQLite writer within one process (a third, from a cluster worker to its primary, is
+// cluster/worker-link.ts): the calling thread's own connection, or the write worker (write-worker.ts), a thread
+// with its own connection, started on first use and again after it dies, answering in the order it was asked.
 import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
-import type { PlantWrite, WriteResult } from '../../plants/plant.js';
-import type { SequencePass } from '../../events/event-log.js';
-import { writeResultsOf, type BatchResults } from './plant-batch.js';
-import type { BatchCommitter } from '../batcher.js';
+import type { WireCommand, WireReply, WriteTransport } from '../writer-wire.js';
+import { createWriteCommands, runCommand } from './write-commands.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
-import { encodeItems } from '../writer-wire.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
-export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> {
+/** Runs each command at once on this connection (an in-memory database, a multi-process server's primary, the CLI). */
+export function sameThreadTransport(db: Database.Database): WriteTransport {
+  let commands: ReturnType<typeof createWriteCommands> | undefined;
+  return {
+    send: async (command) => runCommand((commands ??= createWriteCommands(db)), command),
+  };
+}
+
+export class WorkerTransport implements WriteTransport {
   private worker?: Worker;
   private ready?: Promise<Worker>;
   private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (o: unknown) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<number, { resolve: (reply: WireReply) => void; reject: (e: unknown) => void }>();
 
   constructor(private readonly data: WriterData) {}
 
@@ -34,8 +41,7 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
         this.waiting.delete(msg.seq);
         // Idle again, unless closing (close() holds the reference until the writer has exited).
         if (this.waiting.size === 0 && this.worker === worker) worker.unref();
-        if (msg.ok) w.resolve(msg.results);
-        else w.reject(new StoreUnavailableError(Object.assign(new Error(msg.message), { code: msg.code })));
+        w.resolve(msg.reply);
       });
       const gone = (err: Error) => {
         if (this.worker === worker) (this.worker = undefined), (this.ready = undefined);
@@ -47,44 +53,32 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
       worker.on('error', gone);
       worker.on('exit', (code) => gone(new Error(`the write worker exited (code ${code})`)));
       // After the listeners: adding a 'message' listener references the worker's port again. An idle writer
-      // never keeps the process alive; commit() references it while a commit is awaited.
+      // never keeps the process alive; send() references it while a command is awaited.
       worker.unref();
     }));
   }
 
   warm(): void {
-    // A failure here is reported by the first commit, which starts the worker again.
+    // A failure here is reported by the first command, which starts the worker again.
     this.start().catch(() => {
       this.ready = undefined;
     });
   }
 
-  async commit(items: PlantWrite[]): Promise<WriteResult[]> {
-    return writeResultsOf(items, await this.ask<BatchResults>({ items: encodeItems(items) }));
-  }
-
-  sequence(maxDeliveries: number, now: number): Promise<SequencePass> {
-    return this.ask({ sequence: { maxDeliveries, now } });
-  }
-
-  removeOlderThan(cutoff: number, maxEvents: number): Promise<number> {
-    return this.ask({ removeOlderThan: { cutoff, maxEvents } });
-  }
-
-  private async ask<T>(request: DistributiveOmit<Exclude<WriterRequest, { close: true }>, 'seq'>): Promise<T> {
+  async send(command: WireCommand): Promise<WireReply> {
     const starting = this.start();
-    // Keeps the process alive while a request that someone awaits is running, its worker's start included;
+    // Keeps the process alive while a command that someone awaits is running, its worker's start included;
     // the last reply unreferences it again.
     this.worker?.ref();
     const worker = await starting.catch((err: unknown) => {
       this.ready = undefined;
       throw new StoreUnavailableError(err);
     });
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<WireReply>((resolve, reject) => {
       const seq = ++this.seq;
-      this.waiting.set(seq, { resolve: resolve as (o: unknown) => void, reject });
+      this.waiting.set(seq, { resolve, reject });
       worker.ref();
-      worker.postMessage({ seq, ...request } as WriterRequest);
+      worker.postMessage({ seq, command } satisfies WriterRequest);
     });
   }
 
@@ -100,5 +94,3 @@ export class WorkerCommitter implements BatchCommitter<PlantWrite, WriteResult> 
     await exited;
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
