@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { runCli, spawnServer } from '../helpers/app.js';
 import { fresh } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
-import { startReceiver, type Receiver } from '../webhooks/delivery-support.js';
-import { databaseWithToken, portOf } from './support.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 test('two workers: subscriptions, plant writes, deliveries, a retry, a delete and token use all work under concurrent writes, none refused', async (t) => {
   const { databaseUrl } = await databaseWithToken(t);

@@ -1,6 +1,6 @@
 // The rest of the store ports' promises, on the store under test (PLANT_STORE_TEST_STORE), beside
 // store-contract.test.ts (plants, tokens, observers) and test/webhooks/delivery-store.test.ts (the webhook
-// half): writes committed as they are (commitWrites), the store's own housekeeping (migrate, ping,
+// half): writes another process sent, served as they are (serveWrite), the store's own housekeeping (migrate, ping,
 // connectionLimit), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
 // watch) and the restore half. The last test holds the suite to every method the ports declare.
 import { test, type TestContext } from 'node:test';
@@ -9,6 +9,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/storage/open-store.js';
 import type { Store } from '../../src/storage/store.js';
+import type { PlantWrite, WriteResult } from '../../src/plants/plant.js';
+import { encodeItems } from '../../src/storage/writer-wire.js';
+import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { eventually } from '../helpers/sleep.js';
@@ -29,9 +32,21 @@ function unversioned<T>(value: T): T {
 
 const UNKNOWN_EVENT = `msg_${'A'.repeat(22)}`;
 
-test('commitWrites: each write as it is, in order, answered with whether it wrote and the row under the id after it (before it, for a delete)', async (t) => {
+// A shared-writer engine (SQLite) serves the plant batches its workers send (cluster/primary.ts); a database
+// server's workers write on their own, so it has no serveWrite.
+test('serveWrite: a plant batch another process sent is committed write by write, in order, each answered with whether it wrote and the row under the id after it (before it, for a delete)', async (t) => {
   const store = await freshStore(t);
-  const [created, again] = await store.commitWrites([
+  if (TEST_STORE === 'postgres') {
+    assert.equal(store.serveWrite, undefined);
+    return;
+  }
+  const serve = async (items: PlantWrite[]): Promise<WriteResult[]> => {
+    if (!store.serveWrite) throw new Error('a shared-writer engine serves writes');
+    const { reply } = await store.serveWrite({ name: 'plants', args: [encodeItems(items)] });
+    assert.ok(reply.ok, reply.ok ? '' : reply.message);
+    return writeResultsOf(items, reply.result as BatchResults);
+  };
+  const [created, again] = await serve([
     { op: 'create', plant: { id: 1n, name: 'fern' } },
     { op: 'create', plant: { id: 1n, name: 'fern' } },
   ]);
@@ -39,18 +54,18 @@ test('commitWrites: each write as it is, in order, answered with whether it wrot
   const v1 = created!.row!.version;
   assert.equal(again!.row!.version, v1);
 
-  const [replaced] = await store.commitWrites([{ op: 'replace', plant: { id: 1n, name: 'moss', tag: 'green' }, ifVersion: v1 }]);
+  const [replaced] = await serve([{ op: 'replace', plant: { id: 1n, name: 'moss', tag: 'green' }, ifVersion: v1 }]);
   assert.deepEqual(unversioned(replaced), { wrote: true, row: { id: 1n, name: 'moss', tag: 'green' } });
   assert.ok(replaced!.row!.version > v1);
   // A version the row no longer has: nothing written, the row as it is.
-  const [stale] = await store.commitWrites([{ op: 'replace', plant: { id: 1n, name: 'ivy' }, ifVersion: v1 }]);
+  const [stale] = await serve([{ op: 'replace', plant: { id: 1n, name: 'ivy' }, ifVersion: v1 }]);
   assert.deepEqual(stale, { wrote: false, row: replaced!.row });
 
-  const [patched] = await store.commitWrites([{ op: 'patch', id: 1n, patch: { tag: null }, ifVersions: undefined }]);
+  const [patched] = await serve([{ op: 'patch', id: 1n, patch: { tag: null }, ifVersions: undefined }]);
   assert.deepEqual(unversioned(patched), { wrote: true, row: { id: 1n, name: 'moss' } });
   assert.deepEqual(await store.getPlant(1n), patched!.row);
 
-  const [deleted, absent] = await store.commitWrites([
+  const [deleted, absent] = await serve([
     { op: 'delete', id: 1n, ifVersion: undefined },
     { op: 'delete', id: 2n, ifVersion: undefined },
   ]);
