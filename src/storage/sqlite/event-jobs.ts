@@ -18,18 +18,18 @@ export interface EventJobs {
 /** The passes' statements (events/passes.ts) on one connection; the IMMEDIATE transaction is their lock. */
 function passStatements(db: Database.Database): PassStatements {
   const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
-  const unsequenced = db.prepare('SELECT rowid FROM webhook_events WHERE position IS NULL ORDER BY rowid LIMIT ?').pluck().safeIntegers(true);
+  const unsequenced = db.prepare('SELECT rowid FROM webhook_events WHERE position IS NULL ORDER BY rowid LIMIT +?').pluck().safeIntegers(true);
   const place = db.prepare('UPDATE webhook_events SET position = ? WHERE rowid = ?');
   const setLast = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
   // Served by webhook_subscriptions_fan_out; pending counted up to the most a subscription may hold.
   const ready = db
     .prepare(`SELECT s.id, s.events, s.fanned_through AS cursor,
         (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.status = 'pending' LIMIT ${MAX_PENDING_PER_SUBSCRIPTION})) AS pending
-      FROM webhook_subscriptions s WHERE s.fan_out_ready = 1 AND s.disabled_at IS NULL AND s.fanned_through < ? ORDER BY s.fanned_through, s.id LIMIT ?`)
+      FROM webhook_subscriptions s WHERE s.fan_out_ready = 1 AND s.disabled_at IS NULL AND s.fanned_through < ? ORDER BY s.fanned_through, s.id LIMIT +?`)
     .safeIntegers(true);
   const chosen = db
     .prepare(`SELECT id, position FROM webhook_events WHERE position > @after AND position <= @through
-      AND instr(' ' || @events || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT @max`)
+      AND instr(' ' || @events || ' ', ' ' || type || ' ') > 0 ORDER BY position LIMIT +@max`)
     .safeIntegers(true);
   const insertDelivery = db.prepare(`INSERT INTO webhook_deliveries (id, event_id, subscription_id, status, attempt_count, next_attempt_at, created_at, updated_at)
     VALUES ('dlv_' || lower(hex(randomblob(12))), ?, ?, 'pending', 0, ?, ?, ?)`);
@@ -39,7 +39,7 @@ function passStatements(db: Database.Database): PassStatements {
     .prepare(`SELECT e.id FROM webhook_events e
       WHERE e.created_at < ? AND e.position IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
-      ORDER BY e.created_at LIMIT ?`)
+      ORDER BY e.created_at LIMIT +?`)
     .pluck();
   // The transaction holds the write lock, so no delivery became pending since `old` read them.
   const removeDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE event_id = ?');

@@ -46,7 +46,7 @@ export class SqliteEventStore implements EventLogStore {
         .pluck(),
       // The byte rule (event-log.ts) over octet_length, which reads the length from the record, not the payload.
       readAfter: db
-        .prepare(`WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > @after ORDER BY position LIMIT @limit),
+        .prepare(`WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > @after ORDER BY position LIMIT +@limit),
             last AS (SELECT max(position) AS position FROM (
               SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
               WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING))

@@ -46,7 +46,7 @@ export class SqliteWebhookStore implements WebhookStore {
       claimable: claimLook(db),
       listDeliveries: db.prepare(
         `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries
-         WHERE subscription_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+         WHERE subscription_id = ? ORDER BY created_at DESC, rowid DESC LIMIT +?`,
       ),
       getDelivery: db.prepare(
         `SELECT id, event_id, subscription_id, status, next_attempt_at, created_at FROM webhook_deliveries

@@ -100,7 +100,7 @@ export function claimLook(db: Database.Database) {
   const dueOf = db.prepare(
     `SELECT id, next_attempt_at AS due FROM webhook_deliveries
      WHERE subscription_id = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-     ORDER BY next_attempt_at LIMIT ?`,
+     ORDER BY next_attempt_at LIMIT +?`,
   );
   // Each active, unsaturated subscription offers its `per` oldest due deliveries; pickClaims chooses among
   // them. Cost: one index probe per active subscription.
@@ -178,7 +178,7 @@ function webhookWrites(db: Database.Database) {
        WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses))
-           ORDER BY created_at, rowid LIMIT @limit)`,
+           ORDER BY created_at, rowid LIMIT +@limit)`,
     ),
     requeueLeft: db
       .prepare(
