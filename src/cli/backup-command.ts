@@ -1,7 +1,7 @@
 // `plant-store backup FILE` and `plant-store restore FILE`: an online, checked copy of the SQLite store and
 // its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
 // these commands point at rather than imitate.
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
@@ -10,6 +10,7 @@ import { markRestored, type RestoreRecord } from '../storage/restores.js';
 import {
   BOOKKEEPING_TABLES,
   backupSqlite,
+  fileExists,
   inspectBackup,
   inspectTarget,
   lastVersionIn,
@@ -97,7 +98,7 @@ export async function backupCommand(args: string[]): Promise<number> {
   refuseStoreFile(source, parsed.file);
   if (!existsSync(dirname(parsed.file))) throw new Error(`The folder ${dirname(parsed.file)} does not exist: the backup file goes into a folder that does.`);
   // A link at FILE counts as a file there: with --force the link itself is replaced, never written through.
-  if (present(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
+  if (fileExists(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
   process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
   const summary = await backupSqlite(source, resolvedFolder(parsed.file));
   process.stdout.write(`Backed up ${describeDatabase(config.databaseUrl)} to ${parsed.file} (${describe(summary)}); the integrity check passed.\n`);
@@ -148,15 +149,6 @@ function refuseStoreFile(store: string, file: string): void {
   if (which !== undefined) throw new Error(`The backup file ${file} is ${which} (${store}): name a file outside the store's files.`);
 }
 
-/** Something at `path`, a dangling link included. */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** What a restore record means for clients, for the output of restore and migrate --after-restore. */
 export function describeRestore(r: RestoreRecord): string {

@@ -216,7 +216,7 @@ export async function restoreSqlite(source: string, target: string): Promise<voi
 }
 
 /** Something at `path`, a dangling link included. */
-function fileExists(path: string): boolean {
+export function fileExists(path: string): boolean {
   try {
     lstatSync(path);
     return true;
