@@ -87,7 +87,7 @@ export function createMetrics(options: { contract?: Contract; store: Store; logg
   );
   const batchSize = new Histogram({
     name: `${PREFIX}commit_batch_size`,
-    help: 'Plant creates per group commit (one transaction, one fsync).',
+    help: 'Plant writes per group commit (one transaction, one fsync).',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048],
     registers: [registry],
   });
@@ -99,7 +99,7 @@ export function createMetrics(options: { contract?: Contract; store: Store; logg
   });
   const commitFailures = new Counter({
     name: `${PREFIX}commit_failures_total`,
-    help: 'Group commits that failed (every create in them was answered 503).',
+    help: 'Group commits that failed (every write in them was answered 503).',
     registers: [registry],
   });
   const deliveries = new Counter({

@@ -1,5 +1,5 @@
 // The PostgreSQL engine: a pg.Pool shared by the instance, named prepared statements, group commit of
-// plant creates (one transaction per turn of the event loop, answered after COMMIT), reads by id of one turn
+// plant writes (one transaction per turn of the event loop, answered after COMMIT), reads by id of one turn
 // in one statement, and migrations serialised across instances by an advisory lock. Several instances may
 // share one database.
 import type pg from 'pg';

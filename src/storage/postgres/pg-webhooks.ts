@@ -1,5 +1,5 @@
 // Webhook subscriptions, outbox deliveries and attempts on PostgreSQL. The outbox rows themselves are
-// written by PgStore's group commit, in the transaction that creates the plant.
+// written by PgStore's group commit, in the transaction of the plant write that emits them.
 //
 // Many instances may dispatch from one database: a claim locks due rows with FOR UPDATE SKIP LOCKED and sets
 // their lease in the same transaction, so two dispatchers never hold the same delivery; a lease that expires
