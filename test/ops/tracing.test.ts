@@ -1,0 +1,81 @@
+// OpenTelemetry traces from a real `plant-store serve` to a real OTLP/HTTP collector started here: a caller's
+// traceparent is joined by the request span and the commit span, under the service name; log lines name the
+// trace; without the settings nothing is exported and no OpenTelemetry module is even resolved; a collector
+// that is down changes no answer and loses no write.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnServer, tempDir } from '../helpers/app.js';
+import { databaseWithToken } from '../helpers/cli.js';
+import { eventually } from '../helpers/sleep.js';
+import { OTEL_MODULE_WATCH, startCollector } from '../helpers/otlp-collector.js';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
+
+/** `plant-store serve` with `env`, reporting every OpenTelemetry module it resolves on standard error. */
+async function serveWatched(t: TestContext, env: Record<string, string>) {
+  const { databaseUrl, token } = await databaseWithToken(t);
+  const hook = join(tempDir(t), 'otel-module-watch.mjs');
+  writeFileSync(hook, OTEL_MODULE_WATCH);
+  const server = await spawnServer(t, {
+    DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '1',
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${hook}`, ...env,
+  });
+  const post = (id: number, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ id, name: 'fern' }),
+    });
+  const get = (id: number) => fetch(`${server.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } });
+  return { server, post, get };
+}
+
+test('on: a POST with a traceparent exports its request span and its commit span under the caller\'s trace, with the service name; log lines name the trace', async (t) => {
+  const collector = await startCollector(t);
+  const { server, post } = await serveWatched(t, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'plant-store-under-test', OTEL_BSP_SCHEDULE_DELAY: '50',
+  });
+  assert.equal((await post(1, { traceparent: TRACEPARENT })).status, 200);
+  const ofTrace = () => collector.spans.filter((s) => s.traceId === TRACE_ID);
+  await eventually(() => ofTrace().some((s) => s.name === 'commit') && ofTrace().some((s) => s.name === 'request'), () => `the request and commit spans:\n${JSON.stringify(collector.spans, null, 1)}`);
+  const request = ofTrace().find((s) => s.name === 'request')!;
+  const commit = ofTrace().find((s) => s.name === 'commit')!;
+  assert.equal(request.parentSpanId, '00f067aa0ba902b7', 'the request span continues the caller\'s span');
+  assert.equal(request.service, 'plant-store-under-test');
+  assert.equal(commit.service, 'plant-store-under-test');
+  assert.equal(commit.attributes['plant_store.commit.size'], 1);
+  assert.equal(typeof commit.attributes['plant_store.commit.wait_ms'], 'number');
+  // The commit runs inside the request: its parent is a span of this trace.
+  assert.ok(ofTrace().some((s) => s.spanId === commit.parentSpanId), 'the commit span\'s parent is in the trace');
+  assert.equal(request.attributes['url.path'], '/plants');
+  assert.match(server.stderr(), /otel module resolved: .*@opentelemetry\/sdk-trace-node/, 'the module watch sees the SDK when tracing is on');
+  // A line written inside the request's span names it.
+  await eventually(() => server.stdout().split('\n').some((l) => l.includes(`"trace_id":"${TRACE_ID}"`)), () => `a log line with the trace id:\n${server.stdout()}`);
+});
+
+test('off: without the settings nothing is exported and no OpenTelemetry module is resolved', async (t) => {
+  const collector = await startCollector(t);
+  // The collector's address is known to the process, but no OTEL_ setting names it.
+  const { server, post, get } = await serveWatched(t, { COLLECTOR_NOT_A_SETTING: collector.url });
+  assert.equal((await post(1, { traceparent: TRACEPARENT })).status, 200);
+  assert.equal((await get(1)).status, 200);
+  server.proc.kill('SIGTERM');
+  await server.exited;
+  assert.equal(collector.requests, 0);
+  assert.doesNotMatch(server.stderr(), /otel module resolved/);
+  assert.doesNotMatch(server.stdout(), /trace_id/);
+});
+
+test('a collector that is down changes no answer and loses no write', async (t) => {
+  // A port nothing listens on: a collector started and stopped.
+  const collector = await startCollector(t);
+  const { server, post, get } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_BSP_SCHEDULE_DELAY: '10' });
+  for (let id = 1; id <= 20; id++) assert.equal((await post(id, { traceparent: TRACEPARENT })).status, 200);
+  for (let id = 1; id <= 20; id++) assert.equal((await get(id)).status, 200);
+  server.proc.kill('SIGTERM');
+  assert.equal(await server.exited, 0);
+  assert.equal(collector.requests, 0);
+});
