@@ -33,6 +33,21 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** A trace context as stored and carried in one string (a write's `trace`, an event's trace_context). */
+export function traceText(headers: TraceHeaders): string {
+  return JSON.stringify(headers);
+}
+
+export function traceFromText(text: string | null | undefined): TraceHeaders | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as TraceHeaders;
+    return typeof parsed.traceparent === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const NO_SPAN: SpanHandle = { set() {}, fail() {}, end() {}, headers: () => undefined };
 
 const OFF: Tracing = {

@@ -4,7 +4,7 @@
 // engine's committer; observers (metrics) hear of every commit.
 import { asStoreError } from './errors.js';
 import type { CommitObserver } from './store.js';
-import { tracing, type TraceHeaders } from '../tracing.js';
+import { traceFromText, tracing, type TraceHeaders } from '../tracing.js';
 
 export interface BatchCommitter<I, O> {
   /** Commits the batch durably and resolves with each item's outcome, in order; rejects when nothing was committed. */
@@ -47,11 +47,16 @@ export class Batcher<I, O> {
     private readonly maxInFlight = 1,
     /** How many writes an item holds, for the observers (an item may be a whole batch another process sent). */
     private readonly weigh?: (item: I) => number,
+    /**
+     * The trace context an item carries from the request that wrote it (tracing.ts traceText). Given, each
+     * commit is a span of the first traced item's trace (plant writes); without it, no span.
+     */
+    private readonly traceOf?: (item: I) => string | undefined,
   ) {}
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.pending.push(tracing.on ? { item, resolve, reject, trace: tracing.current(), at: performance.now() } : { item, resolve, reject });
+      this.pending.push(this.traceOf && tracing.on ? { item, resolve, reject, trace: traceFromText(this.traceOf(item)), at: performance.now() } : { item, resolve, reject });
       if (this.committing < this.maxInFlight && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -81,7 +86,7 @@ export class Batcher<I, O> {
     const items = new Array<I>(batch.length);
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
     const size = this.weigh ? items.reduce((n, item) => n + this.weigh!(item), 0) : batch.length;
-    const span = tracing.on ? commitSpan(batch, size, started) : undefined;
+    const span = this.traceOf && tracing.on ? commitSpan(batch, size, started) : undefined;
     this.committer.commit(items).then(
       (outcomes) => {
         span?.end();

@@ -86,7 +86,8 @@ function pathOnly(url: string): string {
 
 export function createTracing(config: Config): Tracing {
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.otelServiceName }),
+    // process.pid tells a multi-process server's processes apart (the primary commits for its workers).
+    resource: resourceFromAttributes({ 'service.name': config.otelServiceName, 'process.pid': process.pid }),
     sampler: sampler(config),
     // The exporter sends JSON (the OTLP/HTTP encoding every collector takes); a collector that is down loses
     // spans, never a request: the processor drops what it cannot buffer.

@@ -6,6 +6,7 @@ import type { TestContext } from 'node:test';
 
 export interface ExportedSpan {
   service: string;
+  pid: number;
   name: string;
   traceId: string;
   spanId: string;
@@ -58,11 +59,14 @@ export async function startCollector(t: TestContext): Promise<Collector> {
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
       for (const rs of body.resourceSpans ?? []) {
-        const service = String(attributesOf(rs.resource?.attributes)['service.name'] ?? '');
+        const resource = attributesOf(rs.resource?.attributes);
+        const service = String(resource['service.name'] ?? '');
+        const pid = Number(resource['process.pid']);
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
             collector.spans.push({
               service,
+              pid,
               name: s.name,
               traceId: s.traceId,
               spanId: s.spanId,

@@ -6,21 +6,38 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnServer, tempDir } from '../helpers/app.js';
+import { spawnServer, tempDir, TEST_STORE } from '../helpers/app.js';
 import { databaseWithToken } from '../helpers/cli.js';
 import { eventually } from '../helpers/sleep.js';
-import { OTEL_MODULE_WATCH, startCollector } from '../helpers/otlp-collector.js';
+import { OTEL_MODULE_WATCH, startCollector, type Collector } from '../helpers/otlp-collector.js';
+import { openStore } from '../../src/storage/open-store.js';
+import { addSubscription } from '../helpers/webhooks.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
 
-/** `plant-store serve` with `env`, reporting every OpenTelemetry module it resolves on standard error. */
-async function serveWatched(t: TestContext, env: Record<string, string>) {
+/**
+ * `plant-store serve` with `env`, reporting every OpenTelemetry module it resolves on standard error; with
+ * `receiverOf`, a webhook receiver subscribed to every event first.
+ */
+async function serveWatched(t: TestContext, env: Record<string, string>, withReceiver = false) {
   const { databaseUrl, token } = await databaseWithToken(t);
+  let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+  if (withReceiver) {
+    let secret = '';
+    receiver = await startReceiver(t, () => secret);
+    const { store } = await openStore(databaseUrl);
+    try {
+      secret = (await addSubscription(store, receiver.url, 'wh_traced', ['newPlant'])).secret;
+    } finally {
+      await store.close();
+    }
+  }
   const hook = join(tempDir(t), 'otel-module-watch.mjs');
   writeFileSync(hook, OTEL_MODULE_WATCH);
   const server = await spawnServer(t, {
-    DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '1',
+    DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '1', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${hook}`, ...env,
   });
   const post = (id: number, headers: Record<string, string> = {}) =>
@@ -30,7 +47,15 @@ async function serveWatched(t: TestContext, env: Record<string, string>) {
       body: JSON.stringify({ id, name: 'fern' }),
     });
   const get = (id: number) => fetch(`${server.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } });
-  return { server, post, get };
+  return { server, post, get, receiver };
+}
+
+function tracedBy(collector: Collector) {
+  return {
+    spans: () => collector.spans.filter((s) => s.traceId === TRACE_ID),
+    named: (name: string) => collector.spans.filter((s) => s.traceId === TRACE_ID && s.name === name),
+    dump: () => JSON.stringify(collector.spans, null, 1),
+  };
 }
 
 test('on: a POST with a traceparent exports its request span and its commit span under the caller\'s trace, with the service name; log lines name the trace', async (t) => {
@@ -56,6 +81,43 @@ test('on: a POST with a traceparent exports its request span and its commit span
   await eventually(() => server.stdout().split('\n').some((l) => l.includes(`"trace_id":"${TRACE_ID}"`)), () => `a log line with the trace id:\n${server.stdout()}`);
 });
 
+test('on: the delivery of the event a traced POST made carries a traceparent of that trace, from its attempt span', async (t) => {
+  const collector = await startCollector(t);
+  const { post, receiver } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '50' }, true);
+  assert.equal((await post(7, { traceparent: `${TRACEPARENT}`, tracestate: 'vendor=abc' })).status, 200);
+  await receiver!.until((r) => r.byId.size === 1, 10_000);
+  const delivery = [...receiver!.byId.values()][0]!;
+  assert.deepEqual(receiver!.problems, []);
+  const traceparent = String(delivery.headers.traceparent);
+  assert.match(traceparent, new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
+  assert.equal(delivery.headers.tracestate, 'vendor=abc');
+  const trace = tracedBy(collector);
+  await eventually(() => trace.named('webhook attempt').length === 1, () => `the attempt span:\n${trace.dump()}`);
+  const attempt = trace.named('webhook attempt')[0]!;
+  assert.equal(traceparent.split('-')[2], attempt.spanId, 'the receiver continues the attempt span');
+  assert.equal(attempt.attributes['plant_store.webhook.outcome'], 'succeeded');
+  assert.equal(attempt.attributes['http.response.status_code'], 200);
+  assert.equal(attempt.attributes['plant_store.webhook.event_type'], 'newPlant');
+});
+
+test('on, two workers: the commit span joins the caller\'s trace', async (t) => {
+  const collector = await startCollector(t);
+  const { server, post } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '50', WORKERS: '2' });
+  await eventually(() => server.stdout().includes('plant-store is listening'), 'every worker listening', 20_000);
+  assert.equal((await post(3, { traceparent: TRACEPARENT })).status, 200);
+  const trace = tracedBy(collector);
+  await eventually(() => trace.named('request').length === 1 && trace.named('commit').length > 0, () => `the request and commit spans:\n${trace.dump()}`);
+  const request = trace.named('request')[0]!;
+  // SQLite: the worker hands the write to the primary, the one writer, which commits it in the same trace;
+  // PostgreSQL: each worker commits its own.
+  if (TEST_STORE === 'sqlite') {
+    assert.notEqual(request.pid, server.proc.pid, 'a worker answered');
+    await eventually(() => trace.named('commit').some((s) => s.pid === server.proc.pid), () => `a commit span from the primary:\n${trace.dump()}`);
+  } else {
+    assert.ok(trace.named('commit').some((s) => s.pid === request.pid));
+  }
+});
+
 test('off: without the settings nothing is exported and no OpenTelemetry module is resolved', async (t) => {
   const collector = await startCollector(t);
   // The collector's address is known to the process, but no OTEL_ setting names it.
@@ -73,8 +135,8 @@ test('a collector that is down changes no answer and loses no write', async (t) 
   // A port nothing listens on: a collector started and stopped.
   const collector = await startCollector(t);
   const { server, post, get } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_BSP_SCHEDULE_DELAY: '10' });
-  for (let id = 1; id <= 20; id++) assert.equal((await post(id, { traceparent: TRACEPARENT })).status, 200);
-  for (let id = 1; id <= 20; id++) assert.equal((await get(id)).status, 200);
+  for (let id = 1; id <= 10; id++) assert.equal((await post(id, { traceparent: TRACEPARENT })).status, 200);
+  for (let id = 1; id <= 10; id++) assert.equal((await get(id)).status, 200);
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0);
   assert.equal(collector.requests, 0);
