@@ -47,7 +47,8 @@ async function serveWatched(t: TestContext, env: Record<string, string>, withRec
       body: JSON.stringify({ id, name: 'fern' }),
     });
   const get = (id: number) => fetch(`${server.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } });
-  return { server, post, get, receiver };
+  const feed = async () => (await (await fetch(`${server.url}/events`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>[];
+  return { server, post, get, feed, receiver };
 }
 
 function tracedBy(collector: Collector) {
@@ -83,8 +84,12 @@ test('on: a POST with a traceparent exports its request span and its commit span
 
 test('on: the delivery of the event a traced POST made carries a traceparent of that trace, from its attempt span', async (t) => {
   const collector = await startCollector(t);
-  const { post, receiver } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '50' }, true);
+  const { post, feed, receiver } = await serveWatched(t, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '50' }, true);
   assert.equal((await post(7, { traceparent: `${TRACEPARENT}`, tracestate: 'vendor=abc' })).status, 200);
+  // The feed shows the write's trace context: the request span of the caller's trace.
+  const [event] = await eventually(async () => { const page = await feed(); return page.length === 1 && page; }, 'the event in the feed');
+  assert.match(String(event!.traceparent), new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
+  assert.equal(event!.tracestate, 'vendor=abc');
   await receiver!.until((r) => r.byId.size === 1, 10_000);
   const delivery = [...receiver!.byId.values()][0]!;
   assert.deepEqual(receiver!.problems, []);
@@ -121,9 +126,13 @@ test('on, two workers: the commit span joins the caller\'s trace', async (t) => 
 test('off: without the settings nothing is exported and no OpenTelemetry module is resolved', async (t) => {
   const collector = await startCollector(t);
   // The collector's address is known to the process, but no OTEL_ setting names it.
-  const { server, post, get } = await serveWatched(t, { COLLECTOR_NOT_A_SETTING: collector.url });
+  const off = await serveWatched(t, { COLLECTOR_NOT_A_SETTING: collector.url });
+  const { server, post, get } = off;
   assert.equal((await post(1, { traceparent: TRACEPARENT })).status, 200);
   assert.equal((await get(1)).status, 200);
+  const { feed } = off;
+  const [event] = await eventually(async () => { const page = await feed(); return page.length === 1 && page; }, 'the event in the feed');
+  assert.equal(event!.traceparent, undefined, 'an untraced write\'s event has no traceparent');
   server.proc.kill('SIGTERM');
   await server.exited;
   assert.equal(collector.requests, 0);
