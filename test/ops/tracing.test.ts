@@ -48,7 +48,8 @@ async function serveWatched(t: TestContext, env: Record<string, string>, withRec
     });
   const get = (id: number) => fetch(`${server.url}/plants/${id}`, { headers: { authorization: `Bearer ${token}` } });
   const feed = async () => (await (await fetch(`${server.url}/events`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>[];
-  return { server, post, get, feed, receiver };
+  const getWithQuery = (query: string) => fetch(`${server.url}/plants?${query}`, { headers: { authorization: `Bearer ${token}`, traceparent: TRACEPARENT } });
+  return { server, post, get, feed, receiver, token, getWithQuery };
 }
 
 function tracedBy(collector: Collector) {
@@ -59,9 +60,9 @@ function tracedBy(collector: Collector) {
   };
 }
 
-test('on: a POST with a traceparent exports its request span and its commit span under the caller\'s trace, with the service name; log lines name the trace', async (t) => {
+test('on: a POST with a traceparent exports its request span and its commit span under the caller\'s trace, with the service name; log lines name the trace; spans hold no token, body or query string', async (t) => {
   const collector = await startCollector(t);
-  const { server, post } = await serveWatched(t, {
+  const { server, post, token, getWithQuery } = await serveWatched(t, {
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'plant-store-under-test', OTEL_BSP_SCHEDULE_DELAY: '50',
   });
   assert.equal((await post(1, { traceparent: TRACEPARENT })).status, 200);
@@ -77,6 +78,11 @@ test('on: a POST with a traceparent exports its request span and its commit span
   // The commit runs inside the request: its parent is a span of this trace.
   assert.ok(ofTrace().some((s) => s.spanId === commit.parentSpanId), 'the commit span\'s parent is in the trace');
   assert.equal(request.attributes['url.path'], '/plants');
+  // A query string may carry a secret (access_token): spans name the path only.
+  await getWithQuery('access_token=query-secret-marker');
+  await eventually(() => ofTrace().filter((s) => s.name === 'request').length === 2, 'the second request span');
+  const exported = JSON.stringify(collector.spans);
+  for (const secret of [token, 'query-secret-marker', 'fern']) assert.ok(!exported.includes(secret), `a span holds ${secret}`);
   assert.match(server.stderr(), /otel module resolved: .*@opentelemetry\/sdk-trace-node/, 'the module watch sees the SDK when tracing is on');
   // A line written inside the request's span names it.
   await eventually(() => server.stdout().split('\n').some((l) => l.includes(`"trace_id":"${TRACE_ID}"`)), () => `a log line with the trace id:\n${server.stdout()}`);
