@@ -79,7 +79,8 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       const span = tracing.on ? tracing.start('sequencer pass') : undefined;
       let pass: Awaited<ReturnType<typeof store.sequence>>;
       try {
-        pass = await store.sequence(maxDeliveries, new Date(clock.now()));
+        const run = () => store.sequence(maxDeliveries, new Date(clock.now()));
+        pass = await (span ? tracing.within(span, run) : run());
         span?.set('plant_store.sequencer.events', pass.events);
         span?.set('plant_store.sequencer.deliveries', pass.deliveries);
       } catch (err) {

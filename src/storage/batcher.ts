@@ -87,7 +87,8 @@ export class Batcher<I, O> {
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
     const size = this.weigh ? items.reduce((n, item) => n + this.weigh!(item), 0) : batch.length;
     const span = this.traceOf && tracing.on ? commitSpan(batch, size, started) : undefined;
-    this.committer.commit(items).then(
+    // Inside its span, so the statements' spans (PostgreSQL) are its children.
+    (span ? tracing.within(span, () => this.committer.commit(items)) : this.committer.commit(items)).then(
       (outcomes) => {
         span?.end();
         this.notify(size, started, true);

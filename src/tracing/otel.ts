@@ -13,6 +13,8 @@ import {
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
 import type { SpanHandle, TraceHeaders, Tracing } from '../tracing.js';
 
@@ -78,6 +80,18 @@ class OtelSpan implements SpanHandle {
   }
 }
 
+/**
+ * PostgreSQL statements as spans (@opentelemetry/instrumentation-pg), under the span that ran them (a commit, a
+ * sequencer pass, a webhook attempt's record). pg is loaded before tracing starts (statically, through ESM), so
+ * no require hook would see it: the loaded modules (the same instances the store uses) are patched directly.
+ */
+function instrumentPg(provider: NodeTracerProvider): void {
+  const pg = new PgInstrumentation({ enabled: false, requireParentSpan: true });
+  pg.setTracerProvider(provider);
+  const require = createRequire(import.meta.url);
+  for (const definition of pg.getModuleDefinitions()) definition.patch?.(require(definition.name));
+}
+
 /** The query string may carry a client's secret (RFC 6750's access_token): spans name the path only. */
 function pathOnly(url: string): string {
   const q = url.indexOf('?');
@@ -102,6 +116,7 @@ export function createTracing(config: Config): Tracing {
     requestHook: (span, request) => span.setAttribute('url.path', pathOnly(request.url)),
   });
   requests.setTracerProvider(provider);
+  instrumentPg(provider);
   const tracer = provider.getTracer('plant-store');
   return {
     on: true,

@@ -163,7 +163,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     // The attempt continues the trace of the write that made the event; the receiver's continues it in turn.
     const span = tracing.on ? attemptSpan(c) : undefined;
     try {
-      await attemptIn(c, span);
+      await (span ? tracing.within(span, () => attemptIn(c, span)) : attemptIn(c, span));
     } catch (err) {
       span?.fail(err);
       throw err;
