@@ -79,6 +79,24 @@ export interface Config {
   readonly eventsMaxWaitingPerToken: number;
   /** Bytes of JSON a GET /events page holds at most (beyond its first event); then it ends with Link to the rest. */
   readonly eventsPageBytes: number;
+  /** Where traces go: 'otlp' (OTLP over HTTP), 'none', or '' (otlp when an OTLP endpoint is set). */
+  readonly otelTracesExporter: '' | 'otlp' | 'none';
+  /** The OTLP/HTTP collector's base URL ('' when unset); traces go to its /v1/traces. */
+  readonly otelExporterOtlpEndpoint: string;
+  /** The full OTLP/HTTP traces URL, over the base endpoint's ('' when unset). */
+  readonly otelExporterOtlpTracesEndpoint: string;
+  readonly otelServiceName: string;
+  readonly otelTracesSampler: (typeof OTEL_SAMPLERS)[number];
+  /** The ratio of the traceidratio samplers, 0 to 1. */
+  readonly otelTracesSamplerArg: number;
+}
+
+const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/** Whether the OpenTelemetry settings turn tracing on (OTEL_TRACES_EXPORTER=otlp, or an OTLP endpoint without OTEL_TRACES_EXPORTER=none). */
+export function tracingOn(c: Pick<Config, 'otelTracesExporter' | 'otelExporterOtlpEndpoint' | 'otelExporterOtlpTracesEndpoint'>): boolean {
+  if (c.otelTracesExporter !== '') return c.otelTracesExporter === 'otlp';
+  return c.otelExporterOtlpEndpoint !== '' || c.otelExporterOtlpTracesEndpoint !== '';
 }
 
 export class ConfigError extends Error {
@@ -218,6 +236,18 @@ function durationText(ms: number): string {
   return `${Math.round(ms / 1_000)}s`;
 }
 
+/** An http(s) URL of an OTLP collector. */
+function otlpUrl(raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`expected an http:// or https:// URL, got "${raw}"`);
+  return raw.trim();
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -297,6 +327,24 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'eventsMaxWaiting', env: 'EVENTS_MAX_WAITING', description: 'GET /events requests waiting (wait=) for an event at most at once in this process; past it a request that would wait is answered 503 with Retry-After', default: 1_000, parse: integer(0, 100_000) },
   { key: 'eventsMaxWaitingPerToken', env: 'EVENTS_MAX_WAITING_PER_TOKEN', description: 'GET /events requests one token (or JWT subject) may have waiting at once in this process; past it a request that would wait is answered 429 with Retry-After', default: 4, parse: integer(0, 10_000) },
   { key: 'eventsPageBytes', env: 'EVENTS_PAGE_BYTES', description: 'Bytes of JSON one GET /events page holds at most: the page ends before the event that would pass it (with Link to the rest), and always holds at least one event. Bounds the memory each feed request takes', default: 262_144, parse: integer(1_024, 67_108_864) },
+  { key: 'otelTracesExporter', env: 'OTEL_TRACES_EXPORTER', description: 'otlp sends OpenTelemetry traces over OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); none turns tracing off even with an endpoint; empty: on exactly when an OTLP endpoint is set. Off, no OpenTelemetry code is loaded', default: '', parse: (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (v !== 'otlp' && v !== 'none') throw new ConfigError(`expected otlp or none (only OTLP over HTTP is built in), got "${raw}"`);
+    return v;
+  } },
+  { key: 'otelExporterOtlpEndpoint', env: 'OTEL_EXPORTER_OTLP_ENDPOINT', description: 'Base URL of the OTLP/HTTP collector (e.g. http://otel-collector:4318); traces go to its /v1/traces. Setting it turns tracing on', default: '', parse: otlpUrl },
+  { key: 'otelExporterOtlpTracesEndpoint', env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', description: 'Full OTLP/HTTP traces URL, used as is instead of OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces. Setting it turns tracing on', default: '', parse: otlpUrl },
+  { key: 'otelServiceName', env: 'OTEL_SERVICE_NAME', description: 'service.name of the traces', default: 'plant-store', parse: (raw) => raw.trim() },
+  { key: 'otelTracesSampler', env: 'OTEL_TRACES_SAMPLER', description: `Which traces are recorded: ${OTEL_SAMPLERS.join(', ')} (parentbased_*: a caller's sampled flag in traceparent decides)`, default: 'parentbased_always_on', parse: (raw) => {
+    const v = raw.trim().toLowerCase();
+    if (!(OTEL_SAMPLERS as readonly string[]).includes(v)) throw new ConfigError(`expected one of ${OTEL_SAMPLERS.join(', ')}, got "${raw}"`);
+    return v as Config['otelTracesSampler'];
+  } },
+  { key: 'otelTracesSamplerArg', env: 'OTEL_TRACES_SAMPLER_ARG', description: 'The ratio of traces the traceidratio samplers record, from 0 to 1', default: 1, parse: (raw) => {
+    const n = Number(raw.trim());
+    if (!/^\d*\.?\d+$/.test(raw.trim()) || n > 1) throw new ConfigError(`expected a ratio from 0 to 1, got "${raw}"`);
+    return n;
+  } },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
 ];
 

@@ -3,6 +3,7 @@
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 import { writeSync } from 'node:fs';
 import type { Config } from './config.js';
+import { tracing } from './tracing.js';
 
 const CENSORED = '[redacted]';
 
@@ -167,6 +168,8 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: Dest
       level: config.logLevel,
       base: { service: 'plant-store' },
       formatters: { log: censorAuthorization },
+      // With tracing on, a line written inside a span names its trace and span.
+      ...(tracing.on ? { mixin: () => tracing.logFields() } : {}),
     },
     destination,
   );

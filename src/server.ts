@@ -12,6 +12,7 @@ import { createTokenService } from './auth/token-service.js';
 import { createBackground, createWorkerBackground, type Background } from './background.js';
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
+import { startTracing, stopTracing } from './tracing.js';
 import { announce, bootstrapToken, openServiceStore } from './startup.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
@@ -20,6 +21,16 @@ import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
 const DRAIN_IDLE_GRACE_MS = 500;
 
 export async function serve(config: Config): Promise<number> {
+  // Before the logger (whose lines then name their trace) and everything that makes spans.
+  await startTracing(config);
+  try {
+    return await serveTraced(config);
+  } finally {
+    await stopTracing();
+  }
+}
+
+async function serveTraced(config: Config): Promise<number> {
   const logger = createLogger(config);
   if (cluster.isWorker) {
     try {

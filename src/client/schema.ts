@@ -869,6 +869,12 @@ export interface components {
              */
             type: "newPlant" | "plantUpdated";
             createdAt: components["schemas"]["FeedEventTime"];
+            traceparent?: components["schemas"]["Traceparent"];
+            /**
+             * @description The W3C `tracestate` of the write's trace, when it had one.
+             * @example vendor=abc
+             */
+            tracestate?: string;
             data: components["schemas"]["PlantEvent"];
         };
         /**
@@ -891,8 +897,19 @@ export interface components {
              */
             type: "plantDeleted";
             createdAt: components["schemas"]["FeedEventTime"];
+            traceparent?: components["schemas"]["Traceparent"];
+            /**
+             * @description The W3C `tracestate` of the write's trace, when it had one.
+             * @example vendor=abc
+             */
+            tracestate?: string;
             data: components["schemas"]["PlantDeletedEvent"];
         };
+        /**
+         * @description The W3C `traceparent` of the write that made the event, present only when that write was traced (OpenTelemetry on): its deliveries continue this trace.
+         * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+         */
+        Traceparent: string;
         /**
          * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed.
          * @example msg_2KWPBgLlAfxdpx2AI54pPJ
@@ -1495,6 +1512,16 @@ export interface components {
          * @example 2026-03-14T09:26:55.012Z
          */
         CeTime: string;
+        /**
+         * @description W3C Trace Context, only when the write that made the event was traced (OpenTelemetry on, docs/operations.md): the trace of that write, with this attempt's span as parent, so the receiver's trace continues it.
+         * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+         */
+        Traceparent: components["schemas"]["Traceparent"];
+        /**
+         * @description W3C Trace Context vendor data of that trace, when the write's caller sent some.
+         * @example vendor=abc
+         */
+        Tracestate: string;
     };
     requestBodies: never;
     headers: {
@@ -3225,6 +3252,16 @@ export interface operations {
                  * @example 2026-03-14T09:26:55.012Z
                  */
                 "ce-time": components["parameters"]["CeTime"];
+                /**
+                 * @description W3C Trace Context, only when the write that made the event was traced (OpenTelemetry on, docs/operations.md): the trace of that write, with this attempt's span as parent, so the receiver's trace continues it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["Traceparent"];
+                /**
+                 * @description W3C Trace Context vendor data of that trace, when the write's caller sent some.
+                 * @example vendor=abc
+                 */
+                tracestate?: components["parameters"]["Tracestate"];
             };
             path?: never;
             cookie?: never;
@@ -3304,6 +3341,16 @@ export interface operations {
                  * @example 2026-03-14T09:26:55.012Z
                  */
                 "ce-time": components["parameters"]["CeTime"];
+                /**
+                 * @description W3C Trace Context, only when the write that made the event was traced (OpenTelemetry on, docs/operations.md): the trace of that write, with this attempt's span as parent, so the receiver's trace continues it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["Traceparent"];
+                /**
+                 * @description W3C Trace Context vendor data of that trace, when the write's caller sent some.
+                 * @example vendor=abc
+                 */
+                tracestate?: components["parameters"]["Tracestate"];
             };
             path?: never;
             cookie?: never;
@@ -3383,6 +3430,16 @@ export interface operations {
                  * @example 2026-03-14T09:26:55.012Z
                  */
                 "ce-time": components["parameters"]["CeTime"];
+                /**
+                 * @description W3C Trace Context, only when the write that made the event was traced (OpenTelemetry on, docs/operations.md): the trace of that write, with this attempt's span as parent, so the receiver's trace continues it.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+                 */
+                traceparent?: components["parameters"]["Traceparent"];
+                /**
+                 * @description W3C Trace Context vendor data of that trace, when the write's caller sent some.
+                 * @example vendor=abc
+                 */
+                tracestate?: components["parameters"]["Tracestate"];
             };
             path?: never;
             cookie?: never;

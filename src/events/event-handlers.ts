@@ -1,4 +1,5 @@
 // GET /events: the feed after a cursor, a page at a time, waiting for the next event when asked to.
+import { traceFromText } from '../tracing.js';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
@@ -27,13 +28,20 @@ export function pageJson(events: readonly FeedEvent[], limit: number, maxBytes: 
   let count = 0;
   for (; count < events.length && count < limit; count++) {
     const e = events[count]!;
-    const item = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"createdAt":"${e.createdAt.toISOString()}","data":${e.payload}}`;
+    const item = `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"createdAt":"${e.createdAt.toISOString()}",${traceMembers(e.trace)}"data":${e.payload}}`;
     const size = Buffer.byteLength(item) + (count > 0 ? 1 : 0);
     if (count > 0 && bytes + size > maxBytes) break;
     out += count > 0 ? `,${item}` : item;
     bytes += size;
   }
   return { json: out + ']', count };
+}
+
+/** `traceparent` and `tracestate` members of a traced write's event ('' for an untraced one). */
+function traceMembers(text: string | undefined): string {
+  const trace = traceFromText(text);
+  if (!trace) return '';
+  return `"traceparent":${JSON.stringify(trace.traceparent)},${trace.tracestate ? `"tracestate":${JSON.stringify(trace.tracestate)},` : ''}`;
 }
 
 /** EVENT_RETENTION in words, in the largest unit that says it exactly (it may be set in seconds). */

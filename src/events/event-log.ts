@@ -12,6 +12,8 @@ export interface FeedEvent {
   /** The exact body every delivery of the event sends (JSON text). */
   payload: string;
   position: bigint;
+  /** The trace context of the write that made it (tracing.ts traceText), when that write was traced. */
+  trace?: string;
 }
 
 /** What one sequencing pass did. */

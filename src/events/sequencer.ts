@@ -2,6 +2,7 @@
 // events) woken by this process's commits, by a poll (events committed by an instance that died before its
 // pass, or by `plant-store import`), and the retention pass. What it placed and what it made it tells through
 // onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher).
+import { tracing } from '../tracing.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { EventLogStore } from './event-log.js';
 
@@ -75,7 +76,19 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   async function drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const pass = await store.sequence(maxDeliveries, new Date(clock.now()));
+      const span = tracing.on ? tracing.start('sequencer pass') : undefined;
+      let pass: Awaited<ReturnType<typeof store.sequence>>;
+      try {
+        const run = () => store.sequence(maxDeliveries, new Date(clock.now()));
+        pass = await (span ? tracing.within(span, run) : run());
+        span?.set('plant_store.sequencer.events', pass.events);
+        span?.set('plant_store.sequencer.deliveries', pass.deliveries);
+      } catch (err) {
+        span?.fail(err);
+        throw err;
+      } finally {
+        span?.end();
+      }
       total += pass.events;
       if (pass.events > 0) placed();
       if (pass.deliveries > 0) options.onDeliveries?.();

@@ -160,11 +160,15 @@ export function patchOutcome(result: WriteResult, patch: PlantPatch, ifVersions:
  * A write that happens is announced in its transaction: its event (webhooks/events.ts plantEvent, with the new
  * version) is written with one delivery per active subscription that chose the event's type.
  */
-export type PlantWrite =
+export type PlantWrite = (
   | { op: 'create'; plant: PlantRecord }
   | { op: 'replace'; plant: PlantRecord; ifVersion: bigint | undefined }
   | { op: 'delete'; id: bigint; ifVersion: bigint | undefined }
-  | { op: 'patch'; id: bigint; patch: PlantPatch; ifVersions: readonly bigint[] | undefined };
+  | { op: 'patch'; id: bigint; patch: PlantPatch; ifVersions: readonly bigint[] | undefined }
+) & {
+  /** With tracing on, the trace context of the request that wrote (tracing.ts traceText): its event keeps it. */
+  trace?: string;
+};
 
 /** The orders a list can take. Every order ends on the id, so that a keyset cursor is total. */
 export type PlantOrder = 'id';

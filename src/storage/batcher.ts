@@ -4,6 +4,7 @@
 // engine's committer; observers (metrics) hear of every commit.
 import { asStoreError } from './errors.js';
 import type { CommitObserver } from './store.js';
+import { traceFromText, tracing, type TraceHeaders } from '../tracing.js';
 
 export interface BatchCommitter<I, O> {
   /** Commits the batch durably and resolves with each item's outcome, in order; rejects when nothing was committed. */
@@ -17,7 +18,13 @@ interface Waiting<I, O> {
   item: I;
   resolve: (outcome: O) => void;
   reject: (err: unknown) => void;
+  /** With tracing on: the submitting write's trace, and when it was submitted (performance.now()). */
+  trace?: TraceHeaders;
+  at?: number;
 }
+
+/** The traces one commit span links to at most (beyond its parent): a big batch serves many requests. */
+const MAX_LINKS = 32;
 
 /** A bound on one transaction, so a burst becomes several commits and no single one grows without limit. */
 export const MAX_BATCH = 2_000;
@@ -40,11 +47,16 @@ export class Batcher<I, O> {
     private readonly maxInFlight = 1,
     /** How many writes an item holds, for the observers (an item may be a whole batch another process sent). */
     private readonly weigh?: (item: I) => number,
+    /**
+     * The trace context an item carries from the request that wrote it (tracing.ts traceText). Given, each
+     * commit is a span of the first traced item's trace (plant writes); without it, no span.
+     */
+    private readonly traceOf?: (item: I) => string | undefined,
   ) {}
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ item, resolve, reject });
+      this.pending.push(this.traceOf && tracing.on ? { item, resolve, reject, trace: traceFromText(this.traceOf(item)), at: performance.now() } : { item, resolve, reject });
       if (this.committing < this.maxInFlight && !this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -74,13 +86,18 @@ export class Batcher<I, O> {
     const items = new Array<I>(batch.length);
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
     const size = this.weigh ? items.reduce((n, item) => n + this.weigh!(item), 0) : batch.length;
-    this.committer.commit(items).then(
+    const span = this.traceOf && tracing.on ? commitSpan(batch, size, started) : undefined;
+    // Inside its span, so the statements' spans (PostgreSQL) are its children.
+    (span ? tracing.within(span, () => this.committer.commit(items)) : this.committer.commit(items)).then(
       (outcomes) => {
+        span?.end();
         this.notify(size, started, true);
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(outcomes[i]!);
         this.done();
       },
       (err: unknown) => {
+        span?.fail(err);
+        span?.end();
         this.notify(size, started, false);
         const failure = asStoreError(err);
         for (const w of batch) w.reject(failure);
@@ -123,4 +140,22 @@ export class Batcher<I, O> {
     await this.drain();
     await this.committer.close?.();
   }
+}
+
+/**
+ * The span of one group commit: a child of the first traced write it holds, linked to the others' traces; its
+ * length is the commit's (the fsync or the COMMIT round trip included), and it says how long the oldest write waited.
+ */
+function commitSpan<I, O>(batch: readonly Waiting<I, O>[], size: number, started: number) {
+  let parent: TraceHeaders | undefined;
+  const links: TraceHeaders[] = [];
+  let oldest = started;
+  for (const w of batch) {
+    if (w.at !== undefined && w.at < oldest) oldest = w.at;
+    if (!w.trace) continue;
+    if (!parent) parent = w.trace;
+    else if (links.length < MAX_LINKS && w.trace.traceparent.slice(3, 35) !== parent.traceparent.slice(3, 35)) links.push(w.trace);
+  }
+  if (!parent) return undefined;
+  return tracing.start('commit', { 'plant_store.commit.size': size, 'plant_store.commit.wait_ms': Math.round((started - oldest) * 1000) / 1000 }, parent, links);
 }

@@ -4,6 +4,7 @@ import { decideChange, decideCreate, patchOutcome, type ChangeOutcome, type Crea
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
 import type { CommitObserver } from './store.js';
+import { traceText, tracing } from '../tracing.js';
 
 export abstract class GroupCommittedPlants {
   /** The engine's group commit of plant writes. */
@@ -47,6 +48,11 @@ export abstract class GroupCommittedPlants {
 
   private write(item: PlantWrite): Promise<WriteResult> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
+    if (tracing.on) {
+      // The request's trace goes with the write to whichever process commits it, and into its event.
+      const trace = tracing.current();
+      if (trace) item.trace = traceText(trace);
+    }
     return this.groupCommit.submit(item);
   }
 }

@@ -127,6 +127,8 @@ export interface ClaimRow {
   event_type: string;
   event_created_at: Time;
   format: string;
+  /** The event's write's trace context (tracing.ts traceText); NULL when written untraced. */
+  trace_context: string | null;
 }
 
 export function claimedOf(r: ClaimRow): ClaimedDelivery {
@@ -141,6 +143,7 @@ export function claimedOf(r: ClaimRow): ClaimedDelivery {
     eventCreatedAt: new Date(r.event_created_at),
     format: formatOf(r.format),
     attemptCount: r.attempt_count,
+    ...(r.trace_context ? { trace: r.trace_context } : {}),
   };
 }
 

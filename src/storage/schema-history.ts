@@ -195,6 +195,15 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       )${d.tableOptions};
     `,
   },
+  {
+    version: 10,
+    name: 'trace context of events',
+    ddl: () => `
+      -- The W3C trace context (JSON: traceparent, tracestate) of the write that made the event, when tracing was
+      -- on: its deliveries continue that trace, and the feed shows it. NULL: written untraced.
+      ALTER TABLE webhook_events ADD COLUMN trace_context TEXT;
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

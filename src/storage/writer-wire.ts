@@ -29,11 +29,11 @@ export interface WriteTransport {
 }
 
 /**
- * Per write: its kind, id, name, tag, required version. A patch's name is null when it leaves the name alone; its
+ * Per write: its kind, id, name, tag, required version, trace context (tracing.ts traceText, or null). A patch's name is null when it leaves the name alone; its
  * tag is null when it leaves the tag alone and false when it removes it; its required versions are a list (If-Match
  * may name several), or null.
  */
-const SLOTS = 5;
+const SLOTS = 6;
 const OPS = ['create', 'replace', 'delete', 'patch'] as const;
 export type WireItems = (number | bigint | string | boolean | readonly bigint[] | null)[];
 
@@ -47,6 +47,7 @@ export function encodeItems(items: readonly PlantWrite[]): WireItems {
   for (let i = 0, k = 0; i < items.length; i++, k += SLOTS) {
     const item = items[i]!;
     wire[k] = OPS.indexOf(item.op);
+    if (item.trace !== undefined) wire[k + 5] = item.trace;
     if (item.op === 'delete') {
       wire[k + 1] = item.id;
       wire[k + 4] = item.ifVersion ?? null;
@@ -77,16 +78,29 @@ export function decodeItems(wire: WireItems): PlantWrite[] {
       if (name !== null) patch.name = name;
       if (tag !== null) patch.tag = tag === false ? null : tag;
       items[i] = { op, id, patch, ifVersions: (wire[k + 4] as readonly bigint[] | null) ?? undefined };
+      traced(items[i]!, wire[k + 5]);
       continue;
     }
     const ifVersion = (wire[k + 4] as bigint | null) ?? undefined;
     if (op === 'delete') {
       items[i] = { op, id, ifVersion };
+      traced(items[i]!, wire[k + 5]);
       continue;
     }
     const tag = wire[k + 3] as string | null;
     const plant = tag === null ? { id, name: wire[k + 2] as string } : { id, name: wire[k + 2] as string, tag };
     items[i] = op === 'replace' ? { op, plant, ifVersion } : { op, plant };
+    traced(items[i]!, wire[k + 5]);
   }
   return items;
+}
+
+function traced(item: PlantWrite, trace: WireItems[number] | undefined): void {
+  if (typeof trace === 'string') item.trace = trace;
+}
+
+/** The trace context of the first traced write of a wire batch (a commit span's parent in the writer). */
+export function firstTrace(wire: WireItems): string | undefined {
+  for (let k = 5; k < wire.length; k += SLOTS) if (typeof wire[k] === 'string') return wire[k] as string;
+  return undefined;
 }

@@ -79,6 +79,8 @@ export interface ClaimedDelivery {
   format: WebhookFormat;
   /** Attempts already made before this one. */
   attemptCount: number;
+  /** The trace context of the write that made the event (tracing.ts traceText), when it was traced. */
+  trace?: string;
 }
 
 /** What an attempt leads to: done, try again at a time, give up, or the subscription is gone (410). */

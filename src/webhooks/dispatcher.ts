@@ -12,6 +12,7 @@ import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js
 import { deliveryMessage } from './delivery-message.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type SendResult, type Sender } from './sender.js';
+import { traceFromText, tracing, type SpanHandle } from '../tracing.js';
 
 export interface DispatcherLogger {
   warn(obj: object, msg: string): void;
@@ -159,6 +160,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   async function attempt(c: ClaimedDelivery): Promise<void> {
+    // The attempt continues the trace of the write that made the event; the receiver's continues it in turn.
+    const span = tracing.on ? attemptSpan(c) : undefined;
+    try {
+      await (span ? tracing.within(span, () => attemptIn(c, span)) : attemptIn(c, span));
+    } catch (err) {
+      span?.fail(err);
+      throw err;
+    } finally {
+      span?.end();
+    }
+  }
+
+  async function attemptIn(c: ClaimedDelivery, span: SpanHandle | undefined): Promise<void> {
     const at = now();
     const ids = { deliveryId: c.deliveryId, subscriptionId: c.subscriptionId, eventId: c.eventId, attempt: c.attemptCount + 1 };
     let result: SendResult;
@@ -169,11 +183,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       observe({ kind: 'delivery-secret-error', ids, error: c.secretError });
     } else {
       const message = deliveryMessage(c);
-      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers: message.headers }, abort.signal);
+      const headers = traceHeaders(c, span, message.headers);
+      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers }, abort.signal);
+      span?.set('plant_store.webhook.address_refused', result.refused === true);
+      if (result.statusCode !== null) span?.set('http.response.status_code', result.statusCode);
       if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again
     }
     const ended = now();
     const outcome = decideOutcome(result, c.attemptCount, ended, random);
+    span?.set('plant_store.webhook.outcome', outcome.status);
+    if (outcome.status !== 'succeeded') span?.fail();
     const record: AttemptRecord = { at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
     try {
       await store.recordAttempt(c.deliveryId, record, outcome);
@@ -278,4 +297,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return total;
     },
   };
+}
+
+/** The span of one delivery attempt: a child of the event's write's trace (a new trace when it had none). */
+function attemptSpan(c: ClaimedDelivery): SpanHandle {
+  return tracing.start(
+    'webhook attempt',
+    {
+      'plant_store.webhook.delivery_id': c.deliveryId,
+      'plant_store.webhook.subscription_id': c.subscriptionId,
+      'plant_store.webhook.event_id': c.eventId,
+      'plant_store.webhook.event_type': c.eventType,
+      'plant_store.webhook.attempt': c.attemptCount + 1,
+    },
+    traceFromText(c.trace),
+  );
+}
+
+/**
+ * The delivery's headers with `traceparent` (and `tracestate`): the attempt's span when tracing is on here,
+ * else the event's write's context as stored. Unchanged when the event was written untraced.
+ */
+function traceHeaders(c: ClaimedDelivery, span: SpanHandle | undefined, headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  const trace = span?.headers() ?? traceFromText(c.trace);
+  if (!trace) return headers;
+  return trace.tracestate ? { ...headers, traceparent: trace.traceparent, tracestate: trace.tracestate } : { ...headers, traceparent: trace.traceparent };
 }

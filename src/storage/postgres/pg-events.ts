@@ -48,7 +48,7 @@ const SQL = {
         SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
         WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING)) c
         WHERE before < $3 OR n <= ${READ_AT_LEAST})
-    SELECT id, type, created_at, payload, position FROM webhook_events
+    SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
     WHERE position > $1 AND position <= (SELECT position FROM last) ORDER BY position`,
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id FROM webhook_events e
@@ -100,6 +100,7 @@ interface EventRow {
   created_at: Date;
   payload: string;
   position: bigint;
+  trace_context: string | null;
 }
 
 export class PgEventStore implements EventLogStore {
@@ -142,7 +143,7 @@ export class PgEventStore implements EventLogStore {
   readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
     return this.guard(async () => {
       const { rows } = await this.pool.query<EventRow>(named('readAfter', [(position ?? -1n).toString(), limit, maxBytes]));
-      return rows.map((r) => ({ id: r.id, type: r.type, createdAt: r.created_at, payload: r.payload, position: r.position }));
+      return rows.map((r) => ({ id: r.id, type: r.type, createdAt: r.created_at, payload: r.payload, position: r.position, ...(r.trace_context ? { trace: r.trace_context } : {}) }));
     });
   }
 

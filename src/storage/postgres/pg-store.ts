@@ -43,8 +43,8 @@ const SQL = {
   deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2)
     RETURNING id, name, tag, version, nextval('plant_versions') AS deleted_version`,
   // The events of the writes, in the plants' transaction; their positions and deliveries come after (pg-events.ts).
-  insertEvents: `INSERT INTO webhook_events (id, type, payload, created_at)
-    SELECT e.id, e.type, e.payload, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS e(id, type, payload)`,
+  insertEvents: `INSERT INTO webhook_events (id, type, payload, created_at, trace_context)
+    SELECT e.id, e.type, e.payload, $4, e.trace FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS e(id, type, payload, trace)`,
   getPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1',
   countPlants: 'SELECT count(*) AS n FROM plants',
   insertToken: `INSERT INTO api_tokens (id, name, token_hash, scopes, created_at, last_used_at, expires_at, revoked_at)
@@ -95,10 +95,15 @@ export class PgStore extends GroupCommittedPlants implements Store {
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
     this.events = new PgEventStore(this.pool, url, () => this.closed);
     this.restores = new PgRestoreStore(this.pool, () => this.closed);
-    this.groupCommit = new Batcher({
-      // Not refused once closing: close() waits for the writes already accepted (driver errors still -> 503).
-      commit: (items) => guarded(() => false, () => retryingTransaction(this.pool, (client) => writePlants(client, items))),
-    });
+    this.groupCommit = new Batcher(
+      {
+        // Not refused once closing: close() waits for the writes already accepted (driver errors still -> 503).
+        commit: (items) => guarded(() => false, () => retryingTransaction(this.pool, (client) => writePlants(client, items))),
+      },
+      1,
+      undefined,
+      (w) => w.trace,
+    );
   }
 
   private guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -193,7 +198,7 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   const creates = items.flatMap((item, i) => (item.op === 'create' ? [{ item, i }] : []));
   if (creates.length > 0) await writeCreates(client, creates, results, now);
   for (const { item, i } of creates) {
-    if (results[i]!.wrote) happened.push({ op: item.op, plant: item.plant, version: results[i]!.row!.version });
+    if (results[i]!.wrote) happened.push({ op: item.op, plant: item.plant, version: results[i]!.row!.version, trace: item.trace ?? null });
   }
   for (let i = 0; i < items.length; i++) {
     const asked = items[i]!;
@@ -212,14 +217,14 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
       const updated = await client.query<{ version: string }>(named('patchPlant', [id, toDbText(name), toDbText(tag)]));
       const version = BigInt(updated.rows[0]!.version);
       results[i] = { wrote: true, row: { ...decision.plant, version } };
-      happened.push({ op: asked.op, plant: decision.plant, version });
+      happened.push({ op: asked.op, plant: decision.plant, version, trace: asked.trace ?? null });
       continue;
     }
     const deleted = (await client.query<PlantRow & { deleted_version: bigint | string }>(named('deletePlant', [id, item.ifVersion?.toString() ?? null]))).rows[0];
     if (deleted) {
       const row = versionedPlantOf(deleted, pgText);
       results[i] = { wrote: true, row };
-      happened.push({ op: asked.op, plant: row, version: BigInt(deleted.deleted_version) });
+      happened.push({ op: asked.op, plant: row, version: BigInt(deleted.deleted_version), trace: asked.trace ?? null });
       continue;
     }
     const { rows } = await client.query<PlantRow>(named('getPlant', [id]));
@@ -229,7 +234,7 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
   return results;
 }
 
-type Happened = { op: PlantWrite['op']; plant: PlantRecord; version: bigint };
+type Happened = { op: PlantWrite['op']; plant: PlantRecord; version: bigint; trace: string | null };
 
 type Create = { item: Extract<PlantWrite, { op: 'create' }>; i: number };
 
@@ -268,7 +273,7 @@ async function writeCreates(client: pg.PoolClient, creates: readonly Create[], r
 /** The events of the writes that happened, in one statement. */
 async function writeEvents(client: pg.PoolClient, happened: readonly Happened[], now: Date): Promise<void> {
   const events = happened.map((h) => writeEvent(h.op, h.plant, h.version));
-  await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now]));
+  await client.query(named('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now, happened.map((h) => h.trace)]));
 }
 
 /**

@@ -66,7 +66,7 @@ const SQL = {
     FROM webhook_events e, webhook_subscriptions s
     WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND s.id = d.subscription_id
     RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
-      e.type AS event_type, e.created_at AS event_created_at`,
+      e.type AS event_type, e.created_at AS event_created_at, e.trace_context`,
   deliveryState: 'SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
   insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
     SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,

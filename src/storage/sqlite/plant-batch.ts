@@ -25,7 +25,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
-  const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at, position) VALUES (?, ?, ?, ?, ?)');
+  const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at, position, trace_context) VALUES (?, ?, ?, ?, ?, ?)');
   const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
   const setLastPosition = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
   const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
@@ -35,10 +35,10 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
     // (PostgreSQL, with concurrent writers, places events in a pass after the commit). Its deliveries come
     // after, off this path (events/sequencer.ts).
     let position: bigint | undefined;
-    const announce = (op: PlantWrite['op'], plant: PlantRecord, version: bigint) => {
-      const e = writeEvent(op, plant, version);
+    const announce = (write: PlantWrite, plant: PlantRecord, version: bigint) => {
+      const e = writeEvent(write.op, plant, version);
       position = (position ?? (lastPosition.get() as bigint)) + 1n;
-      insertEvent.run(e.id, e.type, e.payload, now, position);
+      insertEvent.run(e.id, e.type, e.payload, now, position, write.trace ?? null);
     };
     // One step of the counter for the batch: write i gets version base + i + 1 (unused ones are gaps).
     const base = (takeVersions.get(items.length) as bigint) - BigInt(items.length);
@@ -52,7 +52,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
         const { id, name, tag } = item.plant;
         if (insertPlant.run(id, name, tag ?? null, now, version).changes === 1) {
           wrote = version;
-          announce(asked.op, item.plant, version);
+          announce(asked, item.plant, version);
         }
       } else if (item.op === 'patch') {
         const found = getPlant.get(item.id) as PlantRow | undefined;
@@ -62,13 +62,13 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
           updatePlant.run({ id, name, tag: tag ?? null, version });
           // The merged plant, with its new version: what the answer shows.
           wrote = { id, name, tag: tag ?? null, version };
-          announce(asked.op, decision.plant, version);
+          announce(asked, decision.plant, version);
         }
       } else {
         wrote = deletePlant.get({ id: item.id, ifVersion: item.ifVersion ?? null }) as PlantRow | undefined;
         // A delete is a change like any other: its event takes the write's new version, above every version
         // the plant had, so a receiver keeping the highest version per id orders a late update before it.
-        if (wrote) announce(asked.op, { id: item.id, name: wrote.name }, version);
+        if (wrote) announce(asked, { id: item.id, name: wrote.name }, version);
       }
       results[2 * i] = wrote !== undefined;
       // A write that did not happen reports what it found; a later write of an id written earlier in the same

@@ -16,6 +16,7 @@ interface EventRow {
   created_at: number;
   payload: string;
   position: bigint;
+  trace_context: string | null;
 }
 
 export class SqliteEventStore implements EventLogStore {
@@ -51,7 +52,7 @@ export class SqliteEventStore implements EventLogStore {
               SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
               WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING))
               WHERE before < @maxBytes OR n <= ${READ_AT_LEAST})
-          SELECT id, type, created_at, payload, position FROM webhook_events
+          SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
           WHERE position > @after AND position <= (SELECT position FROM last) ORDER BY position`)
         .safeIntegers(true),
       // Two index lookups (webhook_events_position, the partial webhook_subscriptions_fan_out).
@@ -89,7 +90,7 @@ export class SqliteEventStore implements EventLogStore {
 
   async readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
     const rows = this.guard(() => this.statements().readAfter.all({ after: position ?? -1n, limit, maxBytes })) as EventRow[];
-    return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position }));
+    return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position, ...(r.trace_context ? { trace: r.trace_context } : {}) }));
   }
 
   async backlog(): Promise<{ unplaced: number; behind: number }> {

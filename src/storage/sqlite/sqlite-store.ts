@@ -25,7 +25,7 @@ import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
 import { parseDatabaseUrl } from '../database-url.js';
-import { encodeItems, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
+import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
 
 export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -129,10 +129,11 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
         { commit: async (batches) => splitResults(batches, await this.command('plants', joined(batches))) },
         1,
         wireItemCount,
+        firstTrace,
       );
     }
     // A shared writer groups what every worker sends: each turn's batch goes at once instead of after the last.
-    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1);
+    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace);
     this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
     this.following = shared !== undefined;
   }

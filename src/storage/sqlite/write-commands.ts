@@ -143,7 +143,7 @@ function webhookWrites(db: Database.Database) {
     lease: db.prepare(`UPDATE webhook_deliveries SET lease_until = @leaseUntil, updated_at = @now WHERE id IN (SELECT value FROM json_each(@ids))`),
     claimed: db.prepare(
       `SELECT d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
-         e.type AS event_type, e.created_at AS event_created_at
+         e.type AS event_type, e.created_at AS event_created_at, e.trace_context
        FROM webhook_deliveries d
        JOIN webhook_events e ON e.id = d.event_id
        JOIN webhook_subscriptions s ON s.id = d.subscription_id

@@ -1,0 +1,77 @@
+// Traces (OpenTelemetry), off unless the OTEL_ settings turn them on (config.ts). Services call `tracing` and
+// never OpenTelemetry itself: off, every call here is a no-op behind one boolean, and no OpenTelemetry module
+// is loaded (startTracing imports tracing/otel.ts, and with it the SDK, only when tracing is on).
+import { tracingOn, type Config } from './config.js';
+
+/** A trace context as it travels between processes and rows: the W3C Trace Context headers. */
+export interface TraceHeaders {
+  traceparent: string;
+  tracestate?: string;
+}
+
+/** A started span of ours. */
+export interface SpanHandle {
+  set(key: string, value: string | number | boolean): void;
+  /** Marks the span failed (the error's class only: messages may quote input). */
+  fail(err?: unknown): void;
+  end(): void;
+  /** This span's context as headers, for what continues it elsewhere. */
+  headers(): TraceHeaders | undefined;
+}
+
+export interface Tracing {
+  readonly on: boolean;
+  /** The context running now, as headers (undefined when none or off): what a write carries to its commit. */
+  current(): TraceHeaders | undefined;
+  /** Starts a span under `parent` (default: the context running now), linked to `links` (other traces it serves). */
+  start(name: string, attributes?: Record<string, string | number | boolean>, parent?: TraceHeaders, links?: readonly TraceHeaders[]): SpanHandle;
+  /** Runs `fn` with `span` as the running context (its callbacks and awaits included). */
+  within<T>(span: SpanHandle, fn: () => T): T;
+  /** trace_id and span_id of the running span, for log lines ({} when none). */
+  logFields(): Record<string, string>;
+  /** Sends what is buffered and stops (at shutdown). */
+  shutdown(): Promise<void>;
+}
+
+/** A trace context as stored and carried in one string (a write's `trace`, an event's trace_context). */
+export function traceText(headers: TraceHeaders): string {
+  return JSON.stringify(headers);
+}
+
+export function traceFromText(text: string | null | undefined): TraceHeaders | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as TraceHeaders;
+    return typeof parsed.traceparent === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const NO_SPAN: SpanHandle = { set() {}, fail() {}, end() {}, headers: () => undefined };
+
+const OFF: Tracing = {
+  on: false,
+  current: () => undefined,
+  start: () => NO_SPAN,
+  within: (_span, fn) => fn(),
+  logFields: () => ({}),
+  shutdown: async () => {},
+};
+
+/** This process's tracing: OFF until startTracing turns it on. */
+export let tracing: Tracing = OFF;
+
+/** Turns tracing on when the settings ask for it, before anything it should see starts (the app, the store). */
+export async function startTracing(config: Config): Promise<void> {
+  if (!tracingOn(config) || tracing.on) return;
+  const { createTracing } = await import('./tracing/otel.js');
+  tracing = createTracing(config);
+}
+
+/** Stops tracing after sending what is buffered (tests start several servers in one process). */
+export async function stopTracing(): Promise<void> {
+  const stopping = tracing;
+  tracing = OFF;
+  await stopping.shutdown();
+}
