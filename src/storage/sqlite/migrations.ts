@@ -13,4 +13,18 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
       INSERT INTO plant_version_counter (last) VALUES (1);`,
   addEventOrder: '',        // rowid
   eventOrder: 'rowid',
+  codePointOrder: '',       // BINARY compares UTF-8 bytes: code point order
+  // An FTS5 table over plants' folded names (external content: it holds only the trigrams), kept in step by
+  // triggers, so that every write path (the write worker, import, restore) keeps it.
+  nameTrigramIndex: `CREATE VIRTUAL TABLE plant_names USING fts5(name_folded, content='plants', content_rowid='id', tokenize='trigram case_sensitive 1');
+      CREATE TRIGGER plant_names_insert AFTER INSERT ON plants BEGIN
+        INSERT INTO plant_names (rowid, name_folded) VALUES (new.id, new.name_folded);
+      END;
+      CREATE TRIGGER plant_names_delete AFTER DELETE ON plants BEGIN
+        INSERT INTO plant_names (plant_names, rowid, name_folded) VALUES ('delete', old.id, old.name_folded);
+      END;
+      CREATE TRIGGER plant_names_update AFTER UPDATE OF name_folded ON plants BEGIN
+        INSERT INTO plant_names (plant_names, rowid, name_folded) VALUES ('delete', old.id, old.name_folded);
+        INSERT INTO plant_names (rowid, name_folded) VALUES (new.id, new.name_folded);
+      END;`,
 });
