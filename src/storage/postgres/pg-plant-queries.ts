@@ -38,6 +38,12 @@ function bound(value: bigint | string | number): string | number {
   return typeof value === 'string' ? toDbText(value) : typeof value === 'bigint' ? value.toString() : value;
 }
 
+/** The statement of a query and its values, as a request runs it (for EXPLAIN in the plan tests). */
+export function pgListStatement(query: PlantQuery, output: ListPlan['output']): { sql: string; values: (string | number)[] } {
+  const plan = planOf(query, output, likeContains);
+  return { sql: render(plan), values: plan.values.map(bound) };
+}
+
 export class PgPlantQueries {
   private readonly texts = new Map<string, string>();
 

@@ -38,6 +38,12 @@ function render(plan: ListPlan): string {
   return plan.output === 'records' ? rows : `SELECT json_group_array(${ITEM}) AS json, count(*) AS items FROM (${rows})`;
 }
 
+/** The statement of a query and its values, as a request runs it (for EXPLAIN in the plan tests). */
+export function sqliteListStatement(query: PlantQuery, output: ListPlan['output']): { sql: string; values: ListPlan['values'] } {
+  const plan = planOf(query, output, fts5Phrase);
+  return { sql: render(plan), values: plan.values };
+}
+
 export class SqlitePlantQueries {
   private readonly statements = new Map<string, Database.Statement>();
 
