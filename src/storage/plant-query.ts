@@ -2,8 +2,9 @@
 // conditions, its order, what it answers and the values bound to its placeholders, in order. Each engine's
 // builder only renders these (sqlite/sqlite-plant-queries.ts, postgres/pg-plant-queries.ts: placeholders,
 // text escaping, the page's JSON) and keeps one statement per shape. A new filter or order is a case here, and
-// one in each builder where the engines write it differently; a value that needs escaping (a LIKE pattern) is
-// escaped here, once.
+// one in each builder where the engines write it differently (ClauseDialect); a value that needs escaping (a
+// LIKE pattern, an FTS5 phrase) is escaped here, once. A name order compares names by code points on both
+// engines, and a `q` compares the folded name (plants/plant-search.ts) through each engine's trigram index.
 import { foldName } from '../plants/plant-search.js';
 import type { PlantQuery } from '../plants/plant.js';
 
