@@ -1458,7 +1458,7 @@ export interface components {
          *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
          *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
          *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-         * @example fern
+         * @example STR
          */
         PlantSearch: string;
         /**
@@ -1593,7 +1593,7 @@ export interface operations {
                  *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
                  *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
                  *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-                 * @example fern
+                 * @example STR
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
@@ -1802,7 +1802,7 @@ export interface operations {
                  *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
                  *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
                  *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-                 * @example fern
+                 * @example STR
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
