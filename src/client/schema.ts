@@ -1179,7 +1179,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 400,
-                 *       "message": "Unknown query parameter 'name': this operation takes limit, after, tag."
+                 *       "message": "Unknown query parameter 'name': this operation takes limit, after, tag, q, sort, after_name."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1458,7 +1458,7 @@ export interface components {
          *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
          *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
          *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-         * @example STR
+         * @example ELI
          */
         PlantSearch: string;
         /**
@@ -1593,7 +1593,7 @@ export interface operations {
                  *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
                  *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
                  *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-                 * @example STR
+                 * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
@@ -1802,7 +1802,7 @@ export interface operations {
                  *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
                  *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
                  *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
-                 * @example STR
+                 * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
