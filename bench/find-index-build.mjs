@@ -31,7 +31,7 @@ if (url.startsWith('sqlite:')) {
   await client.query(`WITH w(k, word) AS ${words}
     INSERT INTO plants (id, name, tag, created_at)
     SELECT i * 7919 - 4000000000, (SELECT word FROM w WHERE k = i % 12) || ' ' || (SELECT word FROM w WHERE k = (i * 7) % 12) || ' ' || i,
-           CASE WHEN i % 3 = 0 THEN 'x' END, now() FROM generate_series(0, ${n - 1}) AS i`);
+           CASE WHEN i % 3 = 0 THEN 'x' END, now() FROM generate_series(0::int8, ${n - 1}) AS i`);
   await client.end();
 }
 console.log(`seeded ${n} plants at version 9 in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
