@@ -38,9 +38,6 @@ export interface SchemaDialect {
   nameTrigramIndex: string;
 }
 
-/** The schema version that added plants.name_folded, which each engine fills for the rows written before it. */
-export const FOLDED_NAMES_VERSION = 11;
-
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
   {
     version: 1,
