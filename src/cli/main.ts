@@ -56,10 +56,13 @@ Options:
                     (docs/backup.md). The store must exist. plant-store restore does this itself.
 `;
 
+/** The variables' column: the longest name and two spaces. */
+const NAME_WIDTH = Math.max(...SETTINGS.map((s) => s.env.length)) + 2;
+
 const CONFIG_HELP = `Usage: plant-store config
 
 Prints the effective configuration, one VARIABLE=value a line, secrets masked. Variables:
-${SETTINGS.map((s) => `  ${s.env.padEnd(31)}${s.description} (default ${String(s.default)})`).join('\n')}
+${SETTINGS.map((s) => `  ${s.env.padEnd(NAME_WIDTH)}${s.description} (default ${String(s.default)})`).join('\n')}
 `;
 
 export async function main(argv: string[]): Promise<number> {
