@@ -3,12 +3,10 @@
 // half): writes another process sent, served as they are (serveWrite), the store's own housekeeping (migrate, ping,
 // connectionLimit), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
 // watch) and the restore half. The last test holds the suite to every method the ports declare.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../../src/storage/open-store.js';
-import type { Store } from '../../src/storage/store.js';
 import type { PlantWrite, WriteResult } from '../../src/plants/plant.js';
 import { encodeItems } from '../../src/storage/writer-wire.js';
 import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
@@ -16,19 +14,9 @@ import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { eventually } from '../helpers/sleep.js';
 import { addSubscription } from '../helpers/webhooks.js';
+import { freshStore, unversioned } from '../helpers/contract-store.js';
 
-async function freshStore(t: TestContext, databaseUrl?: string): Promise<Store> {
-  const { store } = await openStore(databaseUrl ?? (await freshDatabaseUrl(t)));
-  t.after(() => store.close());
-  return store;
-}
 
-/** A record or result with its `version` taken out (the engines choose version numbers). */
-function unversioned<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => unversioned(v)) as T;
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'version').map(([k, v]) => [k, unversioned(v)])) as T;
-}
 
 const UNKNOWN_EVENT = `msg_${'A'.repeat(22)}`;
 

@@ -3,28 +3,16 @@
 // tokens, and commit observers. The webhook half of the port (subscriptions, claims, attempts and their
 // outcomes, nextDueAt, the backlog) is test/webhooks/delivery-store.test.ts, which runs on every engine too, and
 // the rest of the ports (commitWrites, housekeeping, the event log, restores) is store-contract-ports.test.ts.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TokenRecord } from '../../src/auth/token.js';
 import type { PlantRecord } from '../../src/plants/plant.js';
-import { openStore } from '../../src/storage/open-store.js';
-import type { Store } from '../../src/storage/store.js';
-import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
+import { TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../helpers/webhooks.js';
 import { sequenced } from '../helpers/events.js';
+import { freshStore, unversioned } from '../helpers/contract-store.js';
 
-async function freshStore(t: TestContext): Promise<Store> {
-  const { store } = await openStore(await freshDatabaseUrl(t));
-  t.after(() => store.close());
-  return store;
-}
 
-/** Outcomes and records with every `version` taken out (the engines choose version numbers). */
-function unversioned<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => unversioned(v)) as T;
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'version').map(([k, v]) => [k, unversioned(v)])) as T;
-}
 
 const MAX = 2n ** 63n - 1n;
 const MIN = -(2n ** 63n);
