@@ -139,11 +139,17 @@ export function nextPlantsPage(response: Response): operations['listPlants']['pa
     const params = new URL(m[1] ?? '', 'http://link.invalid/').searchParams;
     const limit = params.get('limit');
     const after = params.get('after');
+    const afterName = params.get('after_name');
     const tag = params.get('tag');
+    const q = params.get('q');
+    const sort = params.get('sort') as NonNullable<operations['listPlants']['parameters']['query']>['sort'] | null;
     return {
       ...(limit !== null && { limit: Number(limit) }),
       ...(after !== null && { after: BigInt(after) }),
+      ...(afterName !== null && { after_name: afterName }),
       ...(tag !== null && { tag }),
+      ...(q !== null && { q }),
+      ...(sort !== null && { sort }),
     };
   }
   return undefined;
@@ -161,7 +167,8 @@ export class PlantStoreError extends Error {
 }
 
 /**
- * Every plant in id order (optionally only one tag), following the `Link: rel="next"` pages of GET /plants.
+ * Every plant the query finds (`q`, `tag`) in its order (`sort`, id by default), following the
+ * `Link: rel="next"` pages of GET /plants (which carry the cursor, `after_name` too in a name order).
  * Throws PlantStoreError (with the typed Error body) when a page fails.
  */
 export async function* listAllPlants(

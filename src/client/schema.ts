@@ -12,11 +12,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Lists plants in id order, a page at a time.
-         * @description Returns a bare JSON array of plants ordered by `id` ascending. Keyset pagination: when more plants
-         *     follow, the `Link` header carries the next page's URL with `rel="next"` (RFC 8288); follow it until
-         *     there is no such link. `after` is the last id of the previous page, so pages stay fast and stable at
-         *     any table size and under concurrent writes.
+         * Lists plants, found by name or tag, in id or name order, a page at a time.
+         * @description Returns a bare JSON array of plants, by default ordered by `id` ascending; `sort` chooses another
+         *     order and `q` and `tag` filter (both must hold when both are given). Keyset pagination: when more
+         *     plants follow, the `Link` header carries the next page's URL with `rel="next"` (RFC 8288), with the
+         *     same `q`, `tag`, `sort` and `limit`; follow it until there is no such link. The cursor is typed, not
+         *     opaque: `after` is the last id of the previous page, and in a name order `after_name` its name. So
+         *     pages stay fast at any table size, and a walk under concurrent writes shows every plant that existed
+         *     throughout exactly once. With `Prefer: count=exact` the answer also says how many plants match the
+         *     filters (`X-Total-Count`): that count reads every match, so it costs time in proportion to their number.
          */
         get: operations["listPlants"];
         put?: never;
@@ -1192,7 +1196,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 400,
-                 *       "message": "Unknown query parameter 'name': this operation takes limit, after, tag."
+                 *       "message": "Unknown query parameter 'name': this operation takes limit, after, tag, q, sort, after_name."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1467,6 +1471,33 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
+         *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
+         *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
+         *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+         * @example ELI
+         */
+        PlantSearch: string;
+        /**
+         * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
+         *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
+         *     by id, and `-name` is exactly its reverse.
+         * @example name
+         */
+        PlantSort: "id" | "-id" | "name" | "-name";
+        /**
+         * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
+         *     as the `Link` of that page carries it. Not accepted in an id order.
+         * @example Monstera deliciosa
+         */
+        PlantAfterName: string;
+        /**
+         * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
+         *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+         * @example count=exact
+         */
+        PreferCount: string;
+        /**
          * @description The plant's int64 id, as a canonical decimal (no leading zero or plus, no `-0`, no exponent or fraction).
          * @example 10042
          */
@@ -1526,6 +1557,17 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description With `Prefer: count=exact`: how many plants match the request's `q` and `tag` (every page), counted
+         *     when the request is answered. It reads every match, so it costs time in proportion to their number.
+         * @example 1234
+         */
+        XTotalCount: bigint;
+        /**
+         * @description `count=exact` when `X-Total-Count` was added (RFC 7240).
+         * @example count=exact
+         */
+        PreferenceApplied: string;
+        /**
          * @description The plant's version as a strong entity tag (RFC 9110), e.g. `"42"`: it changes with every change of
          *     the plant and is never issued again, for any plant, even after a restore from a backup. Send it back
          *     in `If-Match` or `If-None-Match`.
@@ -1573,8 +1615,36 @@ export interface operations {
                  * @example tropical
                  */
                 tag?: string;
+                /**
+                 * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
+                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
+                 *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
+                 *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+                 * @example ELI
+                 */
+                q?: components["parameters"]["PlantSearch"];
+                /**
+                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
+                 *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
+                 *     by id, and `-name` is exactly its reverse.
+                 * @example name
+                 */
+                sort?: components["parameters"]["PlantSort"];
+                /**
+                 * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
+                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 * @example Monstera deliciosa
+                 */
+                after_name?: components["parameters"]["PlantAfterName"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
+                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+                 * @example count=exact
+                 */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1591,6 +1661,8 @@ export interface operations {
                      * @example </plants?limit=2&after=10042>; rel="next"
                      */
                     Link?: string;
+                    "X-Total-Count": components["headers"]["XTotalCount"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1752,8 +1824,36 @@ export interface operations {
                  * @example tropical
                  */
                 tag?: string;
+                /**
+                 * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
+                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
+                 *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
+                 *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+                 * @example ELI
+                 */
+                q?: components["parameters"]["PlantSearch"];
+                /**
+                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
+                 *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
+                 *     by id, and `-name` is exactly its reverse.
+                 * @example name
+                 */
+                sort?: components["parameters"]["PlantSort"];
+                /**
+                 * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
+                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 * @example Monstera deliciosa
+                 */
+                after_name?: components["parameters"]["PlantAfterName"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
+                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+                 * @example count=exact
+                 */
+                Prefer?: components["parameters"]["PreferCount"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1770,6 +1870,8 @@ export interface operations {
                      * @example </plants?limit=2&after=10042>; rel="next"
                      */
                     Link?: string;
+                    "X-Total-Count": components["headers"]["XTotalCount"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -57,6 +57,8 @@ export function validationMessage(context: string, errors: AjvError[]): string {
     const member = `Unknown member '${String(e.params.additionalProperty)}' in ${e.instancePath === '' && context === 'body' ? 'the body' : where}`;
     return known ? `${member}: this operation takes ${known.join(', ')}.` : `${member}.`;
   }
+  // The choices are few (an enum of the document): naming them says how to fix the request.
+  if (e.keyword === 'enum') return `${where} must be equal to one of the allowed values: ${(e.params.allowedValues as unknown[]).map(String).join(', ')}.`;
   if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
   return `${where} ${e.message ?? 'is not valid'}.`;
 }

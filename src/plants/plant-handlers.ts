@@ -5,7 +5,7 @@ import type { components } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { etagOf, matches, tagCondition } from '../http/entity-tags.js';
-import type { PlantRecord, VersionedPlant } from './plant.js';
+import type { PlantOrder, PlantQuery, PlantRecord, VersionedPlant } from './plant.js';
 import type { PlantService, Precondition } from './plant-service.js';
 
 type Plant = components['schemas']['Plant'];
@@ -33,6 +33,29 @@ function samePlant(bodyId: bigint | undefined, pathId: bigint): void {
   }
 }
 
+/**
+ * The keyset cursor of a list: `after` alone in an id order; `after` and `after_name` together in a name
+ * order (the `Link` of a page carries both).
+ */
+function cursorOf(order: PlantOrder, after: bigint | undefined, afterName: string | undefined): Pick<PlantQuery, 'after' | 'afterName'> {
+  const byName = order === 'name' || order === '-name';
+  if (afterName !== undefined && !byName) {
+    throw new AppError('VALIDATION_FAILED', `query/after_name is accepted only with sort=name or sort=-name (this list's sort is ${order}).`);
+  }
+  if (byName && (after === undefined) !== (afterName === undefined)) {
+    throw new AppError('VALIDATION_FAILED', `query/after and query/after_name go together with sort=${order}: the cursor is the last plant's name and id, as the Link of the previous page carries them.`);
+  }
+  if (after === undefined) return {};
+  return afterName === undefined ? { after } : { after, afterName };
+}
+
+/** Whether `Prefer` (RFC 7240: comma-separated preferences, names case-insensitive) asks for count=exact. */
+function countRequested(prefer: string | string[] | undefined): boolean {
+  if (prefer === undefined) return false;
+  const values = Array.isArray(prefer) ? prefer : [prefer];
+  return values.some((v) => v.split(',').some((p) => /^\s*count\s*=\s*"?exact"?\s*(?:;|$)/i.test(p)));
+}
+
 export function plantHandlers(plants: PlantService) {
   return {
     async addPlant(request: OperationRequest<'addPlant'>, reply: FastifyReply): Promise<Plant> {
@@ -45,10 +68,25 @@ export function plantHandlers(plants: PlantService) {
     async listPlants(request: OperationRequest<'listPlants'>, reply: FastifyReply) {
       const query = request.query;
       const limit = query.limit as number; // defaulted by the schema
-      const page = await plants.list({ limit, ...(query.after !== undefined && { after: query.after }), ...(query.tag !== undefined && { tag: query.tag }) });
+      const order = query.sort ?? 'id';
+      const listQuery: PlantQuery = {
+        limit,
+        order,
+        ...(query.tag !== undefined && { tag: query.tag }),
+        ...(query.q !== undefined && { q: query.q }),
+        ...cursorOf(order, query.after, query.after_name),
+      };
+      const counted = countRequested(request.headers.prefer);
+      // The count only when asked: the plain page stays one statement and one await.
+      const [page, total] = counted ? await Promise.all([plants.list(listQuery), plants.count(listQuery)]) : [await plants.list(listQuery), undefined];
+      if (total !== undefined) reply.header('x-total-count', total.toString()).header('preference-applied', 'count=exact');
       if (page.more && page.lastId !== undefined) {
-        const next = new URLSearchParams({ limit: String(limit), after: String(page.lastId) });
+        const next = new URLSearchParams({ limit: String(limit) });
         if (query.tag !== undefined) next.set('tag', query.tag);
+        if (query.q !== undefined) next.set('q', query.q);
+        if (order !== 'id') next.set('sort', order);
+        next.set('after', String(page.lastId));
+        if (page.lastName !== undefined) next.set('after_name', page.lastName);
         reply.header('link', `</plants?${next}>; rel="next"`);
       }
       // Text the store wrote in the Plant schema's shape is sent as it is.

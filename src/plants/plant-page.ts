@@ -37,9 +37,9 @@ export interface PageRead {
 
 /**
  * The page of a query's limit from its read: an item past the limit means more plants follow, and is cut off;
- * the page's last item gives the cursor of the next page.
+ * the page's last item gives the cursor of the next page: its id, and its name when `withName` (a name order).
  */
-export function pageOf({ json, items }: PageRead, limit: number): PlantPage {
+export function pageOf({ json, items }: PageRead, limit: number, withName = false): PlantPage {
   if (items === 0) return { json, more: false };
   const more = items > limit;
   let last = json.lastIndexOf(ITEM_START);
@@ -47,7 +47,10 @@ export function pageOf({ json, items }: PageRead, limit: number): PlantPage {
     json = `${json.slice(0, json[last - 1] === ',' ? last - 1 : last)}]`;
     last = json.lastIndexOf(ITEM_START);
   }
-  return last === -1 ? { json, more } : { json, lastId: lastIdOf(json, last), more };
+  if (last === -1) return { json, more };
+  const lastId = lastIdOf(json, last);
+  // The last item ends the array; its name is a JSON string, read as JSON (the id as digits).
+  return withName ? { json, lastId, lastName: (JSON.parse(json.slice(last, -1)) as { name: string }).name, more } : { json, lastId, more };
 }
 
 function lastIdOf(json: string, item: number): bigint {

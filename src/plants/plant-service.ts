@@ -18,6 +18,8 @@ export interface PlantService {
   add(plant: PlantRecord): Promise<VersionedPlant>;
   get(id: bigint): Promise<VersionedPlant>;
   list(query: PlantQuery): Promise<PlantPage>;
+  /** How many plants match the query's filters (`Prefer: count=exact`). */
+  count(query: PlantQuery): Promise<bigint>;
   /** Replaces name and tag; 404 when absent, 412 when the precondition fails. */
   replace(plant: PlantRecord, precondition: Precondition): Promise<VersionedPlant>;
   /** Applies a merge patch to the plant as it is when the write commits (or as the precondition names it). */
@@ -118,6 +120,10 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
 
     list(query) {
       return store.listPlantsJson(query);
+    },
+
+    count(query) {
+      return store.countMatchingPlants(query);
     },
 
     async replace(plant, precondition) {

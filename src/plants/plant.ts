@@ -170,8 +170,12 @@ export type PlantWrite = (
   trace?: string;
 };
 
-/** The orders a list can take. Every order ends on the id, so that a keyset cursor is total. */
-export type PlantOrder = 'id';
+/**
+ * The orders a list can take (the document's `sort`): by id, or by name's Unicode code points with ties broken
+ * by id; `-` reverses. Every order ends on the id, so that a keyset cursor is total.
+ */
+export const PLANT_ORDERS = ['id', '-id', 'name', '-name'] as const;
+export type PlantOrder = (typeof PLANT_ORDERS)[number];
 
 /**
  * What a list asks for: filters (every one given must hold), an order, a keyset cursor and a limit. Each engine
@@ -180,10 +184,14 @@ export type PlantOrder = 'id';
 export interface PlantQuery {
   /** Only plants with this tag. */
   tag?: string;
+  /** Only plants whose name contains this text, compared folded (plant-search.ts). */
+  q?: string;
   /** The order of the list; 'id' (ascending) when not given. */
   order?: PlantOrder;
   /** Only plants after this one in the order: the last id of the previous page. */
   after?: bigint;
+  /** With `after`, in a name order: the last name of the previous page. */
+  afterName?: string;
   /** At most this many plants. */
   limit: number;
 }
@@ -196,6 +204,8 @@ export interface PlantPage {
   json: string;
   /** The id of the page's last plant, when it has one. */
   lastId?: bigint;
+  /** Its name, in a name order: with lastId, the next page's cursor. */
+  lastName?: string;
   /** Whether plants follow it (with the same tag, when one was asked). */
   more: boolean;
 }
@@ -218,6 +228,8 @@ export interface PlantStore {
   listPlants(query: PlantQuery): Promise<PlantRecord[]>;
   /** The same page already serialized, and whether more follow, from one statement (the list endpoint). */
   listPlantsJson(query: PlantQuery): Promise<PlantPage>;
+  /** How many plants match the query's filters (its cursor, order and limit aside): `Prefer: count=exact`. */
+  countMatchingPlants(query: PlantQuery): Promise<bigint>;
   /**
    * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,
    * in the same group commit as every other plant write. A change takes a new version and writes its plantUpdated event.

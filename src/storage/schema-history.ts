@@ -29,6 +29,13 @@ export interface SchemaDialect {
   addEventOrder: string;
   /** The expression of webhook_events' insertion order (`rowid`, `seq`). */
   eventOrder: string;
+  /** What follows a name in an index or ORDER BY so that names order by code points (empty where they do). */
+  codePointOrder: string;
+  /**
+   * DDL of the trigram index of `plants.name_folded` (for `q`), kept in step with the table by the engine
+   * itself (an index, or an FTS5 table and its triggers).
+   */
+  nameTrigramIndex: string;
 }
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
@@ -202,6 +209,19 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       -- The W3C trace context (JSON: traceparent, tracestate) of the write that made the event, when tracing was
       -- on: its deliveries continue that trace, and the feed shows it. NULL: written untraced.
       ALTER TABLE webhook_events ADD COLUMN trace_context TEXT;
+    `,
+  },
+  {
+    version: 11,
+    name: 'plant search and name order',
+    ddl: (d) => `
+      -- The name folded (plants/plant-search.ts), written with the name; NULL on rows written before this
+      -- version until the store fills it in when it opens (plants_unfolded finds them).
+      ALTER TABLE plants ADD COLUMN name_folded TEXT;
+      CREATE INDEX plants_unfolded ON plants (id) WHERE name_folded IS NULL;
+      CREATE INDEX plants_name_id ON plants (name${d.codePointOrder}, id);
+      CREATE INDEX plants_tag_name_id ON plants (tag, name${d.codePointOrder}, id) WHERE tag IS NOT NULL;
+      ${d.nameTrigramIndex}
     `,
   },
 ];

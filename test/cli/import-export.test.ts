@@ -200,6 +200,17 @@ test('export | import into a fresh database gives an identical export (stdin, ma
   assert.equal(count(imported.stdout, 'imported'), 2500);
   const second = await runCli(['export'], b.env);
   assert.equal(second.stdout, first.stdout);
+
+  // --q and --sort as GET /plants takes them, over several pages: a name order pages on name and id.
+  const lines = first.stdout.trimEnd().split('\n');
+  const nameOf = (line: string) => (JSON.parse(line) as { name: string }).name;
+  assert.equal((await runCli(['export', '--q', ' 1', '--sort=-name'], a.env)).code, 2, 'a q of two characters is a usage error');
+  const none = await runCli(['export', '--q', 'É" ', '--sort=-name'], a.env);
+  assert.equal(none.stdout, '', 'no name has a quote');
+  const all = await runCli(['export', '--q', ', É', '--sort=-name'], a.env);
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(all.stdout.trimEnd().split('\n'), [...lines].sort((x, y) => Buffer.compare(Buffer.from(nameOf(y)), Buffer.from(nameOf(x)))));
+  assert.equal((await runCli(['export', '--sort', 'size'], a.env)).code, 2, 'an unknown sort is a usage error');
 });
 
 test('new plants get a newPlant event for each active subscription; identical ones do not', async (t) => {

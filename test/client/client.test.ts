@@ -127,6 +127,13 @@ test('listPlants pages through Link rel="next" with exact ids, by hand and with 
   for await (const p of listAllPlants(all, { limit: 1, tag: 'even' })) even.push(p.id);
   assert.deepEqual(even, ids.filter((id) => id % 2n === 0n));
 
+  // A name order pages on name and id; the links carry both, and q, through the typed query.
+  const byName: bigint[] = [];
+  for await (const p of listAllPlants(all, { limit: 2, sort: '-name', q: 'P90' })) byName.push(p.id);
+  const named = seen.filter((p) => p.name.toLowerCase().includes('p90'));
+  assert.deepEqual(byName, named.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : a.id < b.id ? 1 : -1)).map((p) => p.id));
+  assert.ok(byName.length >= 3, 'more than one page');
+
   const afterQuery = await all.GET('/plants', { params: { query: { after: ABOVE_2_53, limit: 10 } } });
   assert.deepEqual(afterQuery.data?.map((p) => p.id), [ABOVE_2_53 + 1n, INT64_MAX]);
   assert.equal(nextPlantsPage(afterQuery.response), undefined);

@@ -12,7 +12,7 @@ test('a query parameter the operation does not declare is 400 naming it and the 
   const auth = { authorization: `Bearer ${s.token.all}` };
   const cases: Array<[string, RegExp]> = [
     // Would read as a filter that matched everything.
-    ['/plants?name=Monstera', /^Unknown query parameter 'name': this operation takes limit, after, tag\.$/],
+    ['/plants?name=Monstera', /^Unknown query parameter 'name': this operation takes limit, after, tag, q, sort, after_name\.$/],
     // Names are case-sensitive.
     ['/plants?limit=5&TAG=tropical', /^Unknown query parameter 'TAG': /],
     ['/plants/1?fields=name', /^Unknown query parameter 'fields': this operation takes no query parameters\.$/],

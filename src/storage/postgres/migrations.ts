@@ -14,4 +14,8 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
       ALTER TABLE plants ALTER COLUMN version SET DEFAULT nextval('plant_versions');`,
   addEventOrder: 'ALTER TABLE webhook_events ADD COLUMN seq BIGSERIAL NOT NULL;',
   eventOrder: 'seq',
+  codePointOrder: ' COLLATE "C"', // byte order of UTF-8: code point order, whatever the database's locale
+  // pg_trgm (PostgreSQL's contrib) is a trusted extension: the database's owner may create it.
+  nameTrigramIndex: `CREATE EXTENSION IF NOT EXISTS pg_trgm;
+      CREATE INDEX plants_name_trgm ON plants USING gin (name_folded gin_trgm_ops);`,
 });

@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { PLANT_PAGE_ITEM, pageOf } from '../../plants/plant-page.js';
 import type { PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
-import { planOf, whereAndOrder, type ListPlan } from '../plant-query.js';
+import { likeContains, planOf, whereAndOrder, type ClauseDialect, type ListPlan } from '../plant-query.js';
 import { plantOf, type PlantRow } from '../rows.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 
@@ -17,8 +17,17 @@ const ITEM = `'{' || ${PLANT_PAGE_ITEM.map((m, i) => {
   return m.absentWhenNull ? `CASE WHEN ${m.column} IS NULL THEN '' ELSE ${member} END` : member;
 }).join(' || ')} || '}'`;
 
+const DIALECT: ClauseDialect = {
+  placeholder: (i) => `$${i + 1}`,
+  // Names order by code points (the "C" collation: UTF-8 bytes), as plants_name_id is built.
+  orderColumn: (column) => (column === 'name' ? 'name COLLATE "C"' : column),
+  // The pattern is escaped with backslashes (likeContains), LIKE's default escape; plants_name_trgm answers it.
+  contains: (place) => `name_folded LIKE ${place}`,
+};
+
 function render(plan: ListPlan): string {
-  const { where, orderBy } = whereAndOrder(plan, (i) => `$${i + 1}`);
+  const { where, orderBy } = whereAndOrder(plan, DIALECT);
+  if (plan.output === 'count') return `SELECT count(*) AS n FROM plants${where}`;
   const rows = `SELECT id, name, tag FROM plants${where} ORDER BY ${orderBy} LIMIT $${plan.values.length}`;
   return plan.output === 'records'
     ? rows
@@ -29,21 +38,34 @@ function bound(value: bigint | string | number): string | number {
   return typeof value === 'string' ? toDbText(value) : typeof value === 'bigint' ? value.toString() : value;
 }
 
+/** The statement of a query and its values, as a request runs it (for EXPLAIN in the plan tests). */
+export function pgListStatement(query: PlantQuery, output: ListPlan['output']): { sql: string; values: (string | number)[] } {
+  const plan = planOf(query, output, likeContains);
+  return { sql: render(plan), values: plan.values.map(bound) };
+}
+
 export class PgPlantQueries {
   private readonly texts = new Map<string, string>();
 
   constructor(private readonly query: Query) {}
 
   async records(query: PlantQuery): Promise<PlantRecord[]> {
-    const { rows } = await this.query<PlantRow>(this.statement(planOf(query, 'records')));
+    const { rows } = await this.query<PlantRow>(this.statement(planOf(query, 'records', likeContains)));
     return rows.map((r) => plantOf(r, pgText));
   }
 
   /** The page and whether more follow, from one statement: one snapshot. */
   async page(query: PlantQuery): Promise<PlantPage> {
-    const { rows } = await this.query<{ json: string; items: bigint }>(this.statement(planOf(query, 'page')));
+    const plan = planOf(query, 'page', likeContains);
+    const { rows } = await this.query<{ json: string; items: bigint }>(this.statement(plan));
     const row = rows[0]!;
-    return pageOf({ json: jsonFromDbText(row.json), items: Number(row.items) }, query.limit);
+    return pageOf({ json: jsonFromDbText(row.json), items: Number(row.items) }, query.limit, plan.order[0]!.column === 'name');
+  }
+
+  /** How many plants match the query's filters (its cursor and limit aside). */
+  async count(query: PlantQuery): Promise<bigint> {
+    const { rows } = await this.query<{ n: string | bigint }>(this.statement(planOf(query, 'count', likeContains)));
+    return BigInt(rows[0]!.n);
   }
 
   private statement(plan: ListPlan): pg.QueryConfig {

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { Engine, EngineOptions, MigrationResult, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
+import { foldName } from '../../plants/plant-search.js';
 import { writeEvent } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
@@ -16,7 +17,7 @@ import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
 import { PgRestoreStore } from './pg-restores.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
-import { pgText, toDbText } from './text.js';
+import { fromDbText, pgText, toDbText } from './text.js';
 import { PgPlantQueries } from './pg-plant-queries.js';
 import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
@@ -24,20 +25,23 @@ import { parseDatabaseUrl } from '../database-url.js';
 
 export type PgStoreOptions = PostgresOptions & EngineOptions;
 
+/** The schema version that added plants.name_folded. */
+const FOLDED_NAMES_VERSION = 10;
+
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;
 
 const SQL = {
   // Sorted by id so that concurrent batches (other instances) take row locks in one order: no deadlock.
   // The version comes from the column's default, the plant_versions sequence.
-  insertPlants: `INSERT INTO plants (id, name, tag, created_at)
-    SELECT id, name, tag, $4 FROM unnest($1::int8[], $2::text[], $3::text[]) AS t(id, name, tag) ORDER BY id
+  insertPlants: `INSERT INTO plants (id, name, tag, created_at, name_folded)
+    SELECT id, name, tag, $4, folded FROM unnest($1::int8[], $2::text[], $3::text[], $5::text[]) AS t(id, name, tag, folded) ORDER BY id
     ON CONFLICT (id) DO NOTHING RETURNING id, version`,
   plantsByIds: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::int8[])',
   // A patch (a replace too, as the patch that means it) merges into the row as this transaction finds it,
   // locked until the commit (plants/ decidePatch).
   lockPlant: 'SELECT id, name, tag, version FROM plants WHERE id = $1 FOR UPDATE',
-  patchPlant: `UPDATE plants SET name = $2, tag = $3, version = nextval('plant_versions') WHERE id = $1 RETURNING version`,
+  patchPlant: `UPDATE plants SET name = $2, tag = $3, name_folded = $4, version = nextval('plant_versions') WHERE id = $1 RETURNING version`,
   // A delete takes a new version too (its event's), above every version the plant had: the row lock it holds
   // orders it after the plant's last update.
   deletePlant: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2)
@@ -114,8 +118,25 @@ export class PgStore extends GroupCommittedPlants implements Store {
     return this.guard(() => this.pool.query<R>(named(name, values)));
   }
 
-  migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
-    return runMigrations(migrationAdapter(this.pool, this.url), migrations);
+  async migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
+    const results = await runMigrations(migrationAdapter(this.pool, this.url), migrations);
+    if (results.every((r) => r.status !== 'failed') && migrations.some((m) => m.version === FOLDED_NAMES_VERSION)) await this.fillFoldedNames();
+    return results;
+  }
+
+  /**
+   * Writes the folded name (plants/plant-search.ts) of every plant written before the schema had it, a thousand
+   * to a statement; a write meanwhile (this instance's or another's) sets its own, which this leaves alone.
+   */
+  private async fillFoldedNames(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.pool.query<{ id: string; name: string }>('SELECT id::text AS id, name FROM plants WHERE name_folded IS NULL ORDER BY id LIMIT 1000');
+      if (rows.length === 0) return;
+      await this.pool.query('UPDATE plants p SET name_folded = t.folded FROM unnest($1::int8[], $2::text[]) AS t(id, folded) WHERE p.id = t.id AND p.name_folded IS NULL', [
+        rows.map((r) => r.id),
+        rows.map((r) => toDbText(foldName(fromDbText(r.name)))),
+      ]);
+    }
   }
 
 
@@ -138,6 +159,10 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
   async listPlantsJson(query: PlantQuery): Promise<PlantPage> {
     return this.plantQueries.page(query);
+  }
+
+  async countMatchingPlants(query: PlantQuery): Promise<bigint> {
+    return this.plantQueries.count(query);
   }
 
   async countPlants(): Promise<number> {
@@ -214,7 +239,7 @@ async function writePlants(client: pg.PoolClient, items: readonly PlantWrite[]):
         continue;
       }
       const { name, tag } = decision.plant;
-      const updated = await client.query<{ version: string }>(named('patchPlant', [id, toDbText(name), toDbText(tag)]));
+      const updated = await client.query<{ version: string }>(named('patchPlant', [id, toDbText(name), toDbText(tag), toDbText(foldName(name))]));
       const version = BigInt(updated.rows[0]!.version);
       results[i] = { wrote: true, row: { ...decision.plant, version } };
       happened.push({ op: asked.op, plant: decision.plant, version, trace: asked.trace ?? null });
@@ -244,12 +269,14 @@ async function writeCreates(client: pg.PoolClient, creates: readonly Create[], r
   const ids: string[] = [];
   const names: string[] = [];
   const tags: (string | null)[] = [];
+  const folded: string[] = [];
   for (const { item } of first.values()) {
     ids.push(item.plant.id.toString());
     names.push(toDbText(item.plant.name));
     tags.push(toDbText(item.plant.tag));
+    folded.push(toDbText(foldName(item.plant.name)));
   }
-  const inserted = await client.query<{ id: bigint; version: string }>(named('insertPlants', [ids, names, tags, now]));
+  const inserted = await client.query<{ id: bigint; version: string }>(named('insertPlants', [ids, names, tags, now, folded]));
   const created = new Map(inserted.rows.map((r) => [BigInt(r.id), BigInt(r.version)]));
 
   // Rows that were there before (committed by anyone): what a replay or conflict is compared with.

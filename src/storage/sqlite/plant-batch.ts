@@ -5,6 +5,7 @@
 // reports what it did and found (plants/ judges that: decideCreate, decideChange). Runs on the store's one
 // writer, as its `plants` command (write-commands.ts).
 import type Database from 'better-sqlite3';
+import { foldName } from '../../plants/plant-search.js';
 import { decidePatch, replaceAsPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
 import { writeEvent } from '../../webhooks/events.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
@@ -19,9 +20,9 @@ export type BatchResults = (boolean | bigint | PlantRow | null)[];
 /** Prepares the statements once; the returned function commits a batch, in order. */
 export function createBatchWriter(db: Database.Database): (items: readonly PlantWrite[]) => BatchResults {
   const takeVersions = db.prepare('UPDATE plant_version_counter SET last = last + ? RETURNING last').pluck().safeIntegers(true);
-  const insertPlant = db.prepare('INSERT INTO plants (id, name, tag, created_at, version) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
+  const insertPlant = db.prepare('INSERT INTO plants (id, name, tag, created_at, version, name_folded) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const getPlant = db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
-  const updatePlant = db.prepare('UPDATE plants SET name = @name, tag = @tag, version = @version WHERE id = @id');
+  const updatePlant = db.prepare('UPDATE plants SET name = @name, tag = @tag, version = @version, name_folded = @folded WHERE id = @id');
   const deletePlant = db
     .prepare('DELETE FROM plants WHERE id = @id AND (@ifVersion IS NULL OR version = @ifVersion) RETURNING id, name, tag, version')
     .safeIntegers(true);
@@ -50,7 +51,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
       let wrote: bigint | PlantRow | undefined;
       if (item.op === 'create') {
         const { id, name, tag } = item.plant;
-        if (insertPlant.run(id, name, tag ?? null, now, version).changes === 1) {
+        if (insertPlant.run(id, name, tag ?? null, now, version, foldName(name)).changes === 1) {
           wrote = version;
           announce(asked, item.plant, version);
         }
@@ -59,7 +60,7 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
         const decision = decidePatch(found && versionedPlantOf(found), item.patch, item.ifVersions);
         if (decision.kind === 'write') {
           const { id, name, tag } = decision.plant;
-          updatePlant.run({ id, name, tag: tag ?? null, version });
+          updatePlant.run({ id, name, tag: tag ?? null, version, folded: foldName(name) });
           // The merged plant, with its new version: what the answer shows.
           wrote = { id, name, tag: tag ?? null, version };
           announce(asked, decision.plant, version);

@@ -32,8 +32,12 @@ export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migratio
 // so under steady writes it might never finish. The most better-sqlite3 accepts.
 const ALL_PAGES = 0x7fffffff;
 
+// The tables that hold data: an index kept as tables (the FTS5 table of names and its shadow tables) is not.
 function tables(db: Database.Database): string[] {
-  return db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[];
+  return db
+    .prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+    .pluck()
+    .all() as string[];
 }
 
 function countsOf(db: Database.Database): TableCounts {

@@ -14,6 +14,7 @@ import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
+import { foldName } from '../../plants/plant-search.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
@@ -187,6 +188,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     let results: MigrationResult[];
     try {
       results = await runMigrations(migrationAdapter(this.db), migrations);
+      if (results.every((r) => r.status !== 'failed') && migrations.some((m) => m.version === FOLDED_NAMES_VERSION)) fillFoldedNames(this.db);
     } finally {
       // From here on a write made on this connection by mistake fails (SQLITE_READONLY) instead of taking the
       // write lock on the serving thread.
@@ -208,6 +210,10 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   async listPlantsJson(query: PlantQuery): Promise<PlantPage> {
     return this.guard(() => this.plantQueries().page(query));
+  }
+
+  async countMatchingPlants(query: PlantQuery): Promise<bigint> {
+    return this.guard(() => this.plantQueries().count(query));
   }
 
   private listQueries?: SqlitePlantQueries;
@@ -330,3 +336,22 @@ function splitResults(batches: readonly WireItems[], results: BatchResults): Bat
   return batches.map((b) => results.slice(at, (at += 2 * wireItemCount(b))));
 }
 
+/** The schema version that added plants.name_folded. */
+const FOLDED_NAMES_VERSION = 10;
+
+/**
+ * Writes the folded name (plants/plant-search.ts) of every plant written before the schema had it, a thousand
+ * to a transaction; a write meanwhile sets its own, which this leaves alone. Nothing to do once done.
+ */
+function fillFoldedNames(db: Database.Database): void {
+  const unfolded = db.prepare('SELECT id, name FROM plants WHERE name_folded IS NULL ORDER BY id LIMIT 1000').safeIntegers(true);
+  const fill = db.prepare('UPDATE plants SET name_folded = ? WHERE id = ? AND name_folded IS NULL');
+  const fillAll = db.transaction((rows: { id: bigint; name: string }[]) => {
+    for (const r of rows) fill.run(foldName(r.name), r.id);
+  });
+  for (;;) {
+    const rows = unfolded.all() as { id: bigint; name: string }[];
+    if (rows.length === 0) return;
+    fillAll(rows);
+  }
+}

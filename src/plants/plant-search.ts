@@ -1,0 +1,18 @@
+// Search by name (the list's `q`): the one folding both engines compare with. A plant's folded name is computed
+// here when it is written and stored beside the name (each engine indexes it by trigrams); a `q` is folded the
+// same way, so the engines agree on every match whatever their own case rules (SQLite's are ASCII only,
+// PostgreSQL's follow the database's locale).
+
+/**
+ * The name as it is compared: Unicode full case folding as JavaScript's case mappings give it (upper then lower:
+ * `ß` and `SS` both become `ss`, final `ς` becomes `σ`, `É` becomes `é`).
+ */
+export function foldName(name: string): string {
+  return name.toUpperCase().toLowerCase();
+}
+
+/**
+ * The fewest characters (code points) a `q` may have: the indexes hold each name's three-character pieces
+ * (trigrams), so a shorter text could only be found by reading every name.
+ */
+export const SEARCH_MIN_LENGTH = 3;

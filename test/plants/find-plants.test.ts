@@ -1,0 +1,165 @@
+// Finding plants (GET /plants: q, sort, Prefer: count=exact) against an in-memory model: random names (mixed
+// case, non-ASCII, %, _, quotes, backslashes), random queries in every order walked to the end through their
+// Links and compared with the model's filter and order; walks in every order under concurrent creates, renames
+// and deletes; the 400s.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { INT64_MAX, INT64_MIN, call, expectError, nextLink, pageOf, seed, type PlantText } from './read-support.js';
+
+const ORDERS = ['id', '-id', 'name', '-name'] as const;
+type Order = (typeof ORDERS)[number];
+
+// Pieces of names: cases that fold together (É/é, ß/SS/ss, Σ/σ/ς), LIKE's and SQL's special characters, and
+// characters on both sides of the UTF-16 surrogate range (code point order differs from UTF-16 order there).
+const PIECES = ['a', 'A', 'b', 'É', 'é', 'e', 'ß', 'SS', 'ss', 'Σ', 'σ', 'ς', '%', '_', "'", '"', '\\', ' ', 'z', 'Z', '🌿', '\uff5e', 'fern', 'FERN', 'Émile'];
+
+/** The contract's folding: Unicode full case folding as upper then lower case. */
+const fold = (s: string) => s.toUpperCase().toLowerCase();
+
+/** Names by Unicode code points (UTF-8 byte order is the same), ties by id. */
+function compare(order: Order, a: PlantText, b: PlantText): number {
+  const byId = (x: PlantText, y: PlantText) => (BigInt(x.id) < BigInt(y.id) ? -1 : BigInt(x.id) > BigInt(y.id) ? 1 : 0);
+  switch (order) {
+    case 'id':
+      return byId(a, b);
+    case '-id':
+      return byId(b, a);
+    case 'name':
+      return Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)) || byId(a, b);
+    case '-name':
+      return Buffer.compare(Buffer.from(b.name), Buffer.from(a.name)) || byId(b, a);
+  }
+}
+
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+}
+
+/** Follows rel="next" from `first` (checking each Link keeps the query), and returns every plant in order. */
+async function walk(s: TestApp, first: string, onPage?: () => Promise<void>): Promise<PlantText[]> {
+  const all: PlantText[] = [];
+  const asked = new URL(first, s.url).searchParams;
+  let path: string | undefined = first;
+  while (path !== undefined) {
+    const { plants, link } = await pageOf(await call(s, path));
+    all.push(...plants);
+    const next = nextLink(link);
+    if (next === undefined) break;
+    const url = new URL(next, s.url);
+    for (const p of ['q', 'tag', 'limit']) assert.equal(url.searchParams.get(p), asked.get(p), `the Link keeps ${p}`);
+    assert.equal(url.searchParams.get('sort') ?? 'id', asked.get('sort') ?? 'id', 'the Link keeps the sort');
+    assert.equal(url.searchParams.get('after'), plants.at(-1)!.id, 'after is the last id of the page');
+    path = url.pathname + url.search;
+    await onPage?.();
+  }
+  return all;
+}
+
+function listPath(query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v);
+  return `/plants?${params}`;
+}
+
+test('q, tag and sort against a model: random names, random queries, every order, every page', async (t) => {
+  const s = await startApp(t);
+  const rnd = random(29);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
+  const ids = new Set([INT64_MAX, '9223372036854775806', INT64_MIN, '-9223372036854775807', '0']);
+  while (ids.size < 160) ids.add(String(BigInt(Math.floor((rnd() - 0.5) * 2 ** 52)) * 2047n));
+  const plants: PlantText[] = [...ids].map((id, i) => {
+    // A few names repeat, so that ties in the name order are broken by id.
+    const name = i % 10 === 0 ? 'Fern' : Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => pick(PIECES)).join('');
+    const tag = pick(['x', 'y', undefined]);
+    return { id, name, ...(tag !== undefined && { tag }) };
+  });
+  await seed(s, plants);
+
+  for (let round = 0; round < 24; round++) {
+    const order = pick(ORDERS);
+    const tag = pick(['x', undefined, undefined]);
+    // A piece of a name (case changed at random), or a text no name holds.
+    const source = pick(plants).name;
+    const start = Math.floor(rnd() * source.length);
+    let q: string | undefined = [...source].slice(start, start + 3 + Math.floor(rnd() * 3)).join('');
+    if ([...q].length < 3) q = round % 2 === 0 ? undefined : 'fer';
+    else if (rnd() < 0.5) q = rnd() < 0.5 ? q.toUpperCase() : q.toLowerCase();
+    const limit = 1 + Math.floor(rnd() * 40);
+    const expected = plants
+      .filter((p) => (tag === undefined || p.tag === tag) && (q === undefined || fold(p.name).includes(fold(q))))
+      .sort((a, b) => compare(order, a, b));
+    const path = listPath({ q, tag, sort: order === 'id' && round % 3 === 0 ? undefined : order, limit: String(limit) });
+    assert.deepEqual(await walk(s, path), expected, `${path}`);
+    const counted = await call(s, path, { headers: { prefer: 'count=exact' } });
+    assert.equal(counted.headers.get('x-total-count'), String(expected.length), `${path}: X-Total-Count`);
+    assert.equal(counted.headers.get('preference-applied'), 'count=exact');
+    await counted.arrayBuffer();
+  }
+});
+
+test('q folds case beyond ASCII and takes %, _, quotes and backslashes literally', async (t) => {
+  const s = await startApp(t);
+  const plants = [
+    { id: '1', name: "Émile's Ivy" },
+    { id: '2', name: 'Straße fern' },
+    { id: '3', name: '100% cotton_plant' },
+    { id: '4', name: '1000 cottonXplant' },
+    { id: '5', name: 'back\\slash "quoted"' },
+  ];
+  await seed(s, plants);
+  const found = async (q: string) => (await pageOf(await call(s, listPath({ q })))).plants.map((p) => p.id);
+  assert.deepEqual(await found('ÉMILE'), ['1']);
+  assert.deepEqual(await found("e's i"), ['1']);
+  assert.deepEqual(await found('STRASSE'), ['2']);
+  assert.deepEqual(await found('0% c'), ['3'], '% is literal');
+  assert.deepEqual(await found('n_p'), ['3'], '_ is literal');
+  assert.deepEqual(await found('k\\s'), ['5'], 'a backslash is literal');
+  assert.deepEqual(await found('"quoted"'), ['5'], 'quotes are literal');
+  assert.deepEqual(await found('%%%'), []);
+  const plain = await call(s, '/plants');
+  assert.equal(plain.headers.get('x-total-count'), null, 'no count unless asked');
+  assert.equal(plain.headers.get('preference-applied'), null);
+  await plain.arrayBuffer();
+});
+
+test('walks in every order under concurrent creates, renames and deletes see every lasting plant once', async (t) => {
+  const s = await startApp(t);
+  const lasting: PlantText[] = Array.from({ length: 90 }, (_, i) => ({ id: String(BigInt(INT64_MAX) - BigInt(i * 3)), name: `m${(i * 37) % 90} fern` }));
+  await seed(s, lasting);
+  let churn = 0;
+  const write = async () => {
+    // Three writes between pages: a create, a rename of it across the name order, a delete of an older one.
+    const id = 1000 + churn++;
+    await seed(s, [{ id: String(id), name: `${String.fromCharCode(97 + (id % 26))} fern` }]);
+    assert.equal((await s.store.patchPlant(BigInt(id), { name: `${String.fromCharCode(122 - (id % 26))} fern` })).kind, 'changed');
+    if (id > 1002) assert.equal((await s.store.deletePlant(BigInt(id - 3))).kind, 'changed');
+  };
+  for (const order of ORDERS) {
+    const seen = await walk(s, listPath({ sort: order, q: 'fern', limit: '7' }), write);
+    const ids = seen.map((p) => p.id);
+    for (const p of lasting) assert.equal(ids.filter((id) => id === p.id).length, 1, `${order}: plant ${p.id} once`);
+    const lastingSeen = seen.filter((p) => lasting.some((l) => l.id === p.id));
+    assert.deepEqual(lastingSeen, [...lasting].sort((a, b) => compare(order, a, b)), `${order}: lasting plants in order`);
+  }
+});
+
+test('400s: an unknown sort names the choices, a short q, a cursor that does not fit the sort, an unknown parameter', async (t) => {
+  const s = await startApp(t);
+  const bad = await expectError(await call(s, '/plants?sort=size'), 400, 'sort=size');
+  for (const choice of ORDERS) assert.ok(bad.message.includes(choice), `${bad.message} names ${choice}`);
+  const short = await expectError(await call(s, '/plants?q=ab'), 400, 'q=ab');
+  assert.match(short.message, /3/);
+  await expectError(await call(s, `/plants?q=${encodeURIComponent('🌿🌿')}`), 400, 'two code points');
+  assert.equal((await call(s, `/plants?q=${encodeURIComponent('🌿🌿🌿')}`)).status, 200, 'three code points');
+  const idCursor = await expectError(await call(s, '/plants?after=1&after_name=x'), 400, 'after_name with sort=id');
+  assert.match(idCursor.message, /after_name/);
+  await expectError(await call(s, '/plants?sort=name&after=1'), 400, 'a name order without after_name');
+  await expectError(await call(s, '/plants?sort=-name&after_name=x'), 400, 'after_name without after');
+  await expectError(await call(s, '/plants?order=name'), 400, 'unknown parameter');
+  await expectError(await call(s, '/plants?sort=name&sort=id'), 400, 'repeated sort');
+});
