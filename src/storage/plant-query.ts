@@ -103,8 +103,13 @@ export function planOf(query: PlantQuery, output: PlanOutput, pattern: ContainsP
 /** How an engine writes the parts that differ: a column in an order or keyset, and the `contains` condition. */
 export interface ClauseDialect {
   placeholder(i: number): string;
-  /** A column as a key of an order (PostgreSQL orders names by code points with COLLATE "C"). */
-  orderColumn(column: PlantColumn): string;
+  /**
+   * A column as the terms of an order or keyset that order by it (PostgreSQL: a name is ordered by its indexed
+   * leading characters, then by the whole name, by code points).
+   */
+  orderTerms(column: PlantColumn): readonly string[];
+  /** The terms a cursor's value at `place` compares with orderTerms(column), one for each. */
+  cursorTerms(column: PlantColumn, place: string): readonly string[];
   /** The condition that the folded name matches the pattern at `place`. */
   contains(place: string): string;
 }
@@ -125,14 +130,14 @@ export function whereAndOrder(plan: ListPlan, dialect: ClauseDialect): { where: 
       case 'after': {
         // Rows after the cursor: greater in an ascending order, less in a descending one (row values for several keys).
         const op = plan.order[0]!.descending ? '<' : '>';
-        const columns = plan.order.map((k) => dialect.orderColumn(k.column));
-        const places = plan.order.map(() => dialect.placeholder(next++));
+        const columns = plan.order.flatMap((k) => dialect.orderTerms(k.column));
+        const places = plan.order.flatMap((k) => dialect.cursorTerms(k.column, dialect.placeholder(next++)));
         return columns.length === 1 ? `${columns[0]} ${op} ${places[0]}` : `(${columns.join(', ')}) ${op} (${places.join(', ')})`;
       }
     }
   });
   return {
     where: terms.length === 0 ? '' : ` WHERE ${terms.join(' AND ')}`,
-    orderBy: plan.order.map((k) => `${dialect.orderColumn(k.column)}${k.descending ? ' DESC' : ''}`).join(', '),
+    orderBy: plan.order.flatMap((k) => dialect.orderTerms(k.column).map((term) => `${term}${k.descending ? ' DESC' : ''}`)).join(', '),
   };
 }

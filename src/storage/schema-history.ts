@@ -29,14 +29,22 @@ export interface SchemaDialect {
   addEventOrder: string;
   /** The expression of webhook_events' insertion order (`rowid`, `seq`). */
   eventOrder: string;
-  /** What follows a name in an index or ORDER BY so that names order by code points (empty where they do). */
-  codePointOrder: string;
+  /**
+   * The key a name-order index holds for a name, ordering by code points: the name itself where an index entry
+   * may be any size (SQLite), its first characters where it may not (PostgreSQL's btree: names stored before
+   * their 256-character limit may be far longer than an entry holds; the engine's statements order by the
+   * name after that key, which gives the same order, see postgres/pg-plant-queries.ts).
+   */
+  nameKey: string;
   /**
    * DDL of the trigram index of `plants.name_folded` (for `q`), kept in step with the table by the engine
    * itself (an index, or an FTS5 table and its triggers).
    */
   nameTrigramIndex: string;
 }
+
+/** The schema version that added plants.name_folded: a store migrated to it fills the names written before. */
+export const FOLDED_NAMES_VERSION = 11;
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
   {
@@ -212,15 +220,15 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
     `,
   },
   {
-    version: 11,
+    version: FOLDED_NAMES_VERSION,
     name: 'plant search and name order',
     ddl: (d) => `
       -- The name folded (plants/plant-search.ts), written with the name; NULL on rows written before this
       -- version until the store fills it in when it opens (plants_unfolded finds them).
       ALTER TABLE plants ADD COLUMN name_folded TEXT;
       CREATE INDEX plants_unfolded ON plants (id) WHERE name_folded IS NULL;
-      CREATE INDEX plants_name_id ON plants (name${d.codePointOrder}, id);
-      CREATE INDEX plants_tag_name_id ON plants (tag, name${d.codePointOrder}, id) WHERE tag IS NOT NULL;
+      CREATE INDEX plants_name_id ON plants (${d.nameKey}, id);
+      CREATE INDEX plants_tag_name_id ON plants (tag, ${d.nameKey}, id) WHERE tag IS NOT NULL;
       ${d.nameTrigramIndex}
     `,
   },

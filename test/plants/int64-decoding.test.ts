@@ -72,11 +72,12 @@ test('path and query ids arrive as exact bigints; other parameters keep their ty
     assert.equal(path.id, BigInt(id), id);
     const q: Record<string, unknown> = { after: id, limit: '5', tag: '9007199254740993' };
     assert.equal(query(q), true, id);
-    assert.deepEqual(q, { after: BigInt(id), limit: 5, tag: '9007199254740993' }, id);
+    // sort is filled in with the document's default, the rest kept as sent.
+    assert.deepEqual(q, { after: BigInt(id), limit: 5, tag: '9007199254740993', sort: 'id' }, id);
   }
   const defaulted: Record<string, unknown> = {};
   assert.equal(query(defaulted), true);
-  assert.deepEqual(defaulted, { limit: 20 });
+  assert.deepEqual(defaulted, { limit: 20, sort: 'id' });
   for (const id of ['9223372036854775808', '-9223372036854775809', '1.5', '01', '-0', '-01', 'abc', '']) assert.equal(params({ id }), false, id);
   const hook: Record<string, unknown> = { id: 'wh_123' };
   assert.equal(webhookParams(hook), true);

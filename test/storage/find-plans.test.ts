@@ -106,22 +106,32 @@ test('a store of version 10 with plants, opened by this build: their folded name
   await old.close();
   // Rows as version 10 wrote them (its write path had no folded name), made with SQL: this build's writes need version 11.
   const rows = "(1, 'Émile''s Ivy', 'x', 0), (2, 'Boston fern', NULL, 0), (3, 'Straße', 'x', 0)";
+  // Names from before their 256-character limit, longer than a btree entry holds even compressed (12 KB of
+  // varied text), two of them equal in their first 256 characters: the indexes and the name order still hold them.
+  const long = (last: string) => `${'Straße '.repeat(40)}${Array.from({ length: 4000 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20000))).join('')}${last}`;
+  const longs = [{ id: 5, name: long('b'), tag: 'x' }, { id: 4, name: long('a'), tag: 'x' }];
   if (TEST_STORE === 'sqlite') {
     const db = new Database(url.slice('sqlite:'.length));
     db.exec(`INSERT INTO plants (id, name, tag, created_at) VALUES ${rows}`);
+    for (const p of longs) db.prepare("INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, 0)").run(p.id, p.name, p.tag);
     db.close();
   } else {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     await client.query(`INSERT INTO plants (id, name, tag, created_at) SELECT id, name, tag, to_timestamp(0) FROM (VALUES ${rows}) AS v(id, name, tag, c)`);
+    for (const p of longs) await client.query('INSERT INTO plants (id, name, tag, created_at) VALUES ($1, $2, $3, to_timestamp(0))', [p.id, p.name, p.tag]);
     await client.end();
   }
   const { store } = await openStore(url);
   t.after(() => store.close());
   const ids = async (query: Partial<PlantQuery>) => (await store.listPlants({ limit: 10, ...query })).map((p) => Number(p.id));
   assert.deepEqual(await ids({ q: 'ÉMILE' }), [1]);
-  assert.deepEqual(await ids({ q: 'strasse', tag: 'x' }), [3]);
-  assert.deepEqual(await ids({ order: '-name' }), [1, 3, 2], 'É (U+00C9) after S after B');
+  assert.deepEqual(await ids({ q: 'strasse', tag: 'x' }), [3, 4, 5]);
+  assert.deepEqual(await ids({ order: '-name' }), [1, 5, 4, 3, 2], 'É (U+00C9) after S after B; the long names by their last character, not their id');
+  assert.deepEqual(await ids({ order: 'name', tag: 'x' }), [3, 4, 5, 1]);
+  // A cursor on a long name: the page after it, both ways.
+  assert.deepEqual(await ids({ order: 'name', after: 4n, afterName: longs[1]!.name }), [5, 1]);
+  assert.deepEqual(await ids({ order: '-name', after: 5n, afterName: longs[0]!.name }), [4, 3, 2]);
   // The index follows the rows written before it: a rename and a delete of them.
   assert.equal((await store.patchPlant(2n, { name: 'Sword fern' })).kind, 'changed');
   assert.equal((await store.deletePlant(1n)).kind, 'changed');

@@ -120,6 +120,38 @@ test('getPlant, listPlants and listPlantsJson: id order after a keyset, the tag 
   assert.equal(empty.more, false);
 });
 
+test('listPlantsJson and countMatchingPlants: q matches the folded name with every character literal, name orders by code points both ways with the cursor, the count ignores cursor and limit', async (t) => {
+  const store = await freshStore(t);
+  const plants: PlantRecord[] = [
+    { id: 1n, name: 'Émile\'s Ivy', tag: 'x' },
+    { id: 2n, name: 'STRASSE fern' },
+    { id: 3n, name: 'Straße moss', tag: 'x' },
+    { id: 4n, name: '100%_real' },
+    { id: 5n, name: 'émile again', tag: 'x' },
+    { id: MAX, name: 'Z last' },
+  ];
+  for (const p of plants) assert.equal((await store.createPlant(p)).kind, 'created');
+  const ids = (json: string) => [...json.matchAll(/"id":(-?\d+)/g)].map((m) => BigInt(m[1]!));
+  assert.deepEqual(ids((await store.listPlantsJson({ limit: 10, q: 'ÉMILE' })).json), [1n, 5n]);
+  assert.deepEqual(ids((await store.listPlantsJson({ limit: 10, q: 'strasse' })).json), [2n, 3n]);
+  assert.deepEqual(ids((await store.listPlantsJson({ limit: 10, q: '0%_' })).json), [4n]);
+  assert.deepEqual(ids((await store.listPlantsJson({ limit: 10, q: '0_%' })).json), []);
+  // Code points: digits, upper case, lower case, then 'É' (U+00C9) before 'é' (U+00E9).
+  const order = [4n, 2n, 3n, MAX, 1n, 5n].map((id) => plants.find((p) => p.id === id)!);
+  const first = await store.listPlantsJson({ limit: 2, order: 'name' });
+  assert.deepEqual(ids(first.json), order.slice(0, 2).map((p) => p.id));
+  assert.deepEqual({ lastName: first.lastName, more: first.more }, { lastName: order[1]!.name, more: true });
+  const next = await store.listPlantsJson({ limit: 10, order: 'name', after: first.lastId!, afterName: first.lastName! });
+  assert.deepEqual(ids(next.json), order.slice(2).map((p) => p.id));
+  const reversed = await store.listPlantsJson({ limit: 10, order: '-name', tag: 'x' });
+  assert.deepEqual(ids(reversed.json), order.filter((p) => p.tag === 'x').reverse().map((p) => p.id));
+  assert.deepEqual(ids((await store.listPlantsJson({ limit: 2, order: '-id' })).json), [MAX, 5n]);
+  assert.equal(await store.countMatchingPlants({ limit: 1, q: 'émile', after: 1n, order: 'name', afterName: 'a' }), 2n);
+  assert.equal(await store.countMatchingPlants({ limit: 1, tag: 'x' }), 3n);
+  assert.equal(await store.countMatchingPlants({ limit: 1, tag: 'x', q: 'STRASSE' }), 1n);
+  assert.equal(await store.countMatchingPlants({ limit: 1 }), BigInt(plants.length));
+});
+
 test('listPlantsJson: names and tags that look like JSON items or SQL change neither the page, nor where it ends, nor its cursor', async (t) => {
   const store = await freshStore(t);
   const odd: PlantRecord[] = [

@@ -2,6 +2,12 @@
 import type { Migration } from '../migrator.js';
 import { migrationsFor } from '../schema-history.js';
 
+/**
+ * How many leading characters of a name the name-order indexes hold (plants_name_id): the document's limit on a
+ * name, so that every name written since the limit is whole in its key.
+ */
+export const NAME_KEY_CHARS = 256;
+
 export const MIGRATIONS: readonly Migration[] = migrationsFor({
   int64Key: 'BIGINT',
   time: 'TIMESTAMPTZ',
@@ -14,7 +20,9 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
       ALTER TABLE plants ALTER COLUMN version SET DEFAULT nextval('plant_versions');`,
   addEventOrder: 'ALTER TABLE webhook_events ADD COLUMN seq BIGSERIAL NOT NULL;',
   eventOrder: 'seq',
-  codePointOrder: ' COLLATE "C"', // byte order of UTF-8: code point order, whatever the database's locale
+  // The "C" collation is UTF-8's byte order: code point order, whatever the database's locale. The first
+  // NAME_KEY_CHARS characters (at most 4 bytes each) keep an entry within a btree page's third, whatever the name.
+  nameKey: `(left(name, ${NAME_KEY_CHARS})) COLLATE "C"`,
   // pg_trgm (PostgreSQL's contrib) is a trusted extension: the database's owner may create it.
   nameTrigramIndex: `CREATE EXTENSION IF NOT EXISTS pg_trgm;
       CREATE INDEX plants_name_trgm ON plants USING gin (name_folded gin_trgm_ops);`,

@@ -6,6 +6,7 @@ import { PLANT_PAGE_ITEM, pageOf } from '../../plants/plant-page.js';
 import type { PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
 import { likeContains, planOf, whereAndOrder, type ClauseDialect, type ListPlan } from '../plant-query.js';
 import { plantOf, type PlantRow } from '../rows.js';
+import { NAME_KEY_CHARS } from './migrations.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
 
 type Query = <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>>;
@@ -17,10 +18,16 @@ const ITEM = `'{' || ${PLANT_PAGE_ITEM.map((m, i) => {
   return m.absentWhenNull ? `CASE WHEN ${m.column} IS NULL THEN '' ELSE ${member} END` : member;
 }).join(' || ')} || '}'`;
 
+const NAME_KEY = `left(name, ${NAME_KEY_CHARS}) COLLATE "C"`;
+
 const DIALECT: ClauseDialect = {
   placeholder: (i) => `$${i + 1}`,
-  // Names order by code points (the "C" collation: UTF-8 bytes), as plants_name_id is built.
-  orderColumn: (column) => (column === 'name' ? 'name COLLATE "C"' : column),
+  // Names order by code points (the "C" collation: UTF-8 bytes). The indexes hold a name's first NAME_KEY_CHARS
+  // characters (migrations.ts), so a name order is that key, then the whole name, then the id: the same order as
+  // the name and the id (keys that differ order as their names; names with equal keys are ordered by the second
+  // term), read from the index with only ties of the key sorted (every name since the limit is whole in its key).
+  orderTerms: (column) => (column === 'name' ? [NAME_KEY, 'name COLLATE "C"'] : [column]),
+  cursorTerms: (column, place) => (column === 'name' ? [`left(${place}, ${NAME_KEY_CHARS})`, place] : [place]),
   // The pattern is escaped with backslashes (likeContains), LIKE's default escape; plants_name_trgm answers it.
   contains: (place) => `name_folded LIKE ${place}`,
 };

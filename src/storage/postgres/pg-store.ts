@@ -22,11 +22,9 @@ import { PgPlantQueries } from './pg-plant-queries.js';
 import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 import { parseDatabaseUrl } from '../database-url.js';
+import { FOLDED_NAMES_VERSION } from '../schema-history.js';
 
 export type PgStoreOptions = PostgresOptions & EngineOptions;
-
-/** The schema version that added plants.name_folded. */
-const FOLDED_NAMES_VERSION = 10;
 
 /** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
 const MIGRATION_LOCK = 0x706c616e742d7374n;

@@ -13,7 +13,7 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
       INSERT INTO plant_version_counter (last) VALUES (1);`,
   addEventOrder: '',        // rowid
   eventOrder: 'rowid',
-  codePointOrder: '',       // BINARY compares UTF-8 bytes: code point order
+  nameKey: 'name',          // BINARY compares UTF-8 bytes: code point order; an index entry may be any size
   // An FTS5 table over plants' folded names (external content: it holds only the trigrams), kept in step by
   // triggers, so that every write path (the write worker, import, restore) keeps it. A row holds an entry exactly
   // while its folded name is not NULL: rows from before this version are not in it until the store fills their

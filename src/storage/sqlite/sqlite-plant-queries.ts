@@ -22,7 +22,8 @@ const ITEM = itemSql(PLANT_PAGE_ITEM);
 
 const DIALECT: ClauseDialect = {
   placeholder: () => '?',
-  orderColumn: (column) => column,
+  orderTerms: (column) => [column],
+  cursorTerms: (_column, place) => [place],
   // The folded name's trigram index (schema version 11) answers the phrase; its rowid is the plant's id.
   contains: (place) => `id IN (SELECT rowid FROM plant_names WHERE plant_names MATCH ${place})`,
 };

@@ -27,6 +27,7 @@ import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
 import { parseDatabaseUrl } from '../database-url.js';
 import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
+import { FOLDED_NAMES_VERSION } from '../schema-history.js';
 
 export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -335,9 +336,6 @@ function splitResults(batches: readonly WireItems[], results: BatchResults): Bat
   let at = 0;
   return batches.map((b) => results.slice(at, (at += 2 * wireItemCount(b))));
 }
-
-/** The schema version that added plants.name_folded. */
-const FOLDED_NAMES_VERSION = 10;
 
 /**
  * Writes the folded name (plants/plant-search.ts) of every plant written before the schema had it, a thousand
