@@ -66,8 +66,6 @@ async function measure(kind, server, endpoint, conns, round, extra = {}) {
   const wenv = {
     BENCH_TOKEN: server.token, BENCH_SEEDED: String(extra.seeded ?? SEEDED), BENCH_SEED_BASE: String(extra.seedBase ?? SEED_BASE),
     ...(endpoint === 'list' && server.listPath ? { BENCH_PATH: server.listPath } : {}),
-    ...(extra.path && { BENCH_PATH: extra.path }),
-    ...(extra.prefer && { BENCH_PREFER: extra.prefer }),
   };
   const warm = await wrk(script, server.port, conns, cfg.warmup, wenv);
   let rssMax = 0;
@@ -78,7 +76,7 @@ async function measure(kind, server, endpoint, conns, round, extra = {}) {
   const count = (s) => Object.entries(s.statuses).reduce((n, [k, v]) => n + (k >= 200 && k <= 299 ? v : 0), 0);
   const all = (s) => Object.values(s.statuses).reduce((a, b) => a + b, 0);
   const cell = {
-    round, server: kind.name, role: kind.role, endpoint, conns, ...(extra.label && { label: extra.label }), ...(extra.find && { find: extra.find }),
+    round, server: kind.name, role: kind.role, endpoint, conns, ...(extra.label && { label: extra.label }),
     rps: r.requests / r.busy_s, p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
     p999_ms: r.p999_us / 1000, max_ms: r.max_us / 1000, socketErrors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout,
     non2xx: all(r) - count(r), statuses: r.statuses, rssMaxMb: rssMax, load1: loadavg()[0],
@@ -190,18 +188,6 @@ if (cfg.rates.length) {
 
 // Scaling with data: the same POST and GET on an empty store and on one holding bigRows plants, interleaved.
 const scaling = [];
-// The find cells, on the big store (names `Plant number N`, big-db.mjs): `ber` is in every name, `9999999` in one.
-const find = [];
-const middle = Math.floor(cfg.bigRows / 2);
-const FIND_CELLS = [
-  { find: 'plain list', path: '/plants?limit=100' },
-  { find: 'q common', path: '/plants?limit=100&q=ber' },
-  { find: 'q rare', path: '/plants?limit=100&q=9999999' },
-  { find: 'sort=name first page', path: '/plants?limit=100&sort=name' },
-  { find: 'sort=name deep page', path: `/plants?limit=100&sort=name&after=${middle}&after_name=${encodeURIComponent(`Plant number ${middle}`)}` },
-  { find: 'sort=-id', path: '/plants?limit=100&sort=-id' },
-  { find: 'count=exact, q rare', path: '/plants?limit=100&q=9999999', prefer: 'count=exact' },
-];
 let bigInfo;
 if (cfg.bigRows > 0) {
   bigInfo = await bigDatabase(cfg.bigRows, log);
@@ -220,8 +206,6 @@ if (cfg.bigRows > 0) {
         for (const endpoint of ['post', 'get']) {
           for (const conns of [1, 100]) scaling.push(await measure(psKind, server, endpoint, conns, round, extra));
         }
-        // Finding plants on the big store (issue 29): each cell against the plain id-ordered list of the same run.
-        if (big) for (const conns of [10, 100]) for (const f of FIND_CELLS) find.push(await measure(psKind, server, 'list', conns, round, { ...extra, ...f }));
       } finally {
         await server.stop();
       }
@@ -288,16 +272,6 @@ function writeResults() {
     for (const c of scaling) {
       const empty = scaling.find((e) => e.round === c.round && e.label === 'empty' && e.endpoint === c.endpoint && e.conns === c.conns);
       md.push(`| ${c.round} | ${c.label} | ${c.endpoint} | ${c.conns} | ${fmt(c.rps)} | ${c.p50_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${(c.rps / empty.rps).toFixed(2)}× | ${c.non2xx} |`);
-    }
-    md.push('');
-  }
-  if (find.length) {
-    md.push(`## Finding plants (plant-store, ${cfg.bigRows} rows)`, '', 'Each cell against the plain id-ordered list of the same round and concurrency: at least 0.5× its req/s, p99 under 50 ms.', '',
-      '| round | cell | c | req/s | p50 ms | p99 ms | × plain list | met | non-2xx |', '|---:|---|---:|---:|---:|---:|---:|---|---:|');
-    for (const c of find) {
-      const plain = find.find((e) => e.round === c.round && e.conns === c.conns && e.find === 'plain list');
-      const ratio = c.rps / plain.rps;
-      md.push(`| ${c.round} | ${c.find} | ${c.conns} | ${fmt(c.rps)} | ${c.p50_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${ratio.toFixed(2)}× | ${ratio >= 0.5 && c.p99_ms < 50 ? 'yes' : '**no**'} | ${c.non2xx} |`);
     }
     md.push('');
   }

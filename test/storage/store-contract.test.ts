@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TokenRecord } from '../../src/auth/token.js';
-import type { PlantRecord } from '../../src/plants/plant.js';
+import type { PlantQuery, PlantRecord } from '../../src/plants/plant.js';
+import { WALK_AT_MATCHES } from '../../src/storage/sqlite/sqlite-plant-queries.js';
 import { TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../helpers/webhooks.js';
 import { sequenced } from '../helpers/events.js';
@@ -150,6 +151,31 @@ test('listPlantsJson and countMatchingPlants: q matches the folded name with eve
   assert.equal(await store.countMatchingPlants({ limit: 1, tag: 'x' }), 3n);
   assert.equal(await store.countMatchingPlants({ limit: 1, tag: 'x', q: 'STRASSE' }), 1n);
   assert.equal(await store.countMatchingPlants({ limit: 1 }), BigInt(plants.length));
+});
+
+test('a q in a name order that many names match (SQLite walks the name index then) pages like one few match: every match once, in code-point order, both ways, with a tag', async (t) => {
+  const store = await freshStore(t);
+  const n = WALK_AT_MATCHES + 200;
+  const plants: PlantRecord[] = Array.from({ length: n }, (_, i) => ({
+    id: BigInt(i - 100),
+    name: i < 100 ? `moss ${i}` : `${['fern', 'Fern', 'FERN', 'éFern'][i % 4]} ${(i * 7919) % 1000}`,
+    ...(i % 3 === 0 && { tag: 'x' }),
+  }));
+  await store.importPlants(plants);
+  const byCodePoints = (a: PlantRecord, b: PlantRecord) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  for (const [order, tag] of [['name', undefined], ['-name', undefined], ['name', 'x']] as const) {
+    const expected = plants.filter((p) => p.name.toLowerCase().includes('fern') && (tag === undefined || p.tag === tag)).sort(byCodePoints);
+    if (order === '-name') expected.reverse();
+    const seen: bigint[] = [];
+    let cursor: Pick<PlantQuery, 'after' | 'afterName'> = {};
+    for (;;) {
+      const page = await store.listPlantsJson({ limit: 4000, q: 'FERN', order, ...(tag && { tag }), ...cursor });
+      seen.push(...[...page.json.matchAll(/"id":(-?\d+)/g)].map((m) => BigInt(m[1]!)));
+      if (!page.more) break;
+      cursor = { after: page.lastId!, afterName: page.lastName! };
+    }
+    assert.deepEqual(seen, expected.map((p) => p.id), `${order} ${tag ?? ''}`);
+  }
 });
 
 test('listPlantsJson: names and tags that look like JSON items or SQL change neither the page, nor where it ends, nor its cursor', async (t) => {
