@@ -123,10 +123,19 @@ export class PgStore extends GroupCommittedPlants implements Store {
   }
 
   /**
-   * Writes the folded name (plants/plant-search.ts) of every plant written before the schema had it, a thousand
-   * to a statement; a write meanwhile (this instance's or another's) sets its own, which this leaves alone.
+   * Writes the folded name (plants/plant-search.ts) of every plant written before the schema had it; a write
+   * meanwhile (this instance's or another's) sets its own, which this leaves alone. An ASCII name folds to its
+   * ASCII lower case, which lower() in the "C" collation writes (A-Z only): those are filled in SQL, 50,000 plants
+   * a statement; the others in JavaScript, a thousand a statement.
    */
   private async fillFoldedNames(): Promise<void> {
+    for (let from = String(-(2n ** 63n)); ; ) {
+      const { rows: [end] } = await this.pool.query<{ to: string | null }>('SELECT max(id)::text AS to FROM (SELECT id FROM plants WHERE name_folded IS NULL AND id > $1 ORDER BY id LIMIT 50000) AS chunk', [from]);
+      if (!end?.to) break;
+      // Every character ASCII exactly when the byte length is the length in characters (an escaped U+0000 is not).
+      await this.pool.query('UPDATE plants SET name_folded = lower(name COLLATE "C") WHERE name_folded IS NULL AND id > $1 AND id <= $2 AND octet_length(name) = char_length(name)', [from, end.to]);
+      from = end.to;
+    }
     for (;;) {
       const { rows } = await this.pool.query<{ id: string; name: string }>('SELECT id::text AS id, name FROM plants WHERE name_folded IS NULL ORDER BY id LIMIT 1000');
       if (rows.length === 0) return;
