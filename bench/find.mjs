@@ -39,7 +39,8 @@ const CELLS = [
   { cell: 'plain list', path: '/plants?limit=100' },
   { cell: 'q common (ber)', path: '/plants?limit=100&q=ber' },
   { cell: 'q rare (wel)', path: '/plants?limit=100&q=wel' },
-  { cell: 'q common, sort=name', path: '/plants?limit=100&q=ber&sort=name' },
+  // Not a target of the issue: a q in a name order walks the name index (SQLite) or lets the planner choose.
+  { cell: 'q common, sort=name', path: '/plants?limit=100&q=ber&sort=name', informational: true },
   { cell: 'sort=name first page', path: '/plants?limit=100&sort=name' },
   { cell: 'sort=name deep page', path: `/plants?limit=100&sort=name&after=${middle}&after_name=${encodeURIComponent(`Plant number ${middle}`)}` },
   { cell: 'sort=-name first page', path: '/plants?limit=100&sort=-name' },
@@ -160,7 +161,7 @@ for (const engine of engines) {
     for (const cell of CELLS) {
       const mine = cells.filter((x) => x.engine === engine && x.conns === c && x.cell === cell.cell);
       const ratio = median(mine.map((x) => x.rps / cells.find((p) => p.engine === engine && p.conns === c && p.round === x.round && p.cell === 'plain list').rps));
-      const met = cell.cell === 'plain list' || cell.cell === 'GET by id' ? '' : ratio >= 0.5 && mine.every((x) => x.p99_ms < 50) ? 'yes' : 'no';
+      const met = cell.cell === 'plain list' || cell.cell === 'GET by id' ? '' : cell.informational ? 'no target' : ratio >= 0.5 && mine.every((x) => x.p99_ms < 50) ? 'yes' : 'no';
       md.push(`| ${engine} | ${c} | ${cell.cell} | ${mine.map((x) => Math.round(x.rps)).join(' \\| ')} | ${ratio.toFixed(2)} | ${mine.map((x) => x.p99_ms.toFixed(1)).join(' \\| ')} | ${met} | ${mine.reduce((n, x) => n + x.non2xx, 0)} |`);
     }
   }

@@ -191,3 +191,14 @@ test('postgres: GETs read together when the database cannot answer: each answers
     else assert.equal(await res.text(), `{"id":${id},"name":"n${id}"}`);
   }
 });
+test('PostgreSQL: a migration runs past the statement timeout of requests (an index on a large store takes minutes), which holds again afterwards', async (t) => {
+  const url = await freshPostgresUrl(t);
+  const migrations = [{ version: 1, name: 'slow', sql: 'SELECT pg_sleep(0.4); CREATE TABLE a (x INTEGER);' }];
+  const { store, migrations: results } = await openStore(url, { migrations, statementTimeoutMs: 100 });
+  t.after(() => store.close());
+  assert.deepEqual(results.map((r) => `${r.version}:${r.status}`), ['1:applied']);
+  // The pool's connections, the migration's among them, keep the requests' limit.
+  const pool = (store as unknown as { pool: { query(sql: string): Promise<{ rows: { statement_timeout: string }[] }> } }).pool;
+  for (let i = 0; i < 3; i++) assert.equal((await pool.query('SHOW statement_timeout')).rows[0]!.statement_timeout, '100ms');
+});
+

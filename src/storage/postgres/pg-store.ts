@@ -314,6 +314,9 @@ async function writeEvents(client: pg.PoolClient, happened: readonly Happened[],
  * One connection for the whole run, holding an advisory lock: a second instance starting at the same time
  * waits, then finds the migrations applied. DDL is transactional here: a failed migration leaves nothing.
  */
+/** How long one migration's SQL may run before the connection is given up for lost: hours, not a request's seconds. */
+const MIGRATION_QUERY_TIMEOUT_MS = 24 * 3600_000;
+
 function migrationAdapter(pool: pg.Pool, url: string): MigrationAdapter {
   let client: pg.PoolClient | undefined;
   const session = () => client!;
@@ -329,12 +332,16 @@ function migrationAdapter(pool: pg.Pool, url: string): MigrationAdapter {
       let broken: Error | undefined;
       try {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
+        // A migration builds indexes and rewrites tables, which on a large store takes far longer than a request's
+        // statement may (DATABASE_STATEMENT_TIMEOUT_MS): this session runs without it until released.
+        await client.query('SET statement_timeout = 0');
         return await run();
       } catch (err) {
         broken = err as Error;
         throw new Error(`cannot migrate the PostgreSQL database at ${describeTarget(url)}: ${reason(err)}`, { cause: err });
       } finally {
         if (!broken) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch((e: Error) => (broken = e));
+        if (!broken) await client.query('RESET statement_timeout').catch((e: Error) => (broken = e));
         client.removeListener('error', onError);
         // A session whose state is uncertain is closed rather than reused (closing also frees the lock).
         client.release(broken ?? undefined);
@@ -356,7 +363,8 @@ function migrationAdapter(pool: pg.Pool, url: string): MigrationAdapter {
           await c.query('ROLLBACK');
           return 'already-applied';
         }
-        await c.query(m.sql);
+        // pg reads a query's own query_timeout (its types do not declare it).
+        await c.query({ text: m.sql, query_timeout: MIGRATION_QUERY_TIMEOUT_MS } as pg.QueryConfig);
         await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [m.version, m.name]);
         await c.query('COMMIT');
         return 'applied';
