@@ -279,7 +279,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
   } },
   { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', description: 'PostgreSQL connections per instance at most', default: 10, parse: integer(1, 1_000) },
-  { key: 'databaseStatementTimeoutMs', env: 'DATABASE_STATEMENT_TIMEOUT_MS', description: 'PostgreSQL statement_timeout: a statement running longer is cancelled and its request gets 503', default: 10_000, parse: integer(100, 600_000) },
+  { key: 'databaseStatementTimeoutMs', env: 'DATABASE_STATEMENT_TIMEOUT_MS', description: 'PostgreSQL statement_timeout: a statement running longer is cancelled and its request gets 503 (a migration runs without it)', default: 10_000, parse: integer(100, 600_000) },
   { key: 'databaseConnectTimeoutMs', env: 'DATABASE_CONNECT_TIMEOUT_MS', description: 'PostgreSQL: longest opening a connection may take (start-up fails, a request gets 503)', default: 5_000, parse: integer(100, 120_000) },
   { key: 'logLevel', env: 'LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: (raw) => {
     const v = raw.trim().toLowerCase();
