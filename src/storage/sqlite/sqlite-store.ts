@@ -273,8 +273,11 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    * A batch of plant writes on the writer. With tracing on it is timed there, and its statements (BEGIN
    * IMMEDIATE included) and its COMMIT (the WAL write and fsync) become spans under the running commit span.
    */
-  private async plantBatch(wire: WireItems): Promise<BatchResults> {
-    if (!tracing.on) return this.command('plants', wire);
+  private plantBatch(wire: WireItems): Promise<BatchResults> {
+    return tracing.on ? this.timedPlantBatch(wire) : this.command('plants', wire);
+  }
+
+  private async timedPlantBatch(wire: WireItems): Promise<BatchResults> {
     const { results, timing } = await this.command('plantsTimed', wire);
     tracing.record('sqlite statements', timing.began, timing.written, SQLITE_SPAN);
     tracing.record('sqlite commit', timing.written, timing.committed, SQLITE_SPAN);
