@@ -19,12 +19,25 @@ export interface SpanHandle {
   headers(): TraceHeaders | undefined;
 }
 
+/** A span whose export waits for its end, so that work which turned out to be nothing can leave no trace. */
+export interface TentativeSpan extends SpanHandle {
+  /** Ends it and drops it, with every span started under it: none of them is exported. */
+  discard(): void;
+}
+
 export interface Tracing {
   readonly on: boolean;
   /** The context running now, as headers (undefined when none or off): what a write carries to its commit. */
   current(): TraceHeaders | undefined;
   /** Starts a span under `parent` (default: the context running now), linked to `links` (other traces it serves). */
   start(name: string, attributes?: Record<string, string | number | boolean>, parent?: TraceHeaders, links?: readonly TraceHeaders[]): SpanHandle;
+  /** Starts a span of a new trace that `discard()` drops with everything under it (a pass that found nothing to do). */
+  tentative(name: string): TentativeSpan;
+  /**
+   * A finished span under the running one (none without one), timed where it ran (another thread): `startMs`
+   * and `endMs` in milliseconds since the epoch (performance.timeOrigin + performance.now() there).
+   */
+  record(name: string, startMs: number, endMs: number, attributes?: Record<string, string | number | boolean>): void;
   /** Runs `fn` with `span` as the running context (its callbacks and awaits included). */
   within<T>(span: SpanHandle, fn: () => T): T;
   /** trace_id and span_id of the running span, for log lines ({} when none). */
@@ -48,12 +61,14 @@ export function traceFromText(text: string | null | undefined): TraceHeaders | u
   }
 }
 
-const NO_SPAN: SpanHandle = { set() {}, fail() {}, end() {}, headers: () => undefined };
+const NO_SPAN: TentativeSpan = { set() {}, fail() {}, end() {}, discard() {}, headers: () => undefined };
 
 const OFF: Tracing = {
   on: false,
   current: () => undefined,
   start: () => NO_SPAN,
+  tentative: () => NO_SPAN,
+  record: () => {},
   within: (_span, fn) => fn(),
   logFields: () => ({}),
   shutdown: async () => {},

@@ -76,18 +76,22 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   async function drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const span = tracing.on ? tracing.start('sequencer pass') : undefined;
+      // Tentative: a pass that placed nothing and made no delivery (an idle service's every poll) leaves no trace.
+      const span = tracing.on ? tracing.tentative('sequencer pass') : undefined;
       let pass: Awaited<ReturnType<typeof store.sequence>>;
       try {
         const run = () => store.sequence(maxDeliveries, new Date(clock.now()));
         pass = await (span ? tracing.within(span, run) : run());
-        span?.set('plant_store.sequencer.events', pass.events);
-        span?.set('plant_store.sequencer.deliveries', pass.deliveries);
       } catch (err) {
         span?.fail(err);
-        throw err;
-      } finally {
         span?.end();
+        throw err;
+      }
+      if (span && pass.events === 0 && pass.deliveries === 0) span.discard();
+      else if (span) {
+        span.set('plant_store.sequencer.events', pass.events);
+        span.set('plant_store.sequencer.deliveries', pass.deliveries);
+        span.end();
       }
       total += pass.events;
       if (pass.events > 0) placed();

@@ -52,6 +52,8 @@ export class Batcher<I, O> {
      * commit is a span of the first traced item's trace (plant writes); without it, no span.
      */
     private readonly traceOf?: (item: I) => string | undefined,
+    /** The commit span's name (a worker's hand-over to the shared writer has its own). */
+    private readonly spanName = 'commit',
   ) {}
 
   submit(item: I): Promise<O> {
@@ -86,7 +88,7 @@ export class Batcher<I, O> {
     const items = new Array<I>(batch.length);
     for (let i = 0; i < batch.length; i++) items[i] = batch[i]!.item;
     const size = this.weigh ? items.reduce((n, item) => n + this.weigh!(item), 0) : batch.length;
-    const span = this.traceOf && tracing.on ? commitSpan(batch, size, started) : undefined;
+    const span = this.traceOf && tracing.on ? commitSpan(this.spanName, batch, size, started) : undefined;
     // Inside its span, so the statements' spans (PostgreSQL) are its children.
     (span ? tracing.within(span, () => this.committer.commit(items)) : this.committer.commit(items)).then(
       (outcomes) => {
@@ -146,7 +148,7 @@ export class Batcher<I, O> {
  * The span of one group commit: a child of the first traced write it holds, linked to the others' traces; its
  * length is the commit's (the fsync or the COMMIT round trip included), and it says how long the oldest write waited.
  */
-function commitSpan<I, O>(batch: readonly Waiting<I, O>[], size: number, started: number) {
+function commitSpan<I, O>(name: string, batch: readonly Waiting<I, O>[], size: number, started: number) {
   let parent: TraceHeaders | undefined;
   const links: TraceHeaders[] = [];
   let oldest = started;
@@ -157,5 +159,5 @@ function commitSpan<I, O>(batch: readonly Waiting<I, O>[], size: number, started
     else if (links.length < MAX_LINKS && w.trace.traceparent.slice(3, 35) !== parent.traceparent.slice(3, 35)) links.push(w.trace);
   }
   if (!parent) return undefined;
-  return tracing.start('commit', { 'plant_store.commit.size': size, 'plant_store.commit.wait_ms': Math.round((started - oldest) * 1000) / 1000 }, parent, links);
+  return tracing.start(name, { 'plant_store.commit.size': size, 'plant_store.commit.wait_ms': Math.round((started - oldest) * 1000) / 1000 }, parent, links);
 }

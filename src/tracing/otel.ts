@@ -1,6 +1,6 @@
 // Tracing on: the OpenTelemetry SDK, OTLP over HTTP (JSON), @fastify/otel for requests. Imported only by
 // startTracing (tracing.ts) when the settings turn tracing on; nothing else may import OpenTelemetry.
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span } from '@opentelemetry/api';
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -10,13 +10,16 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
+  type ReadableSpan,
   type Sampler,
+  type Span as SdkSpan,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
-import type { SpanHandle, TraceHeaders, Tracing } from '../tracing.js';
+import type { SpanHandle, TentativeSpan, TraceHeaders, Tracing } from '../tracing.js';
 
 /**
  * How long one export may take, its retries included (OTLP's default is 10 s): a collector that is down then
@@ -80,6 +83,78 @@ class OtelSpan implements SpanHandle {
   }
 }
 
+class TentativeOtelSpan extends OtelSpan implements TentativeSpan {
+  constructor(span: Span, private readonly holding: HoldingProcessor) {
+    super(span);
+  }
+  discard(): void {
+    this.holding.discard(this.span.spanContext().spanId);
+    this.span.end();
+  }
+}
+
+/** Marks the context a tentative span starts in (Tracing.tentative). */
+const TENTATIVE = createContextKey('plant_store.tentative');
+
+/** A tentative span and the spans started under it, held until it ends. */
+interface HeldGroup {
+  root: string;
+  members: string[];
+  ended: ReadableSpan[];
+  discarded: boolean;
+}
+
+/**
+ * Holds a tentative span's tree (its descendants by parent span id) until the tentative span ends, then passes
+ * it on whole, or drops it whole when it was discarded. Every other span goes straight through.
+ */
+class HoldingProcessor implements SpanProcessor {
+  private readonly held = new Map<string, HeldGroup>();
+  constructor(private readonly next: SpanProcessor) {}
+
+  onStart(span: SdkSpan, parentContext: Context): void {
+    const id = span.spanContext().spanId;
+    const parent = span.parentSpanContext?.spanId;
+    const group = parent === undefined ? undefined : this.held.get(parent);
+    if (group) {
+      group.members.push(id);
+      this.held.set(id, group);
+    } else if (parentContext.getValue(TENTATIVE) === true) {
+      this.held.set(id, { root: id, members: [id], ended: [], discarded: false });
+    }
+    this.next.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const id = span.spanContext().spanId;
+    const group = this.held.get(id);
+    if (!group) return this.next.onEnd(span);
+    if (id !== group.root) {
+      group.ended.push(span);
+      return;
+    }
+    // What ends after the tentative span goes straight through (nothing of ours does).
+    for (const member of group.members) this.held.delete(member);
+    if (group.discarded) return;
+    for (const s of group.ended) this.next.onEnd(s);
+    this.next.onEnd(span);
+  }
+
+  /** The tentative span `spanId` is to be dropped when it ends. */
+  discard(spanId: string): void {
+    const group = this.held.get(spanId);
+    if (group) group.discarded = true;
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
+
 /**
  * PostgreSQL statements as spans (@opentelemetry/instrumentation-pg), under the span that ran them (a commit, a
  * sequencer pass, a webhook attempt's record). pg is loaded before tracing starts (statically, through ESM), so
@@ -99,13 +174,14 @@ function pathOnly(url: string): string {
 }
 
 export function createTracing(config: Config): Tracing {
+  // The exporter sends JSON (the OTLP/HTTP encoding every collector takes); a collector that is down loses
+  // spans, never a request: the processor drops what it cannot buffer.
+  const holding = new HoldingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(config), timeoutMillis: EXPORT_TIMEOUT_MS })));
   const provider = new NodeTracerProvider({
     // process.pid tells a multi-process server's processes apart (the primary commits for its workers).
     resource: resourceFromAttributes({ 'service.name': config.otelServiceName, 'process.pid': process.pid }),
     sampler: sampler(config),
-    // The exporter sends JSON (the OTLP/HTTP encoding every collector takes); a collector that is down loses
-    // spans, never a request: the processor drops what it cannot buffer.
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(config), timeoutMillis: EXPORT_TIMEOUT_MS }))],
+    spanProcessors: [holding],
   });
   // The W3C traceparent/tracestate propagator and the AsyncLocalStorage context every await keeps.
   provider.register();
@@ -131,6 +207,14 @@ export function createTracing(config: Config): Tracing {
         if (sc) linked.push({ context: sc });
       }
       return new OtelSpan(tracer.startSpan(name, { ...(attributes ? { attributes } : {}), ...(linked.length > 0 ? { links: linked } : {}) }, ctx));
+    },
+    tentative(name) {
+      return new TentativeOtelSpan(tracer.startSpan(name, { root: true }, context.active().setValue(TENTATIVE, true)), holding);
+    },
+    record(name, startMs, endMs, attributes) {
+      // Only as a part of a span: alone it would be a trace of its own.
+      if (!trace.getActiveSpan()) return;
+      tracer.startSpan(name, { startTime: startMs, ...(attributes ? { attributes } : {}) }).end(endMs);
     },
     within(span, fn) {
       if (!(span instanceof OtelSpan)) return fn();

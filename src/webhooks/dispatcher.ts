@@ -184,7 +184,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } else {
       const message = deliveryMessage(c);
       const headers = traceHeaders(c, span, message.headers);
-      result = await send({ url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers }, abort.signal);
+      const input = { url: c.url, secret: c.secret, eventId: c.eventId, payload: message.body, headers };
+      // The exchange with the receiver, its address check included, apart from recording the outcome after it.
+      const sending = span ? tracing.start('webhook send') : undefined;
+      result = await (sending ? tracing.within(sending, () => send(input, abort.signal)) : send(input, abort.signal));
+      if (sending) {
+        if (result.statusCode !== null) sending.set('http.response.status_code', result.statusCode);
+        if (result.error !== null) sending.fail();
+        sending.end();
+      }
       span?.set('plant_store.webhook.address_refused', result.refused === true);
       if (result.statusCode !== null) span?.set('http.response.status_code', result.statusCode);
       if (abort.signal.aborted) return; // stopping: not recorded; the lease expires and it is sent again

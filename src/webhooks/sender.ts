@@ -3,8 +3,10 @@
 // for the whole exchange. The answer's body is read up to a few KB and discarded.
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import { checkSendTarget, createGuardedLookup } from './ssrf-guard.js';
 import { sign } from './signing.js';
+import { tracing } from '../tracing.js';
 
 export const USER_AGENT = 'plant-store-webhooks/1.0';
 /** How much of a receiver's answer is read (and thrown away) before the connection is dropped. */
@@ -58,9 +60,20 @@ export function createSender(options: SenderOptions): Sender {
       let refused = false;
       let req: http.ClientRequest | undefined;
 
+      // With tracing on, the address check is a span: the URL's check, and for a host name the guarded
+      // lookup at connect time (Node looks up no IP literal).
+      const check = tracing.on ? tracing.start('webhook address check') : undefined;
+      let checked = false;
+      const endCheck = (err?: Error | null) => {
+        if (!check || checked) return;
+        checked = true;
+        if (err) check.fail(err);
+        check.end();
+      };
       const finish = (error: string | null) => {
         if (settled) return;
         settled = true;
+        endCheck();
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         const durationMs = Math.round(performance.now() - started);
@@ -83,8 +96,10 @@ export function createSender(options: SenderOptions): Sender {
         target = checkSendTarget(input.url, options.allowedHosts);
       } catch (err) {
         refused = true;
+        endCheck(err as Error);
         return finish((err as Error).message);
       }
+      if (check && isIP(target.hostname.replace(/^\[|\]$/g, '')) !== 0) endCheck();
       const body = Buffer.from(input.payload, 'utf8');
       const headers = {
         'content-type': 'application/json',
@@ -109,7 +124,7 @@ export function createSender(options: SenderOptions): Sender {
           headers,
           // A fresh connection per attempt: the address check in `lookup` runs on every connect.
           agent: false,
-          lookup: lookup as unknown as http.RequestOptions['lookup'],
+          lookup: (check ? lookupThen(lookup, endCheck) : lookup) as unknown as http.RequestOptions['lookup'],
           // Never follow anything: http.request does not, and a 3xx is reported as a failure above.
         });
       } catch (err) {
@@ -134,6 +149,22 @@ export function createSender(options: SenderOptions): Sender {
       });
       req.end(body);
     });
+}
+
+type GuardedLookup = ReturnType<typeof createGuardedLookup>;
+type LookupCallback = Extract<Parameters<GuardedLookup>[1], (...args: never[]) => void>;
+
+/** `lookup`, telling `after` how it ended before its caller hears. */
+function lookupThen(lookup: GuardedLookup, after: (err: Error | null) => void): GuardedLookup {
+  return (hostname, options, callback) => {
+    const cb = (typeof options === 'function' ? options : callback)!;
+    const then: LookupCallback = (err, address, family) => {
+      after(err);
+      cb(err, address, family);
+    };
+    if (typeof options === 'function') lookup(hostname, then);
+    else lookup(hostname, options, then);
+  };
 }
 
 function describeError(err: NodeJS.ErrnoException): string {

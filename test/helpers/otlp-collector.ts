@@ -11,6 +11,11 @@ export interface ExportedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** Start and end, milliseconds since the epoch (to the microsecond). */
+  startMs: number;
+  endMs: number;
+  /** 2 is OpenTelemetry's error status. */
+  statusCode: number;
   attributes: Record<string, string | number | boolean>;
   links: { traceId: string; spanId: string }[];
 }
@@ -42,8 +47,25 @@ function attributesOf(list: KeyValue[] | undefined): Record<string, string | num
 interface ExportRequest {
   resourceSpans?: {
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: { spans?: { name: string; traceId: string; spanId: string; parentSpanId?: string; attributes?: KeyValue[]; links?: { traceId: string; spanId: string }[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        name: string;
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        startTimeUnixNano: string | number;
+        endTimeUnixNano: string | number;
+        status?: { code?: number };
+        attributes?: KeyValue[];
+        links?: { traceId: string; spanId: string }[];
+      }[];
+    }[];
   }[];
+}
+
+/** OTLP's nanoseconds since the epoch (a decimal string in JSON) as milliseconds, to the microsecond. */
+function nanosToMs(nanos: string | number): number {
+  return Number(BigInt(nanos) / 1000n) / 1000;
 }
 
 export async function startCollector(t: TestContext): Promise<Collector> {
@@ -71,6 +93,9 @@ export async function startCollector(t: TestContext): Promise<Collector> {
               traceId: s.traceId,
               spanId: s.spanId,
               parentSpanId: s.parentSpanId ?? '',
+              startMs: nanosToMs(s.startTimeUnixNano),
+              endMs: nanosToMs(s.endTimeUnixNano),
+              statusCode: s.status?.code ?? 0,
               attributes: attributesOf(s.attributes),
               links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
             });

@@ -78,8 +78,17 @@ test('on: a POST with a traceparent exports its request span and its commit span
   // The commit runs inside the request: its parent is a span of this trace.
   assert.ok(ofTrace().some((s) => s.spanId === commit.parentSpanId), 'the commit span\'s parent is in the trace');
   assert.equal(request.attributes['url.path'], '/plants');
-  // PostgreSQL: the commit's statements are spans under it (@opentelemetry/instrumentation-pg).
-  if (TEST_STORE === 'postgres') await eventually(() => ofTrace().some((s) => s.name.startsWith('pg.query') && s.parentSpanId === commit.spanId), () => `pg spans under the commit:\n${JSON.stringify(ofTrace(), null, 1)}`);
+  // The commit's statements and its COMMIT are spans under it: PostgreSQL's from @opentelemetry/instrumentation-pg,
+  // SQLite's timed in the writer thread (the statements, then the COMMIT with its fsync, one after the other).
+  const under = (name: string) => ofTrace().find((s) => s.name.startsWith(name) && s.parentSpanId === commit.spanId);
+  if (TEST_STORE === 'postgres') {
+    await eventually(() => under('pg.query:insertPlants') && under('pg.query:COMMIT'), () => `pg spans under the commit:\n${JSON.stringify(ofTrace(), null, 1)}`);
+  } else {
+    await eventually(() => under('sqlite statements') && under('sqlite commit'), () => `sqlite spans under the commit:\n${JSON.stringify(ofTrace(), null, 1)}`);
+    const statements = under('sqlite statements')!;
+    const committed = under('sqlite commit')!;
+    assert.ok(statements.startMs <= statements.endMs && statements.endMs === committed.startMs && committed.startMs <= committed.endMs, 'the statements, then the COMMIT');
+  }
   // A query string may carry a secret (access_token): spans name the path only.
   await getWithQuery('access_token=query-secret-marker');
   await eventually(() => ofTrace().filter((s) => s.name === 'request').length === 2, 'the second request span');
@@ -111,6 +120,13 @@ test('on: the delivery of the event a traced POST made carries a traceparent of 
   assert.equal(attempt.attributes['plant_store.webhook.outcome'], 'succeeded');
   assert.equal(attempt.attributes['http.response.status_code'], 200);
   assert.equal(attempt.attributes['plant_store.webhook.event_type'], 'newPlant');
+  // Under it, the exchange with the receiver, and under that its address check.
+  const send = trace.named('webhook send').find((s) => s.parentSpanId === attempt.spanId);
+  assert.ok(send, `the send span under the attempt:\n${trace.dump()}`);
+  assert.equal(send.attributes['http.response.status_code'], 200);
+  const check = trace.named('webhook address check').find((s) => s.parentSpanId === send.spanId);
+  assert.ok(check, `the address check under the send:\n${trace.dump()}`);
+  assert.equal(check.statusCode, 0, 'the address passed');
 });
 
 test('on, two workers: the commit span joins the caller\'s trace', async (t) => {
@@ -125,9 +141,16 @@ test('on, two workers: the commit span joins the caller\'s trace', async (t) => 
   // PostgreSQL: each worker commits its own.
   if (TEST_STORE === 'sqlite') {
     assert.notEqual(request.pid, server.proc.pid, 'a worker answered');
-    await eventually(() => trace.named('commit').some((s) => s.pid === server.proc.pid), () => `a commit span from the primary:\n${trace.dump()}`);
+    await eventually(() => trace.named('commit hand-off').length === 1, () => `the worker's hand-off span:\n${trace.dump()}`);
+    const handOff = trace.named('commit hand-off')[0]!;
+    assert.equal(handOff.pid, request.pid, 'the hand-off is the worker\'s');
+    assert.ok(trace.named('commit').every((s) => s.pid === server.proc.pid), 'every commit span is the primary\'s');
+    const commit = trace.named('commit')[0]!;
+    assert.ok(trace.spans().some((s) => s.spanId === commit.parentSpanId), 'the primary\'s commit span\'s parent is in the trace');
+    await eventually(() => trace.named('sqlite commit').some((s) => s.parentSpanId === commit.spanId), () => `the COMMIT under the primary's commit:\n${trace.dump()}`);
   } else {
     assert.ok(trace.named('commit').some((s) => s.pid === request.pid));
+    assert.equal(trace.named('commit hand-off').length, 0);
   }
 });
 

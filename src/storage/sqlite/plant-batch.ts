@@ -17,8 +17,26 @@ import { versionedPlantOf, type PlantRow } from '../rows.js';
  */
 export type BatchResults = (boolean | bigint | PlantRow | null)[];
 
+/**
+ * When a timed batch ran (milliseconds since the epoch, this thread's clock): BEGIN IMMEDIATE and the
+ * statements from `began` to `written`, then the COMMIT (the WAL write and its fsync) until `committed`.
+ */
+export interface BatchTiming {
+  began: number;
+  written: number;
+  committed: number;
+}
+
+export interface BatchWriter {
+  (items: readonly PlantWrite[]): BatchResults;
+  /** The same, timed (tracing on: the commit span's children). */
+  timed(items: readonly PlantWrite[]): { results: BatchResults; timing: BatchTiming };
+}
+
+const epochNow = () => performance.timeOrigin + performance.now();
+
 /** Prepares the statements once; the returned function commits a batch, in order. */
-export function createBatchWriter(db: Database.Database): (items: readonly PlantWrite[]) => BatchResults {
+export function createBatchWriter(db: Database.Database): BatchWriter {
   const takeVersions = db.prepare('UPDATE plant_version_counter SET last = last + ? RETURNING last').pluck().safeIntegers(true);
   const insertPlant = db.prepare('INSERT INTO plants (id, name, tag, created_at, version, name_folded) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const getPlant = db.prepare('SELECT id, name, tag, version FROM plants WHERE id = ?').safeIntegers(true);
@@ -29,6 +47,8 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
   const insertEvent = db.prepare('INSERT INTO webhook_events (id, type, payload, created_at, position, trace_context) VALUES (?, ?, ?, ?, ?, ?)');
   const lastPosition = db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true);
   const setLastPosition = db.prepare('UPDATE event_log SET last_position = ? WHERE id = 1');
+  /** Set while a timed batch runs: its transaction notes when its statements are done. */
+  let timing: BatchTiming | undefined;
   const commit = db.transaction((items: readonly PlantWrite[]): BatchResults => {
     const now = Date.now();
     // The event commits with the write or not at all: nothing acknowledged can lose its event. It takes its
@@ -77,9 +97,23 @@ export function createBatchWriter(db: Database.Database): (items: readonly Plant
       results[2 * i + 1] = wrote ?? ((getPlant.get(item.op === 'create' ? item.plant.id : item.id) as PlantRow | undefined) ?? null);
     }
     if (position !== undefined) setLastPosition.run(position);
+    if (timing) timing.written = epochNow();
     return results;
   });
-  return (items) => commit.immediate(items);
+  const write = (items: readonly PlantWrite[]) => commit.immediate(items);
+  return Object.assign(write, {
+    timed(items: readonly PlantWrite[]) {
+      const began = epochNow();
+      const t = (timing = { began, written: began, committed: began });
+      try {
+        const results = commit.immediate(items);
+        t.committed = epochNow();
+        return { results, timing: t };
+      } finally {
+        timing = undefined;
+      }
+    },
+  });
 }
 
 /** The batch's results as one WriteResult per write (the rows as records). */

@@ -26,6 +26,7 @@ import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
 import { parseDatabaseUrl } from '../database-url.js';
+import { tracing } from '../../tracing.js';
 import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
 import { FOLDED_NAMES_VERSION } from '../schema-history.js';
 
@@ -118,7 +119,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     this.writesElsewhere = !here;
     // Not refused once closing: the group commit commits what it accepted before (close()).
     const committer: BatchCommitter<PlantWrite, WriteResult> = {
-      commit: async (items) => writeResultsOf(items, await this.command('plants', encodeItems(items))),
+      // To a shared writer, a batch is handed over untimed: the writer's own commit span shows the statements.
+      commit: async (items) => writeResultsOf(items, await (shared ? this.command('plants', encodeItems(items)) : this.plantBatch(encodeItems(items)))),
       warm: () => this.transport.warm?.(),
       close: async () => this.transport.close?.(),
     };
@@ -128,14 +130,14 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       : { sequence: (maxDeliveries, now) => this.writeCommand('sequence', maxDeliveries, now), removeOlderThan: (cutoff, maxEvents) => this.writeCommand('removeOlderThan', cutoff, maxEvents) };
     if (here && file !== ':memory:') {
       this.servedBatches = new Batcher(
-        { commit: async (batches) => splitResults(batches, await this.command('plants', joined(batches))) },
+        { commit: async (batches) => splitResults(batches, await this.plantBatch(joined(batches))) },
         1,
         wireItemCount,
         firstTrace,
       );
     }
     // A shared writer groups what every worker sends: each turn's batch goes at once instead of after the last.
-    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace);
+    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace, shared ? 'commit hand-off' : 'commit');
     this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
     this.following = shared !== undefined;
   }
@@ -274,6 +276,21 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     return writeResultsOf(items, await this.writeCommand('plants', encodeItems(items))).map((r, i) => decideCreate(plants[i]!, r));
   }
 
+  /**
+   * A batch of plant writes on the writer. With tracing on it is timed there, and its statements (BEGIN
+   * IMMEDIATE included) and its COMMIT (the WAL write and fsync) become spans under the running commit span.
+   */
+  private plantBatch(wire: WireItems): Promise<BatchResults> {
+    return tracing.on ? this.timedPlantBatch(wire) : this.command('plants', wire);
+  }
+
+  private async timedPlantBatch(wire: WireItems): Promise<BatchResults> {
+    const { results, timing } = await this.command('plantsTimed', wire);
+    tracing.record('sqlite statements', timing.began, timing.written, SQLITE_SPAN);
+    tracing.record('sqlite commit', timing.written, timing.committed, SQLITE_SPAN);
+    return results;
+  }
+
   /** Runs a write command on the writer; refused once the store is closing. */
   private writeCommand<N extends CommandName>(name: N, ...args: ArgsOf<N>): Promise<ResultOf<N>> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(new Error('store closed')));
@@ -301,6 +318,9 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     }
   }
 }
+
+/** What a batch's spans say of where they ran (OpenTelemetry's database convention). */
+const SQLITE_SPAN = { 'db.system.name': 'sqlite' };
 
 /** SQLite needs no lock around the run: each migration is decided again under the write lock (IMMEDIATE). */
 function migrationAdapter(db: Database.Database): MigrationAdapter {

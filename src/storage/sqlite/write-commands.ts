@@ -42,6 +42,8 @@ export function createWriteCommands(db: Database.Database, { ready = false } = {
   return {
     /** A batch of plant writes (writer-wire.ts's flat form), answered flat too (plant-batch.ts's BatchResults). */
     plants: (items: WireItems) => plants()(decodeItems(items)),
+    /** The same, with when its statements and its COMMIT ran (tracing on). */
+    plantsTimed: (items: WireItems) => plants().timed(decodeItems(items)),
     sequence: (maxDeliveries: number, now: number) => jobs().sequence(maxDeliveries, now),
     removeOlderThan: (cutoff: number, maxEvents: number) => jobs().removeOlderThan(cutoff, maxEvents),
     insertSubscription: (sub: WebhookSubscription, seen: string) => hooks().insertSubscription(sub, seen),
