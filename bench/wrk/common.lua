@@ -44,8 +44,8 @@ function done(summary, latency, requests)
   local e = summary.errors
   -- latency is wrk 4.1's histogram after stats_correct() (its partial coordinated-omission correction).
   io.write(string.format(
-    'BENCHJSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d,"mean_us":%.1f,' ..
+    'BENCHJSON {"requests":%d,"bytes":%d,"duration_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"max_us":%d,"mean_us":%.1f,' ..
     '"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d},"statuses":{%s}}\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    summary.requests, summary.bytes, summary.duration, latency:percentile(50), latency:percentile(90), latency:percentile(99),
     latency:percentile(99.9), latency.max, latency.mean, e.connect, e.read, e.write, e.status, e.timeout, table.concat(parts, ",")))
 end
