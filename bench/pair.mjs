@@ -9,7 +9,8 @@
 // PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_A_NODE, PAIR_B_NODE
 // (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
 // PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win), PAIR_ENDPOINT (post,
-// get, list or patch (a merge patch of a seeded plant's name); get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
+// get, list, patch (a merge patch of a seeded plant's name), put, patch-if-match or delete (see
+// bench/writes.mjs; what their scripts need is prepared before each measurement, outside it); get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
 // (webhook subscriptions to every event made on that side before the run, each to its own URL on a receiver
 // that accepts and never answers, so their deliveries are made and stay pending; the side also needs
 // PAIR_X_ENV="WEBHOOK_ALLOWED_HOSTS=127.0.0.1 WEBHOOK_MAX_SUBSCRIPTIONS=1000 WEBHOOK_TIMEOUT_MS=600000"). A checkout of another commit for
@@ -28,6 +29,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { KINDS, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
 import { startPostgres } from './lib/pg.mjs';
+import { DeletePool, writeRunEnv } from './lib/cells.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -36,7 +38,8 @@ const conns = Number(env.PAIR_CONNS ?? 100);
 const seconds = Number(env.PAIR_SECONDS ?? 6);
 const reps = Number(env.PAIR_REPS ?? 5);
 const CONNECT_PAUSE_MS = 300;
-if (!['post', 'get', 'list', 'patch'].includes(endpoint)) throw new Error(`PAIR_ENDPOINT: post, get, list or patch, not ${endpoint}`);
+const ENDPOINTS = ['post', 'get', 'list', 'patch', 'put', 'patch-if-match', 'delete'];
+if (!ENDPOINTS.includes(endpoint)) throw new Error(`PAIR_ENDPOINT: ${ENDPOINTS.join(', ')}, not ${endpoint}`);
 
 const settings = (spec = '') =>
   Object.fromEntries(spec.split(/\s+/).filter(Boolean).map((kv) => {
@@ -106,10 +109,21 @@ function cpuMs(pid) {
 
 // A salt range of its own, so that ids never repeat those of a bench run started in the same minute.
 let salt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000 + 500;
-const wrk = (side, secs) => runWrk({
-  script: endpoint, port: side.port, conns, seconds: secs, salt: salt++, connectPauseMs: CONNECT_PAUSE_MS,
-  env: { BENCH_TOKEN: side.server.token, BENCH_SEEDED: String(SEEDED), BENCH_SEED_BASE: String(SEED_BASE) },
-});
+/** What the side's script needs for a run of `secs` (ETags, plants to delete), before the run and its measurement. */
+const prepare = (side, secs) => writeRunEnv(endpoint, { ...side.server, port: side.port }, conns, secs, side.pool);
+const wrk = async (side, secs, extra) => {
+  const r = await runWrk({
+    script: endpoint, port: side.port, conns, seconds: secs, salt: salt++, connectPauseMs: CONNECT_PAUSE_MS,
+    env: { BENCH_TOKEN: side.server.token, BENCH_SEEDED: String(SEEDED), BENCH_SEED_BASE: String(SEED_BASE), ...extra },
+  });
+  side.pool?.used(r, conns);
+  return r;
+};
+const prepared = async (secs) => {
+  const extras = [];
+  for (const side of sides) extras.push(await prepare(side, secs));
+  return extras;
+};
 
 const receiver = sides.some((s) => s.subscriptions > 0) ? await silentReceiver() : undefined;
 try {
@@ -119,18 +133,21 @@ try {
     side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node, nodeArgs: side.nodeArgs, databaseUrl: side.pg?.url });
     if (side.subscriptions > 0) await subscribe(side, side.subscriptions, receiver.port);
     await seed(side.port, side.server.token);
+    if (endpoint === 'delete') side.pool = new DeletePool(side.server, { root: side.root, node: side.node });
   }
-  await Promise.all(sides.map((s) => wrk(s, 2)));
+  const warm = await prepared(2);
+  await Promise.all(sides.map((s, i) => wrk(s, 2, warm[i])));
   const ratios = [];
   const rpsRatios = [];
   for (let rep = 1; rep <= reps; rep++) {
+    const extras = await prepared(seconds);
     const before = sides.map((s) => cpuMs(s.server.pid));
     const dbBefore = sides.map((s) => s.pg?.cpuMs());
-    const runs = await Promise.all(sides.map((s) => wrk(s, seconds)));
+    const runs = await Promise.all(sides.map((s, i) => wrk(s, seconds, extras[i])));
     const us = sides.map((s, i) => (1000 * (cpuMs(s.server.pid) - before[i])) / runs[i].requests);
     const dbUs = sides.map((s, i) => s.pg && (1000 * (s.pg.cpuMs() - dbBefore[i])) / runs[i].requests);
     const rps = runs.map((r) => r.requests / r.busy_s);
-    const bad = runs.map((r) => Object.entries(r.statuses).filter(([k]) => k !== '200').map(([k, v]) => `${k}×${v}`).join(' '));
+    const bad = runs.map((r) => Object.entries(r.statuses).filter(([k]) => k !== '200' && k !== '204').map(([k, v]) => `${k}×${v}`).join(' '));
     ratios.push(us[1] / us[0]);
     rpsRatios.push(rps[1] / rps[0]);
     const ms = (us) => (us / 1000).toFixed(2);

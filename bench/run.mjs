@@ -5,7 +5,9 @@
 // BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
 // BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips), BENCH_CONNECT_PAUSE_MS (300:
 // each connection's first request waits that long, so no measurement starts with connections still unaccepted),
-// BENCH_WORKER_CELLS (0 skips the worker scaling run, workers.mjs, which writes results/workers.{md,json}).
+// BENCH_WORKER_CELLS (0 skips the worker scaling run, workers.mjs, which writes results/workers.{md,json}),
+// BENCH_WRITE_CELLS and BENCH_FEED_CELLS (0 skips the plant-store-only write and feed cells, writes.mjs and feed.mjs,
+// which write results/writes.{md,json} and results/feed.{md,json}).
 import { execFile, execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
@@ -237,6 +239,12 @@ if (cfg.soakSeconds > 0) {
 machine.loadAfter = loadavg();
 machine.finished = new Date().toISOString();
 writeResults();
+
+// Then the plant-store-only cells, each with its own server and results file: every write (writes.mjs) and
+// the events feed (feed.mjs), with the round settings of this run.
+const only = { ...process.env, BENCH_ROUNDS: String(cfg.rounds), BENCH_SECONDS: String(cfg.seconds), BENCH_WARMUP: String(cfg.warmup), BENCH_CONNS: '1,100' };
+if (env.BENCH_WRITE_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'writes.mjs')], { stdio: 'inherit', env: only });
+if (env.BENCH_FEED_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'feed.mjs')], { stdio: 'inherit', env: only });
 
 // Last, the cells that use every core: worker scaling (workers.mjs, its own results file).
 if (env.BENCH_WORKER_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });
