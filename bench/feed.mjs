@@ -21,7 +21,7 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, freePort, rssMb } from './lib/servers.mjs';
+import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, cpuMs, freePort, rssMb } from './lib/servers.mjs';
 import { importPlants } from './lib/cells.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
@@ -128,14 +128,16 @@ try {
       await run(cfg.warmup);
       let rssMax = 0;
       const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(server.pid) || 0)), 250);
+      const cpu0 = cpuMs(server.pid);
       const r = await run(cfg.seconds);
+      const cpuUs = (1000 * (cpuMs(server.pid) - cpu0)) / r.requests;
       clearInterval(sampler);
       const cell = {
-        round, conns, requests: r.requests, bytes: r.bytes, pagesPerS: r.requests / r.busy_s, mbPerS: r.bytes / 1e6 / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000,
+        round, conns, cpuUs, requests: r.requests, bytes: r.bytes, pagesPerS: r.requests / r.busy_s, mbPerS: r.bytes / 1e6 / (r.duration_us / 1e6), p50_ms: r.p50_us / 1000, p99_ms: r.p99_us / 1000, max_ms: r.max_us / 1000,
         statuses: r.statuses, socketErrors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout, rssMaxMb: Math.round(rssMax), load1: loadavg()[0],
       };
       paging.push(cell);
-      log(`paging c=${String(conns).padEnd(3)} round ${round}: ${Math.round(cell.pagesPerS)} pages/s (${cell.mbPerS.toFixed(1)} MB/s)  p50 ${cell.p50_ms.toFixed(2)} ms  p99 ${cell.p99_ms.toFixed(2)} ms  statuses ${JSON.stringify(r.statuses)}  err ${cell.socketErrors}  rss ${cell.rssMaxMb} MB`);
+      log(`paging c=${String(conns).padEnd(3)} round ${round}: ${Math.round(cell.pagesPerS)} pages/s ${Math.round(cell.cpuUs)} µs CPU/page (${cell.mbPerS.toFixed(1)} MB/s)  p50 ${cell.p50_ms.toFixed(2)} ms  p99 ${cell.p99_ms.toFixed(2)} ms  statuses ${JSON.stringify(r.statuses)}  err ${cell.socketErrors}  rss ${cell.rssMaxMb} MB`);
     }
   }
 
@@ -195,9 +197,9 @@ const md = [
   '## Paging', '',
   `A feed of ${feed.events} newPlant events (imported in ${feed.importSeconds.toFixed(1)} s with \`plant-store import\`; read once, 1000 a page, in ${feed.readSeconds.toFixed(1)} s). ` +
     `Each request is \`GET /events\` at the default limit (100 events) after a cursor: the next page of one of ${cfg.pagingReaders} readers that start spread over the feed and follow \`Link\`, back to the start at its end (bench/wrk/events.lua). ` +
-    `${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell, ${cfg.rounds} rounds. MB/s counts the whole answers, headers included.`, '',
-  '| round | c | pages/s | events/s | MB/s | KB a page | p50 ms | p99 ms | max ms | statuses | max RSS MB |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
-  ...paging.map((c) => `| ${c.round} | ${c.conns} | ${Math.round(c.pagesPerS)} | ${Math.round(c.pagesPerS * 100)} | ${c.mbPerS.toFixed(1)} | ${(c.bytes / c.requests / 1000).toFixed(1)} | ${f(c.p50_ms)} | ${f(c.p99_ms)} | ${c.max_ms.toFixed(1)} | ${Object.entries(c.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${c.socketErrors ? `, ${c.socketErrors} socket errors` : ''} | ${c.rssMaxMb} |`),
+    `${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell, ${cfg.rounds} rounds. MB/s counts the whole answers, headers included; server CPU is every thread of the server process over the measured run, from /proc, per page.`, '',
+  '| round | c | pages/s | server CPU µs/page | events/s | MB/s | KB a page | p50 ms | p99 ms | max ms | statuses | max RSS MB |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+  ...paging.map((c) => `| ${c.round} | ${c.conns} | ${Math.round(c.pagesPerS)} | ${Math.round(c.cpuUs)} | ${Math.round(c.pagesPerS * 100)} | ${c.mbPerS.toFixed(1)} | ${(c.bytes / c.requests / 1000).toFixed(1)} | ${f(c.p50_ms)} | ${f(c.p99_ms)} | ${c.max_ms.toFixed(1)} | ${Object.entries(c.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${c.socketErrors ? `, ${c.socketErrors} socket errors` : ''} | ${c.rssMaxMb} |`),
   '',
   '## Long-poll wake', '',
   `${cfg.readers} connections each waiting in \`GET /events?after=<the last event>&wait=30\` (all of them counted by \`plant_store_events_waiting\` before the write), then one \`POST /plants\` on another connection. ` +

@@ -24,10 +24,9 @@
 // database competing with the wrks for core 1, req/s can be bounded by core 1 rather than by the service: read
 // the service's µs/req (its core's cost per request) as the per-instance figure, and req/s as its check.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { KINDS, ROOT, SEEDED, SEED_BASE, freePort, seed } from './lib/servers.mjs';
+import { KINDS, ROOT, SEEDED, SEED_BASE, cpuMs, freePort, seed } from './lib/servers.mjs';
 import { startPostgres } from './lib/pg.mjs';
 import { DeletePool, writeRunEnv } from './lib/cells.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -89,22 +88,6 @@ async function subscribe(side, count, receiverPort) {
       if (res.status !== 201) throw new Error(`POST /webhooks: ${res.status} ${await res.text()}`);
     }));
   }
-}
-
-/** CPU time of every thread of the process and of its live descendants (WORKERS > 1) so far, in ms. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  let ms = (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let children = '';
-    try {
-      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
-    } catch {
-      continue; // the thread ended meanwhile
-    }
-    for (const child of children.split(' ').filter(Boolean)) ms += cpuMs(Number(child));
-  }
-  return ms;
 }
 
 // A salt range of its own, so that ids never repeat those of a bench run started in the same minute.

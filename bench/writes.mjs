@@ -12,7 +12,7 @@
 import { cpus, loadavg, release } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DIR, KINDS, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
+import { BENCH_DIR, KINDS, SEEDED, SEED_BASE, cpuMs, freePort, rssMb, seed } from './lib/servers.mjs';
 import { DeletePool, WRITE_ENDPOINTS, writeRunEnv } from './lib/cells.mjs';
 import { fsyncProbe } from './lib/fsync-probe.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -42,13 +42,15 @@ const pool = new DeletePool(server);
 const cells = [];
 try {
   await seed(port, server.token);
-  /** One wrk run of `endpoint`, with what its script needs prepared just before it. */
+  /** One wrk run of `endpoint`, with what its script needs prepared just before it; cpuUs: the server's CPU time per answer. */
   const run = async (endpoint, conns, seconds) => {
     const extra = await writeRunEnv(endpoint, server, conns, seconds, pool);
+    const cpu0 = cpuMs(server.pid);
     const r = await runWrk({
       script: endpoint, port, conns, seconds, salt: salt++, connectPauseMs: cfg.connectPauseMs,
       env: { BENCH_TOKEN: server.token, BENCH_SEEDED: String(SEEDED), BENCH_SEED_BASE: String(SEED_BASE), ...extra },
     });
+    r.cpuUs = (1000 * (cpuMs(server.pid) - cpu0)) / r.requests;
     if (endpoint === 'delete') pool.used(r, conns);
     return r;
   };
@@ -64,12 +66,12 @@ try {
         clearInterval(sampler);
         const ok = Object.entries(r.statuses).reduce((n, [k, v]) => n + (k >= 200 && k <= 299 ? v : 0), 0);
         const cell = {
-          round, endpoint, conns, rps: r.requests / r.busy_s, p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
+          round, endpoint, conns, rps: r.requests / r.busy_s, cpuUs: r.cpuUs, p50_ms: r.p50_us / 1000, p90_ms: r.p90_us / 1000, p99_ms: r.p99_us / 1000,
           max_ms: r.max_us / 1000, statuses: r.statuses, non2xx: r.requests - ok,
           socketErrors: r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout, rssMaxMb: Math.round(rssMax), load1: loadavg()[0],
         };
         cells.push(cell);
-        log(`${endpoint.padEnd(14)} c=${String(conns).padEnd(3)} round ${round}: ${Math.round(cell.rps)} req/s  p50 ${cell.p50_ms.toFixed(2)} ms  p99 ${cell.p99_ms.toFixed(2)} ms  statuses ${JSON.stringify(r.statuses)}  err ${cell.socketErrors}  rss ${cell.rssMaxMb} MB  load ${cell.load1.toFixed(2)}`);
+        log(`${endpoint.padEnd(14)} c=${String(conns).padEnd(3)} round ${round}: ${Math.round(cell.rps)} req/s  ${Math.round(cell.cpuUs)} µs CPU/req  p50 ${cell.p50_ms.toFixed(2)} ms  p99 ${cell.p99_ms.toFixed(2)} ms  statuses ${JSON.stringify(r.statuses)}  err ${cell.socketErrors}  rss ${cell.rssMaxMb} MB  load ${cell.load1.toFixed(2)}`);
       }
     }
   }
@@ -85,11 +87,11 @@ const md = [
   `Produced by \`npm --prefix bench run writes\` (bench/writes.mjs), ${machine.started} – ${machine.finished}: ${machine.cpu}, ${machine.cores} cores, kernel ${machine.kernel}, Node ${machine.node}.`,
   `One \`plant-store serve\` (one process, a fresh SQLite file, full durability, \`LOG_LEVEL=info\`) pinned to core 0, wrk (one thread) to core 1; ${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell; ${cfg.rounds} rounds, POST first in each and the other writes in reverse order every other round. ` +
     `A 4 KiB write + fdatasync took p50 ${machine.fsync.p50_ms.toFixed(2)} ms, p99 ${machine.fsync.p99_ms.toFixed(2)} ms before the run. Load average before ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')}.`,
-  '', '× POST is the cell\'s req/s over POST /plants\' at the same concurrency in the same round. Statuses are every answer of the measured run; a 412 (If-Match) or a 404 (DELETE ran out of plants) would show there.', '',
-  '| round | write | c | req/s | × POST | p50 ms | p90 ms | p99 ms | max ms | statuses | max RSS MB |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+  '', '× POST is the cell\'s req/s (then CPU per request) over POST /plants\' at the same concurrency in the same round. Server CPU is every thread of the server process (the event loop and the write thread) over the measured run, from /proc, per answer: less sensitive to the shared machine\'s drift than req/s. Statuses are every answer of the measured run; a 412 (If-Match) or a 404 (DELETE ran out of plants) would show there.', '',
+  '| round | write | c | req/s | × POST | server CPU µs/req | × POST | p50 ms | p90 ms | p99 ms | max ms | statuses | max RSS MB |', '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|',
   ...cells.map((c) => {
     const post = cells.find((p) => p.endpoint === 'post' && p.round === c.round && p.conns === c.conns);
-    return `| ${c.round} | ${LABEL[c.endpoint]} | ${c.conns} | ${Math.round(c.rps)} | ${post ? (c.rps / post.rps).toFixed(2) + '×' : '–'} | ${c.p50_ms.toFixed(2)} | ${c.p90_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${c.max_ms.toFixed(1)} | ${Object.entries(c.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${c.socketErrors ? `, ${c.socketErrors} socket errors` : ''} | ${c.rssMaxMb} |`;
+    return `| ${c.round} | ${LABEL[c.endpoint]} | ${c.conns} | ${Math.round(c.rps)} | ${post ? (c.rps / post.rps).toFixed(2) + '×' : '–'} | ${Math.round(c.cpuUs)} | ${post ? (c.cpuUs / post.cpuUs).toFixed(2) + '×' : '–'} | ${c.p50_ms.toFixed(2)} | ${c.p90_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${c.max_ms.toFixed(1)} | ${Object.entries(c.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}${c.socketErrors ? `, ${c.socketErrors} socket errors` : ''} | ${c.rssMaxMb} |`;
   }),
   '',
 ];

@@ -1,6 +1,6 @@
 // The servers under test: how each is started (pinned to core 0), made ready, seeded and stopped.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
@@ -149,4 +149,20 @@ export function rssMb(pid) {
   } catch {
     return NaN;
   }
+}
+
+/** CPU time of every thread of the process and of its live descendants (WORKERS > 1) so far, in ms. */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  let ms = (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    for (const child of children.split(' ').filter(Boolean)) ms += cpuMs(Number(child));
+  }
+  return ms;
 }
