@@ -151,23 +151,25 @@ try {
     const armedIn = await waitingReaches(cfg.readers);
     const plantId = 1_000_000 + wake;
     const body = `{"id":${plantId},"name":"Wake ${wake}"}`;
+    const cpu0 = cpuMs(server.pid);
     const sent = performance.now();
     const answer = await poster.request(`POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     if (answer.status !== 200) throw new Error(`POST /plants: ${answer.status} ${answer.body}`);
     const got = await Promise.all(pages);
+    const cpuWakeMs = cpuMs(server.pid) - cpu0;
     const wrong = got.filter((p) => p.status !== 200 || !p.body.includes(`"id":${plantId},`) || (p.body.match(/"type":/g) ?? []).length !== 1);
     if (wrong.length) throw new Error(`${wrong.length} readers got something else than the one event, e.g. ${wrong[0].status} ${wrong[0].body.slice(0, 200)}`);
     cursor = /"id":"(msg_[^"]+)"/.exec(got[0].body)[1];
     const fromAnswer = got.map((p) => p.at - answer.at).sort((a, b) => a - b);
     const fromSend = got.map((p) => p.at - sent).sort((a, b) => a - b);
     const w = {
-      wake, readers: got.length, armedInMs: armedIn, postMs: answer.at - sent,
+      wake, readers: got.length, armedInMs: armedIn, postMs: answer.at - sent, cpuWakeMs,
       fromAnswer: { min: fromAnswer[0], p50: pct(fromAnswer, 50), p99: pct(fromAnswer, 99), max: fromAnswer.at(-1) },
       fromSend: { min: fromSend[0], p50: pct(fromSend, 50), p99: pct(fromSend, 99), max: fromSend.at(-1) },
       beforeAnswer: fromAnswer.filter((x) => x < 0).length,
     };
     wakes.push(w);
-    log(`wake ${wake}: ${got.length} readers armed in ${armedIn.toFixed(0)} ms; POST answered in ${w.postMs.toFixed(2)} ms; readers after its answer min ${w.fromAnswer.min.toFixed(2)} p50 ${w.fromAnswer.p50.toFixed(2)} p99 ${w.fromAnswer.p99.toFixed(2)} max ${w.fromAnswer.max.toFixed(2)} ms (${w.beforeAnswer} before it)`);
+    log(`wake ${wake}: ${got.length} readers armed in ${armedIn.toFixed(0)} ms; POST answered in ${w.postMs.toFixed(2)} ms; server CPU ${cpuWakeMs.toFixed(0)} ms; readers after its answer min ${w.fromAnswer.min.toFixed(2)} p50 ${w.fromAnswer.p50.toFixed(2)} p99 ${w.fromAnswer.p99.toFixed(2)} max ${w.fromAnswer.max.toFixed(2)} ms (${w.beforeAnswer} before it)`);
   }
   for (const r of [...readers, poster]) r.socket.destroy();
 } finally {
@@ -203,9 +205,9 @@ const md = [
   '',
   '## Long-poll wake', '',
   `${cfg.readers} connections each waiting in \`GET /events?after=<the last event>&wait=30\` (all of them counted by \`plant_store_events_waiting\` before the write), then one \`POST /plants\` on another connection. ` +
-    'Latency of each reader from the first byte of the POST\'s answer (and from the moment the POST was sent) to the first byte of its page, which held exactly the new event. A negative figure: the reader had its page before the POST\'s answer came.', '',
-  '| wake | readers | POST answered in ms | after the POST\'s answer: min / p50 / p99 / max ms | after the POST was sent: p50 / p99 / max ms | readers before the answer |', '|---:|---:|---:|---|---|---:|',
-  ...wakes.map((w) => `| ${w.wake} | ${w.readers} | ${f(w.postMs)} | ${f(w.fromAnswer.min)} / ${f(w.fromAnswer.p50)} / ${f(w.fromAnswer.p99)} / ${f(w.fromAnswer.max)} | ${f(w.fromSend.p50)} / ${f(w.fromSend.p99)} / ${f(w.fromSend.max)} | ${w.beforeAnswer} |`),
+    'Latency of each reader from the first byte of the POST\'s answer (and from the moment the POST was sent) to the first byte of its page, which held exactly the new event. Server CPU: every thread of the server from just before the POST until every reader had its page (/proc; 10 ms ticks), the POST included. A negative figure: the reader had its page before the POST\'s answer came.', '',
+  '| wake | readers | POST answered in ms | server CPU ms, POST to the last page | after the POST\'s answer: min / p50 / p99 / max ms | after the POST was sent: p50 / p99 / max ms | readers before the answer |', '|---:|---:|---:|---:|---|---|---:|',
+  ...wakes.map((w) => `| ${w.wake} | ${w.readers} | ${f(w.postMs)} | ${w.cpuWakeMs.toFixed(0)} | ${f(w.fromAnswer.min)} / ${f(w.fromAnswer.p50)} / ${f(w.fromAnswer.p99)} / ${f(w.fromAnswer.max)} | ${f(w.fromSend.p50)} / ${f(w.fromSend.p99)} / ${f(w.fromSend.max)} | ${w.beforeAnswer} |`),
   '',
   `Medians over the wakes, after the POST's answer: p50 ${f(median(wakes.map((w) => w.fromAnswer.p50).sort((a, b) => a - b)))} ms, p99 ${f(median(wakes.map((w) => w.fromAnswer.p99).sort((a, b) => a - b)))} ms, max ${f(median(wakes.map((w) => w.fromAnswer.max).sort((a, b) => a - b)))} ms.`, '',
 ];
