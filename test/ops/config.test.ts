@@ -10,6 +10,7 @@ import { openStore } from '../../src/storage/open-store.js';
 import { databaseWithToken, runIn, serveIn } from '../helpers/cli.js';
 import { freePort } from '../helpers/ports.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { eventually } from '../helpers/sleep.js';
 
 const BAD: { env: Record<string, string>; names: string[]; hint?: RegExp }[] = [
   { env: { PORT: 'abc' }, names: ['PORT'], hint: /whole number/ },
@@ -126,9 +127,8 @@ test('without DATABASE_URL the store is ./data/plant-store.db under the working 
   const server = await serveIn(t, dir, { BOOTSTRAP_TOKEN: 'true' });
   const file = join(dir, 'data', 'plant-store.db');
   assert.ok(existsSync(file), 'data/plant-store.db was not created in the working directory');
-  // The first start printed a token for the new store; it works against it.
-  const token = /^\s+(pst_\S+)\s*$/m.exec(server.stdout())?.[1];
-  assert.ok(token, `no bootstrap token printed:\n${server.stdout()}`);
+  // The first start prints a token for the new store (after it announces the address); it works against it.
+  const token = await eventually(() => /^\s+(pst_\S+)\s*$/m.exec(server.stdout())?.[1], () => `no bootstrap token printed:\n${server.stdout()}`);
   const res = await fetch(`${server.url}/plants`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -55,11 +55,14 @@ test('two workers: subscriptions, plant writes, deliveries, a retry, a delete an
   for (const r of receivers) await r.until(() => deletedIds(r).size === 20, 20_000);
 
   // A failed delivery retried at once, while a subscription is deleted and plants are written.
-  const deliveries = JSON.parse((await fresh(port, `/webhooks/${ids[2]}/deliveries?limit=1`, token)).body) as { items?: { id: string }[] } | { id: string }[];
-  const [first] = Array.isArray(deliveries) ? deliveries : deliveries.items!;
   // Its 503 reached the receiver; once the attempt is recorded the dispatcher holds it no longer (a retry
   // while it does is a 409, "being sent at this moment").
-  await eventually(async () => (JSON.parse((await fresh(port, `/webhooks/${ids[2]}/deliveries/${first!.id}`, token)).body) as { attempts: unknown[] }).attempts.length > 0, 'the first attempt recorded');
+  type Listed = { id: string; attempts: unknown[] };
+  const first = await eventually(async () => {
+    const deliveries = JSON.parse((await fresh(port, `/webhooks/${ids[2]}/deliveries?limit=1`, token)).body) as { items?: Listed[] } | Listed[];
+    const [listed] = Array.isArray(deliveries) ? deliveries : deliveries.items!;
+    return listed && listed.attempts.length > 0 ? listed : undefined;
+  }, 'the first delivery with its attempt recorded');
   const before = receivers[2]!.requests.length;
   const [retried, deleted] = await Promise.all([
     answer(fresh(port, `/webhooks/${ids[2]}/deliveries/${first!.id}/retry`, token, { method: 'POST' })),
