@@ -147,14 +147,15 @@ for (let round = 1; round <= cfg.rounds; round++) {
     }
     try {
       let ok = 0, inflight = 0;
-      for (const endpoint of cfg.endpoints.filter((e) => !kind.endpoints || kind.endpoints.includes(e))) {
+      const endpoints = cfg.endpoints.filter((e) => !kind.endpoints || kind.endpoints.includes(e));
+      for (const endpoint of endpoints) {
         for (const conns of cfg.conns) {
           const cell = await measure(kind, server, endpoint, conns, round);
           cells.push(cell);
           if (endpoint === 'post') (ok += cell.ok), (inflight += cell.inflight);
         }
       }
-      if (server.db && cfg.endpoints.includes('post')) {
+      if (server.db && endpoints.includes('post')) {
         await new Promise((r) => setTimeout(r, 500));
         const rows = benchRows(server.db);
         rowChecks.push({ round, rows, ok200: ok, inflightBound: inflight, pass: rows >= ok && rows - ok <= inflight });
