@@ -8,7 +8,7 @@
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
 // PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify, or floor for get), PAIR_A_NODE, PAIR_B_NODE
 // (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
-// PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win), PAIR_ENDPOINT (post,
+// PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win, or for the floor), PAIR_ENDPOINT (post,
 // get, list, patch (a merge patch of a seeded plant's name), put, patch-if-match or delete (see
 // bench/writes.mjs; what their scripts need is prepared before each measurement, outside it); get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
 // (webhook subscriptions to every event made on that side before the run, each to its own URL on a receiver

@@ -130,7 +130,8 @@ async function startPlantStore(port, opts = {}) {
 /**
  * The floor of GET by id (servers/floor-http.mjs) on a plant-store database: migrated, given a token and the
  * SEEDED plants of seed() by this checkout's (or opts.root's) CLI, `plant-store import` applying POST's rules,
- * so the file and its rows are the service's own; the floor serves reads only.
+ * so the file and its rows are the service's own; the floor serves reads only. opts.nodeArgs: Node flags (pair's
+ * PAIR_X_NODE_ARGS, e.g. --cpu-prof).
  */
 async function startFloor(port, opts = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-floor-'));
@@ -142,7 +143,7 @@ async function startFloor(port, opts = {}) {
   const token = out.trim().split('\n').pop().trim();
   const lines = Array.from({ length: SEEDED }, (_, k) => `{"id":${SEED_BASE + 1 + k},"name":"Seed ${1 + k}","tag":"seed"}\n`).join('');
   execFileSync(process.execPath, [cli, 'import', '--format', 'jsonl', '-'], { env, input: lines, stdio: ['pipe', 'ignore', 'ignore'] });
-  const child = pinned(process.execPath, [join(BENCH_DIR, 'servers/floor-http.mjs')], {
+  const child = pinned(process.execPath, [...(opts.nodeArgs ?? []), join(BENCH_DIR, 'servers/floor-http.mjs')], {
     PORT: String(port), DATABASE_FILE: db, RATE_LIMIT_PER_TOKEN: '100000000',
   }, { cores: opts.cores });
   await waitReady(port, child);

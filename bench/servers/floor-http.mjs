@@ -119,3 +119,5 @@ http.createServer((req, res) => {
     : `{"id":${row.id},"name":${JSON.stringify(row.name)},"tag":${JSON.stringify(row.tag)}}`;
   send(res, 200, requestId, rateLimit, etag, body);
 }).listen(Number(process.env.PORT), '127.0.0.1');
+// An orderly exit on the bench's SIGTERM, so that --cpu-prof writes its profile.
+process.on('SIGTERM', () => process.exit(0));
