@@ -41,7 +41,9 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
       // The observer list keeps a failing subscriber from changing the answer.
       observe?.({ kind: 'auth-failure', reason: result.reason });
       const headers = result.window ? { ...rateLimitHeaders('auth-failures', result.window), ...result.headers } : result.headers;
-      return new AppError(result.code, result.message, { headers });
+      // A refusal waits for the end of the parser's turn, as it always has: a request that also breaks HTTP
+      // further on (a bad chunk) is answered 400 for that, on the connection, before the refusal could be.
+      return Promise.resolve(new AppError(result.code, result.message, { headers }));
     }
     const tokenId = result.token.id;
     request.tokenId = tokenId;
@@ -50,9 +52,10 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
     return state instanceof Promise ? state.then((s) => counted(s, reply)) : counted(state, reply);
   }
 
-  function counted(state: WindowState & { allowed: boolean }, reply: FastifyReply): AppError | undefined {
+  function counted(state: WindowState & { allowed: boolean }, reply: FastifyReply): AppError | undefined | Promise<AppError> {
     const headers = rateLimitHeaders('token', state);
-    if (!state.allowed) return new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } });
+    // After the parser's turn, as every refusal (above).
+    if (!state.allowed) return Promise.resolve(new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } }));
     // On every answer to this request, success or error, so clients can pace themselves before a 429.
     reply.header('ratelimit-policy', headers['ratelimit-policy']).header('ratelimit', headers.ratelimit);
     return undefined;
