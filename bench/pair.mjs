@@ -6,9 +6,9 @@
 //
 // Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
-// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify), PAIR_A_NODE, PAIR_B_NODE
+// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify, or floor for get), PAIR_A_NODE, PAIR_B_NODE
 // (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
-// PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win), PAIR_ENDPOINT (post,
+// PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win, or for the floor), PAIR_ENDPOINT (post,
 // get, list, patch (a merge patch of a seeded plant's name), put, patch-if-match or delete (see
 // bench/writes.mjs; what their scripts need is prepared before each measurement, outside it); get), PAIR_CONNS (100), PAIR_SECONDS (6), PAIR_REPS (5), PAIR_A_SUBSCRIPTIONS, PAIR_B_SUBSCRIPTIONS
 // (webhook subscriptions to every event made on that side before the run, each to its own URL on a receiver
@@ -51,12 +51,16 @@ const kindNamed = (name = 'plant-store') => {
   if (!kind) throw new Error(`no server ${name}; one of ${KINDS.map((k) => k.name).join(', ')}`);
   return kind;
 };
+const servedBy = (kind) => {
+  if (kind.endpoints && !kind.endpoints.includes(endpoint)) throw new Error(`${kind.name} serves PAIR_ENDPOINT ${kind.endpoints.join(', ')} only, not ${endpoint}`);
+  return kind;
+};
 const storeNamed = (name = 'sqlite') => {
   if (!['sqlite', 'postgres'].includes(name)) throw new Error(`PAIR_X_STORE: sqlite or postgres, not ${name}`);
   return name;
 };
 const sides = ['A', 'B'].map((name) => ({
-  name, kind: kindNamed(env[`PAIR_${name}_KIND`]), root: env[`PAIR_${name}`] ?? ROOT, env: settings(env[`PAIR_${name}_ENV`]),
+  name, kind: servedBy(kindNamed(env[`PAIR_${name}_KIND`])), root: env[`PAIR_${name}`] ?? ROOT, env: settings(env[`PAIR_${name}_ENV`]),
   node: env[`PAIR_${name}_NODE`], nodeArgs: (env[`PAIR_${name}_NODE_ARGS`] ?? '').split(/\s+/).filter(Boolean), subscriptions: Number(env[`PAIR_${name}_SUBSCRIPTIONS`] ?? 0), store: storeNamed(env[`PAIR_${name}_STORE`]),
 }));
 
@@ -115,7 +119,7 @@ try {
     if (side.store === 'postgres') side.pg = await startPostgres();
     side.server = await side.kind.start(side.port, { root: side.root, env: side.env, node: side.node, nodeArgs: side.nodeArgs, databaseUrl: side.pg?.url });
     if (side.subscriptions > 0) await subscribe(side, side.subscriptions, receiver.port);
-    await seed(side.port, side.server.token);
+    if (!side.server.seeded) await seed(side.port, side.server.token);
     if (endpoint === 'delete') side.pool = new DeletePool(side.server, { root: side.root, node: side.node });
   }
   const warm = await prepared(2);

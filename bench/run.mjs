@@ -138,7 +138,7 @@ for (let round = 1; round <= cfg.rounds; round++) {
     let server;
     try {
       server = await startKind(kind);
-      await seed(server.port, server.token);
+      if (!server.seeded) await seed(server.port, server.token);
     } catch (err) {
       failures.push({ round, server: kind.name, error: String(err.message ?? err) });
       log(`${kind.name}: cannot run: ${err.message}`);
@@ -147,14 +147,15 @@ for (let round = 1; round <= cfg.rounds; round++) {
     }
     try {
       let ok = 0, inflight = 0;
-      for (const endpoint of cfg.endpoints) {
+      const endpoints = cfg.endpoints.filter((e) => !kind.endpoints || kind.endpoints.includes(e));
+      for (const endpoint of endpoints) {
         for (const conns of cfg.conns) {
           const cell = await measure(kind, server, endpoint, conns, round);
           cells.push(cell);
           if (endpoint === 'post') (ok += cell.ok), (inflight += cell.inflight);
         }
       }
-      if (server.db && cfg.endpoints.includes('post')) {
+      if (server.db && endpoints.includes('post')) {
         await new Promise((r) => setTimeout(r, 500));
         const rows = benchRows(server.db);
         rowChecks.push({ round, rows, ok200: ok, inflightBound: inflight, pass: rows >= ok && rows - ok <= inflight });
@@ -317,6 +318,12 @@ function targets() {
     const post1 = at(round, 'plant-store', 'post', 1);
     if (post1) row('post c=1 p50 ≤ 1 ms', `${post1.p50_ms.toFixed(2)} ms`, post1.p50_ms <= 1);
     for (const conns of cfg.conns) vsCeil('get', conns, 0.85);
+    // The floor (servers/floor-http.mjs): node:http doing only the work a GET by id must do; the target is at c=100.
+    for (const conns of cfg.conns) {
+      const c = at(round, 'plant-store', 'get', conns);
+      const floor = at(round, 'floor', 'get', conns);
+      if (c && floor) row(`get c=${conns}${conns === 100 ? ' ≥ 0.8×' : ' ×'} floor`, `${(c.rps / floor.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(floor.rps)} req/s)`, conns === 100 ? c.rps / floor.rps >= 0.8 : undefined);
+    }
     for (const conns of cfg.conns) vsCeil('list', conns, 0.5);
     for (const [peer, min] of [['express+validator', 6], ['prism', 6], ['json-server', 50]]) {
       const p = at(round, peer, 'post', 100);

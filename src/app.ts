@@ -22,7 +22,7 @@ import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
 import { createSharedFailureCounter, createSharedRequestCounter, type LimitsChannel } from './limits/shared-limits.js';
-import { createLogger, LazyChildLogger } from './logger.js';
+import { accessLog, createLogger, LazyChildLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
@@ -134,17 +134,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }
     done();
   });
+  const accessLine = accessLog(logger);
   app.addHook('onResponse', (request, reply, done) => {
-    // The root logger with the request id as a field: the same line as the request's child would write.
-    logger.info(
-      // The path only: a query string may carry a client's secret (RFC 6750's access_token).
-      {
-        reqId: request.id, method: request.method, path: pathOf(request.url), statusCode: reply.statusCode,
-        // The catalogue code of an error answer; absent (undefined is not written) on success.
-        code: reply.errorCode, ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
+    // The root logger's line with the request id as a field: the same line as the request's child would write.
+    // The path only: a query string may carry a client's secret (RFC 6750's access_token). The catalogue code
+    // of an error answer; none on success.
+    accessLine(request.id, request.method, pathOf(request.url), reply.statusCode, reply.errorCode, Math.round(reply.elapsedTime * 100) / 100);
     metrics.observeRequest(request, reply);
     done();
   });

@@ -175,6 +175,35 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination: Dest
   );
 }
 
+/** Writes one request's access line: `statusCode` and `ms` are finite numbers, `code` is absent on success. */
+export type AccessLog = (reqId: string, method: string, path: string, statusCode: number, code: string | undefined, ms: number) => void;
+
+const INFO = 30;
+const { lsCacheSym, timeSym, chindingsSym, endSym, streamSym, mixinSym } = pino.symbols;
+
+/**
+ * The access line of every request: the very line `logger.info({ reqId, method, path, statusCode, code, ms },
+ * 'request completed')` writes, put together in one template rather than by pino's walk over a fields object
+ * (a formatter call, a type switch and a stringifier per field), which cost a GET by id about 4% of its CPU.
+ * The fields are strings JSON.stringify escapes as pino does (a request id, a method and a path that Node read
+ * as latin1, never a lone surrogate) and two numbers. Where pino would add to the line (a mixin: tracing's
+ * trace and span ids) or its destination wants each line's metadata (pino.multistream), pino writes it.
+ */
+export function accessLog(logger: Logger): AccessLog {
+  const internals = logger as unknown as Record<symbol, unknown>;
+  const stream = internals[streamSym] as DestinationStream & Record<symbol, unknown>;
+  if (internals[mixinSym] || stream[Symbol.for('pino.metadata')] === true || (logger as unknown as { [k: symbol]: { streamWrite?: unknown } })[Symbol.for('pino.hooks')]?.streamWrite) {
+    return (reqId, method, path, statusCode, code, ms) => logger.info({ reqId, method, path, statusCode, code, ms }, 'request completed');
+  }
+  const time = internals[timeSym] as () => string;
+  return (reqId, method, path, statusCode, code, ms) => {
+    if (logger.levelVal > INFO) return;
+    const head = (internals[lsCacheSym] as Record<number, string>)[INFO]! + time() + (internals[chindingsSym] as string);
+    const coded = code === undefined ? '' : `,"code":${JSON.stringify(code)}`;
+    stream.write(`${head},"reqId":${JSON.stringify(reqId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"statusCode":${statusCode}${coded},"ms":${ms},"msg":"request completed"${internals[endSym] as string}`);
+  };
+}
+
 const LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 
 /**

@@ -24,7 +24,7 @@ export function table(cells, round) {
   return lines.join('\n');
 }
 
-const COLORS = { 'node:http': '#555555', fastify: '#999999', 'plant-store': '#1b7f3b', 'express+validator': '#1f5fbf', 'json-server': '#c0392b', prism: '#8e44ad' };
+const COLORS = { 'node:http': '#555555', fastify: '#999999', floor: '#d68910', 'plant-store': '#1b7f3b', 'express+validator': '#1f5fbf', 'json-server': '#c0392b', prism: '#8e44ad' };
 
 /** Throughput and p99 against concurrency, one panel per endpoint and metric; values are means over rounds. */
 export function svg(cells, conns, endpoints, servers) {

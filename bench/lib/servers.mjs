@@ -25,9 +25,14 @@ export async function freePort() {
   });
 }
 
-/** Each kind: name, role (ceiling | subject | peer), and start(port) → { pid, stop(), token, listPath, db? }. */
+/**
+ * Each kind: name, role (ceiling | floor | subject | peer), and start(port) → { pid, stop(), token, listPath, db?,
+ * seeded? (its plants are in place: no seed() POSTs) }; endpoints, where a kind serves only some of the cells.
+ */
 export const KINDS = [
   { name: 'node:http', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-http.mjs']) },
+  { name: 'floor', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-http.mjs') },
+  { name: 'floor-fastify', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-fastify.mjs') },
   { name: 'fastify', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-fastify.mjs']) },
   { name: 'plant-store', role: 'subject', start: (port, opts) => startPlantStore(port, opts) },
   { name: 'express+validator', role: 'peer', start: (port) => startNode(port, ['servers/express-validator.mjs']) },
@@ -121,6 +126,29 @@ async function startPlantStore(port, opts = {}) {
   }, { cores: opts.cores });
   await waitReady(port, child, '/healthz');
   return { child, pid: child.pid, token, db, databaseUrl, stop: stopper(child, () => dir && rmSync(dir, { recursive: true, force: true })) };
+}
+
+/**
+ * The floor of GET by id (servers/floor-http.mjs, or `script`: floor-fastify.mjs) on a plant-store database: migrated, given a token and the
+ * SEEDED plants of seed() by this checkout's (or opts.root's) CLI, `plant-store import` applying POST's rules,
+ * so the file and its rows are the service's own; the floor serves reads only. opts.nodeArgs: Node flags (pair's
+ * PAIR_X_NODE_ARGS, e.g. --cpu-prof).
+ */
+async function startFloor(port, opts, script) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-floor-'));
+  const db = join(dir, 'plant-store.db');
+  const cli = join(opts?.root ?? ROOT, 'bin/plant-store.js');
+  const env = { ...process.env, DATABASE_URL: `sqlite:${db}` };
+  execFileSync(process.execPath, [cli, 'migrate'], { env, stdio: 'ignore' });
+  const out = execFileSync(process.execPath, [cli, 'token', 'create', '--scopes', 'plants:read,plants:write', '--name', 'bench'], { env, encoding: 'utf8' });
+  const token = out.trim().split('\n').pop().trim();
+  const lines = Array.from({ length: SEEDED }, (_, k) => `{"id":${SEED_BASE + 1 + k},"name":"Seed ${1 + k}","tag":"seed"}\n`).join('');
+  execFileSync(process.execPath, [cli, 'import', '--format', 'jsonl', '-'], { env, input: lines, stdio: ['pipe', 'ignore', 'ignore'] });
+  const child = pinned(process.execPath, [...(opts?.nodeArgs ?? []), join(BENCH_DIR, script)], {
+    PORT: String(port), DATABASE_FILE: db, RATE_LIMIT_PER_TOKEN: '100000000',
+  }, { cores: opts?.cores });
+  await waitReady(port, child);
+  return { child, pid: child.pid, token, db, seeded: true, stop: stopper(child, () => rmSync(dir, { recursive: true, force: true })) };
 }
 
 /** Creates SEEDED plants (ids SEED_BASE+1..) so GET /plants/{id} finds them; tag "seed", not counted as bench rows. */

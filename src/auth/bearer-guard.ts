@@ -3,8 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import type { CountedFailure, FailureThrottle } from './failure-throttle.js';
-import { looksLikeJwt, type JwtVerifier } from './jwt-verifier.js';
-import type { TokenService } from './token-service.js';
+import { looksLikeJwt, type JwtVerification, type JwtVerifier } from './jwt-verifier.js';
+import type { TokenService, Verification } from './token-service.js';
 
 export const REALM = 'plant-store';
 
@@ -42,7 +42,8 @@ export interface AuthFailure {
  */
 export type GuardResult = { ok: true; token: Principal } | AuthFailure;
 
-export type BearerGuard = (request: FastifyRequest) => Promise<GuardResult>;
+/** Answers at once (no promise) where nothing has to be waited for: a cached token, a malformed header. */
+export type BearerGuard = (request: FastifyRequest) => GuardResult | Promise<GuardResult>;
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
@@ -60,7 +61,38 @@ function refuse(reason: AuthFailureReason, code: ErrorCode, message: string | un
  * configured; opaque tokens go to `tokens`.
  */
 export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, requirements: ScopeRequirement[], jwt?: JwtVerifier): BearerGuard {
-  return async function authenticate(request) {
+  /** The verdict on a verified (or refused) token: its scopes, or the failure counted against the address. */
+  function judged(request: FastifyRequest, result: Verification | JwtVerification): GuardResult | Promise<GuardResult> {
+    if (!result.ok) return refused(request, result);
+    // A token holds a handful of scopes: includes() beats building a Set on every request.
+    const granted = result.token.scopes;
+    if (!requirements.some((req) => req.scopes.every((s) => granted.includes(s)))) {
+      const scopes = requirements[0]?.scopes ?? [];
+      const needed = scopes.join(' ');
+      // Where several scopes are needed together, the message names the ones the token lacks.
+      const message = scopes.length > 1
+        ? `This operation needs the scopes ${scopes.join(' and ')}; the token lacks ${scopes.filter((s) => !granted.includes(s)).join(' and ')}.`
+        : `This operation needs the scope ${needed}.`;
+      return refuse('insufficient_scope', 'INSUFFICIENT_SCOPE', message, challenge(`, error="insufficient_scope", scope="${needed}"`));
+    }
+    return result;
+  }
+
+  async function refused(request: FastifyRequest, result: Exclude<Verification | JwtVerification, { ok: true }>): Promise<GuardResult> {
+    // Verified first: a valid token is never refused for its address's failures (a shared NAT or proxy).
+    const counted = await throttle.recordFailure(request.ip);
+    if (!counted.allowed) {
+      const throttled = refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(counted.resetS) });
+      throttled.window = counted;
+      return throttled;
+    }
+    // Fixed phrases only: nothing of the token is echoed.
+    const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;
+    return refuse(result.reason, 'INVALID_TOKEN', `The access token is ${why}.`,
+      challenge(`, error="invalid_token", error_description="the access token is ${why}"`));
+  }
+
+  return function authenticate(request) {
     const raw = request.raw.rawHeaders;
     let count = 0;
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
@@ -80,31 +112,7 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     }
     // Told apart by shape: opaque tokens start with pst_, JWTs are three base64url segments.
     const secret = match[1]!;
-    const result = jwt && looksLikeJwt(secret) ? await jwt.verify(secret) : await tokens.verify(secret);
-    if (!result.ok) {
-      // Verified first: a valid token is never refused for its address's failures (a shared NAT or proxy).
-      const counted = await throttle.recordFailure(request.ip);
-      if (!counted.allowed) {
-        const throttled = refuse('throttled', 'TOO_MANY_AUTH_FAILURES', undefined, { 'retry-after': String(counted.resetS) });
-        throttled.window = counted;
-        return throttled;
-      }
-      // Fixed phrases only: nothing of the token is echoed.
-      const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;
-      return refuse(result.reason, 'INVALID_TOKEN', `The access token is ${why}.`,
-        challenge(`, error="invalid_token", error_description="the access token is ${why}"`));
-    }
-    // A token holds a handful of scopes: includes() beats building a Set on every request.
-    const granted = result.token.scopes;
-    if (!requirements.some((req) => req.scopes.every((s) => granted.includes(s)))) {
-      const scopes = requirements[0]?.scopes ?? [];
-      const needed = scopes.join(' ');
-      // Where several scopes are needed together, the message names the ones the token lacks.
-      const message = scopes.length > 1
-        ? `This operation needs the scopes ${scopes.join(' and ')}; the token lacks ${scopes.filter((s) => !granted.includes(s)).join(' and ')}.`
-        : `This operation needs the scope ${needed}.`;
-      return refuse('insufficient_scope', 'INSUFFICIENT_SCOPE', message, challenge(`, error="insufficient_scope", scope="${needed}"`));
-    }
-    return result;
+    const result = jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
+    return result instanceof Promise ? result.then((r) => judged(request, r)) : judged(request, result);
   };
 }

@@ -12,7 +12,8 @@ export interface TokenService {
   create(input: { name: string; scopes: Scope[]; expiresAt?: Date | null }): Promise<{ token: TokenRecord; secret: string }>;
   list(): Promise<TokenRecord[]>;
   revoke(id: string): Promise<boolean>;
-  verify(secret: string): Promise<Verification>;
+  /** Answered at once (no promise) when the token's record is cached, as it is for nearly every request. */
+  verify(secret: string): Verification | Promise<Verification>;
   /** Writes the last-used times gathered since the previous call. */
   flushLastUsed(): Promise<void>;
 }
@@ -25,6 +26,8 @@ export interface TokenServiceOptions {
   clock?: Clock;
 }
 
+const UNKNOWN: Verification = Object.freeze({ ok: false, reason: 'unknown' });
+
 export function createTokenService(store: TokenStore, options: TokenServiceOptions = {}): TokenService {
   const ttl = options.cacheTtlMs ?? 2_000;
   const cacheSize = options.cacheSize ?? 10_000;
@@ -33,10 +36,7 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
   const cache = new Map<string, { token: TokenRecord; until: number }>();
   let lastUsed = new Map<string, number>();
 
-  async function lookup(hash: string): Promise<TokenRecord | undefined> {
-    const t = clock.now();
-    const hit = cache.get(hash);
-    if (hit && hit.until > t) return hit.token;
+  async function lookup(hash: string, t: number): Promise<TokenRecord | undefined> {
     const token = await store.findTokenByHash(hash);
     // Defence in depth: the index found the row by hash; compare again without early exit.
     if (!token || !sameHash(token.hash, hash)) {
@@ -49,6 +49,14 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
       cache.set(hash, { token, until: t + ttl });
     }
     return token;
+  }
+
+  function judge(token: TokenRecord): Verification {
+    const at = clock.now();
+    if (token.revokedAt) return { ok: false, reason: 'revoked' };
+    if (token.expiresAt && token.expiresAt.getTime() <= at) return { ok: false, reason: 'expired' };
+    lastUsed.set(token.id, at);
+    return { ok: true, token };
   }
 
   return {
@@ -76,16 +84,15 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
       return done;
     },
 
-    async verify(secret) {
+    verify(secret) {
       // Malformed tokens are rejected without touching the store; the shape is public, so no leak.
-      if (!looksLikeToken(secret)) return { ok: false, reason: 'unknown' };
-      const token = await lookup(hashSecret(secret));
-      if (!token) return { ok: false, reason: 'unknown' };
-      const at = clock.now();
-      if (token.revokedAt) return { ok: false, reason: 'revoked' };
-      if (token.expiresAt && token.expiresAt.getTime() <= at) return { ok: false, reason: 'expired' };
-      lastUsed.set(token.id, at);
-      return { ok: true, token };
+      if (!looksLikeToken(secret)) return UNKNOWN;
+      const hash = hashSecret(secret);
+      const t = clock.now();
+      const hit = cache.get(hash);
+      // A cached record is judged at once: an async verification cost every request its promises.
+      if (hit && hit.until > t) return judge(hit.token);
+      return lookup(hash, t).then((token) => (token ? judge(token) : UNKNOWN));
     },
 
     async flushLastUsed() {

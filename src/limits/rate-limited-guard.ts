@@ -2,7 +2,7 @@
 // per-address failure throttle's 429 gains its RateLimit fields from the guard's refusal; an authenticated
 // request counts against its token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BearerGuard } from '../auth/bearer-guard.js';
+import type { BearerGuard, GuardResult } from '../auth/bearer-guard.js';
 import type { Observer } from '../observations.js';
 import { AppError } from '../errors.js';
 import { rateLimitHeaders, type WindowState } from './fixed-window.js';
@@ -14,7 +14,8 @@ declare module 'fastify' {
   }
 }
 
-type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/** An onRequest hook in Fastify's callback form: an async hook cost every request its promises. */
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
 /**
  * Counts requests per key: fixed-window.ts's limiter, or a worker's share of a multi-process server's count
@@ -33,22 +34,44 @@ export interface RateLimits {
 
 export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
   const { perToken, observe } = limits;
-  return async function rateLimited(request, reply) {
-    const result = await guard(request);
+
+  /** Counts an authenticated request against its token, or refuses it; undefined when it may go on. */
+  function admitted(result: GuardResult, request: FastifyRequest, reply: FastifyReply): AppError | undefined | Promise<AppError | undefined> {
     if (!result.ok) {
       // The observer list keeps a failing subscriber from changing the answer.
       observe?.({ kind: 'auth-failure', reason: result.reason });
       const headers = result.window ? { ...rateLimitHeaders('auth-failures', result.window), ...result.headers } : result.headers;
-      throw new AppError(result.code, result.message, { headers });
+      // A refusal waits for the end of the parser's turn, as it always has: a request that also breaks HTTP
+      // further on (a bad chunk) is answered 400 for that, on the connection, before the refusal could be.
+      return Promise.resolve(new AppError(result.code, result.message, { headers }));
     }
     const tokenId = result.token.id;
     request.tokenId = tokenId;
-    if (!perToken) return;
-    let state = perToken.hit(tokenId);
-    if (state instanceof Promise) state = await state;
+    if (!perToken) return undefined;
+    const state = perToken.hit(tokenId);
+    return state instanceof Promise ? state.then((s) => counted(s, reply)) : counted(state, reply);
+  }
+
+  function counted(state: WindowState & { allowed: boolean }, reply: FastifyReply): AppError | undefined | Promise<AppError> {
     const headers = rateLimitHeaders('token', state);
-    if (!state.allowed) throw new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } });
+    // After the parser's turn, as every refusal (above).
+    if (!state.allowed) return Promise.resolve(new AppError('RATE_LIMITED', undefined, { headers: { ...headers, 'retry-after': String(state.resetS) } }));
     // On every answer to this request, success or error, so clients can pace themselves before a 429.
     reply.header('ratelimit-policy', headers['ratelimit-policy']).header('ratelimit', headers.ratelimit);
+    return undefined;
+  }
+
+  // Nothing is waited for on the common path (a cached token, this process's counter): the hook calls done at once.
+  return function rateLimited(request, reply, done) {
+    let outcome: AppError | undefined | Promise<AppError | undefined>;
+    try {
+      const result = guard(request);
+      outcome = result instanceof Promise ? result.then((r) => admitted(r, request, reply)) : admitted(result, request, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (outcome instanceof Promise) outcome.then((err) => done(err), done);
+    else done(outcome);
   };
 }

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { components } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
-import { etagOf, matches, tagCondition } from '../http/entity-tags.js';
+import { etagOf, matches, tagCondition, type TagCondition } from '../http/entity-tags.js';
 import type { PlantOrder, PlantQuery, PlantRecord, VersionedPlant } from './plant.js';
 import type { PlantService, Precondition } from './plant-service.js';
 
@@ -20,6 +20,15 @@ function toBody(plant: PlantRecord): NewPlant {
 function shown(reply: FastifyReply, plant: VersionedPlant): NewPlant {
   reply.header('etag', etagOf(plant.version));
   return toBody(plant);
+}
+
+/** GET's answer: 304 (sent here, so nothing is returned) when If-None-Match names the plant's tag, else the plant. */
+function unlessMatched(reply: FastifyReply, plant: VersionedPlant, unless: TagCondition | undefined): NewPlant | undefined {
+  if (unless !== undefined && matches(unless, plant.version)) {
+    reply.code(304).header('etag', etagOf(plant.version)).send();
+    return undefined;
+  }
+  return shown(reply, plant);
 }
 
 function ifMatch(request: FastifyRequest): Precondition {
@@ -93,13 +102,11 @@ export function plantHandlers(plants: PlantService) {
       return reply.type('application/json; charset=utf-8').send(page.json);
     },
 
-    async getPlant(request: OperationRequest<'getPlant'>, reply: FastifyReply) {
+    // Not async: on SQLite the plant is read at once and the answer returned without a promise.
+    getPlant(request: OperationRequest<'getPlant'>, reply: FastifyReply): NewPlant | undefined | Promise<NewPlant | undefined> {
       const unless = tagCondition('If-None-Match', request.headers['if-none-match'], true);
-      const plant = await plants.get(request.params.id);
-      if (unless !== undefined && matches(unless, plant.version)) {
-        return reply.code(304).header('etag', etagOf(plant.version)).send();
-      }
-      return shown(reply, plant);
+      const plant = plants.get(request.params.id);
+      return plant instanceof Promise ? plant.then((p) => unlessMatched(reply, p, unless)) : unlessMatched(reply, plant, unless);
     },
 
     async updatePlant(request: OperationRequest<'updatePlant'>, reply: FastifyReply): Promise<NewPlant> {

@@ -16,7 +16,8 @@ export type { PlantPatch } from './plant.js';
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
   add(plant: PlantRecord): Promise<VersionedPlant>;
-  get(id: bigint): Promise<VersionedPlant>;
+  /** At once where the store reads at once (SQLite); a missing plant is thrown (or rejected) as 404. */
+  get(id: bigint): VersionedPlant | Promise<VersionedPlant>;
   list(query: PlantQuery): Promise<PlantPage>;
   /** How many plants match the query's filters (`Prefer: count=exact`). */
   count(query: PlantQuery): Promise<bigint>;
@@ -74,6 +75,11 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     return new AppError('PLANT_NOT_FOUND', `No plant with id ${id}.`);
   }
 
+  function found(id: bigint, plant: VersionedPlant | undefined): VersionedPlant {
+    if (!plant) throw notFound(id);
+    return plant;
+  }
+
   function mismatch(id: bigint): AppError {
     return new AppError('PLANT_CHANGED', `Plant ${id} does not have a version that If-Match names; nothing was changed. Read it again for its current ETag.`);
   }
@@ -112,10 +118,9 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       return { ...plant, version: outcome.version };
     },
 
-    async get(id) {
-      const plant = await store.getPlant(id);
-      if (!plant) throw notFound(id);
-      return plant;
+    get(id) {
+      const plant = store.getPlant(id);
+      return plant instanceof Promise ? plant.then((p) => found(id, p)) : found(id, plant);
     },
 
     list(query) {

@@ -202,7 +202,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     return results;
   }
 
-  async getPlant(id: bigint): Promise<VersionedPlant | undefined> {
+  getPlant(id: bigint): VersionedPlant | undefined {
     const row = this.guard(() => this.statements().getPlant.get(id)) as PlantRow | undefined;
     return row ? versionedPlantOf(row) : undefined;
   }
