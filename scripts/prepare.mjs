@@ -11,8 +11,9 @@ if (!existsSync(tsc)) {
   console.warn('plant-store: TypeScript is not installed (--omit=dev), so dist/ was not built. Run `npm ci` to build it, or install the package tarball (docs/deployment.md).');
   process.exit(0);
 }
-// The client package first (packages/client, a workspace the tests import), then the service.
-for (const project of ['packages/client/tsconfig.json', 'tsconfig.json']) {
-  const r = spawnSync(process.execPath, [tsc.pathname, '-p', project], { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
+// The client package first (packages/client, a workspace the tests import), then the service, then the
+// document compiled for start-up (scripts/build-contract.mjs): what `npm run build` does.
+for (const args of [[tsc.pathname, '-p', 'packages/client/tsconfig.json'], [tsc.pathname, '-p', 'tsconfig.json'], ['scripts/build-contract.mjs']]) {
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

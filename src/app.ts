@@ -2,6 +2,7 @@
 // builds no background service (background.ts): server.ts, tests and benchmarks do both.
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Logger } from 'pino';
 import { bearerGuard } from './auth/bearer-guard.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
@@ -12,7 +13,7 @@ import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
-import { compileValidator, createAjv, loadContract, type Contract, type JsonSchema } from './http/contract.js';
+import { compileValidator, createAjv, loadBuiltContract, loadContract, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
@@ -62,6 +63,17 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The document and its validators as `npm run build` compiled them; the document read and compiled now, and a
+ * warning, when the build is missing or older than the document.
+ */
+async function servedContract(logger: Logger): Promise<{ contract: Contract; validators?: BuiltContract['validators'] }> {
+  const built = await loadBuiltContract();
+  if (!('stale' in built)) return built;
+  logger.warn({ reason: built.stale }, 'the OpenAPI document is read and compiled at start-up, which is slower: `npm run build` compiles it ahead');
+  return { contract: loadContract() };
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return (q === -1 ? url : url.slice(0, q)).slice(0, 512);
@@ -70,11 +82,12 @@ function pathOf(url: string): string {
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const contract = deps.contract ?? loadContract();
   const logger = deps.logger ?? createLogger(config);
+  const { contract, validators } = deps.contract ? { contract: deps.contract, validators: undefined } : await servedContract(logger);
   const clock = deps.clock ?? systemClock;
   const { tokens, services, observers } = deps;
-  const ajv = createAjv();
+  // Only for what the build did not compile (a contract given by a test, or a document changed since the build).
+  let ajv: Ajv2020 | undefined;
   const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
   const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }), eventsWaiting: () => waitPlaces.waiting });
   const app = Fastify({
@@ -108,7 +121,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('tokens', tokens);
   app.decorate('metrics', metrics);
   const stopCounting = observers.subscribe(metrics.observe);
-  app.setValidatorCompiler(({ schema, httpPart }) => compileValidator(ajv, schema as JsonSchema, httpPart));
+  app.setValidatorCompiler(({ schema, method, url, httpPart }) => {
+    const built = validators?.[validatorKey(method, url, httpPart!)];
+    if (built) return wrapValidator(built, schema as JsonSchema, httpPart);
+    if (validators) logger.warn({ method, url, httpPart }, 'no validator compiled at build time for this request part: compiling it now');
+    return compileValidator((ajv ??= createAjv()), schema as JsonSchema, httpPart);
+  });
 
   let closing = false;
   let refusalLogged = false;

@@ -1,13 +1,22 @@
 // Loads the OpenAPI document, the single source of truth, and derives what routing and validation need.
+// `npm run build` also compiles it (contract-build.ts): the document as JSON and Ajv's standalone validators, so a
+// process starts without parsing YAML or compiling schemas (loadBuiltContract). The YAML parser and Ajv load only
+// when the document is read from its source.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
+import type { Ajv2020, CodeOptions, ValidateFunction } from 'ajv/dist/2020.js';
+import type * as YAML from 'yaml';
 import { int64Decoder } from '../json/int64-decoder.js';
 import { int64Paths } from '../json/int64-paths.js';
 import { readDecimalInteger, stringifyJson } from '../json/lossless-json.js';
+import { CONTRACT_FORMATS } from './formats.js';
+
+const require = createRequire(import.meta.url);
 
 export const CONTRACT_PATH = new URL('../../../openapi/plant-store.yaml', import.meta.url);
+/** The module `npm run build` generates from the document (contract-build.ts). */
+export const BUILT_CONTRACT_PATH = new URL('../generated/contract.js', import.meta.url);
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -35,10 +44,53 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'
 /** The request bodies the service parses (http/json-parser.ts): JSON, and JSON Merge Patch (RFC 7396). */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
-/** Reads and checks the document; throws (stopping start-up) on anything routing cannot honour. */
+/** Reads the document from its source and checks it; throws (stopping start-up) on anything routing cannot honour. */
 export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
   const yaml = readFileSync(path, 'utf8');
-  const document = YAML.parse(yaml) as Record<string, any>;
+  const { parse } = require('yaml') as typeof YAML;
+  // The served JSON is written from a second parse that keeps every integer a bigint, so int64 examples,
+  // defaults, enums and bounds keep every digit (JSON.stringify of `document` would round them to doubles).
+  return contractOf(parse(yaml) as Record<string, any>, stringifyJson(parse(yaml, { intAsBigInt: true })), yaml, path);
+}
+
+/** The build's hash of the document it was generated from. */
+export function sourceHash(yaml: string): string {
+  return createHash('sha256').update(yaml).digest('hex');
+}
+
+/** What the build compiled from the document: its exact JSON and a standalone validator per request part. */
+export interface BuiltContract {
+  contract: Contract;
+  /** By validatorKey(). */
+  validators: Readonly<Record<string, ValidateFunction>>;
+}
+
+/**
+ * The document as `npm run build` compiled it (contract-build.ts), when that was built from the document as it is
+ * now; otherwise (no build output, or the document changed since) the reason, and the caller reads the source.
+ */
+export async function loadBuiltContract(path: URL | string = CONTRACT_PATH, built: URL = BUILT_CONTRACT_PATH): Promise<BuiltContract | { stale: string }> {
+  const yaml = readFileSync(path, 'utf8');
+  let generated: { SOURCE_SHA256: string; json: string; validators: Record<string, ValidateFunction> };
+  try {
+    generated = await import(built.href);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(built.pathname)) {
+      return { stale: `${built.pathname} is missing` };
+    }
+    throw err;
+  }
+  if (generated.SOURCE_SHA256 !== sourceHash(yaml)) return { stale: `${String(path)} changed after ${built.pathname} was built` };
+  // The build checked that this parse equals the YAML's (contract-build.ts).
+  return { contract: contractOf(JSON.parse(generated.json), generated.json, yaml, path), validators: generated.validators };
+}
+
+/** Where a request part's validator is found: the route's method (HEAD has its GET's), URL and part. */
+export function validatorKey(method: string, url: string, httpPart: string): string {
+  return `${method === 'HEAD' ? 'GET' : method} ${url} ${httpPart}`;
+}
+
+function contractOf(document: Record<string, any>, json: string, yaml: string, path: URL | string): Contract {
   if (typeof document?.openapi !== 'string' || !document.openapi.startsWith('3.1')) {
     throw new Error(`${String(path)}: expected an OpenAPI 3.1 document`);
   }
@@ -56,9 +108,7 @@ export function loadContract(path: URL | string = CONTRACT_PATH): Contract {
       operations.push(toOperation(document, path, method, op, item.parameters ?? []));
     }
   }
-  // The served JSON is written from a second parse that keeps every integer a bigint, so int64 examples,
-  // defaults, enums and bounds keep every digit (JSON.stringify of `document` would round them to doubles).
-  return { document, json: stringifyJson(YAML.parse(yaml, { intAsBigInt: true })), yaml, operations };
+  return { document, json, yaml, operations };
 }
 
 function toOperation(doc: Record<string, any>, path: string, method: string, op: Record<string, any>, shared: unknown[]): OperationSpec {
@@ -132,21 +182,19 @@ function inline(doc: Record<string, any>, schema: unknown, depth = 0): any {
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(doc, v, depth + 1)]));
 }
 
-const INT64_BOUND = 2 ** 63;
 /** What an int64 written as `5.0`, `1e3` or `-0` in a body is told (validationMessage puts the member first). */
 export const INT64_LITERAL_RULE = 'must be written as a plain integer (digits only: no fraction, exponent or -0)';
 
 /**
  * Ajv in the document's own dialect (JSON Schema 2020-12). No type coercion: a string id stays a string
- * and fails. OpenAPI's own annotation keywords are known to strict mode. int64 bounds see the views that
- * parseJson gives long literals, so an integer one past either end is rejected.
+ * and fails. OpenAPI's own annotation keywords are known to strict mode. Formats: formats.ts. `code` is for
+ * the build, which generates the validators' source (contract-build.ts).
  */
-export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: true, removeAdditional: false });
+export function createAjv(code?: CodeOptions): Ajv2020 {
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const ajv = new Ajv2020({ strict: true, allErrors: false, coerceTypes: false, useDefaults: true, removeAdditional: false, ...(code && { code }) });
   ajv.addVocabulary(['example', 'xml', 'externalDocs', 'discriminator']);
-  addFormats.default(ajv, ['uri', 'date-time']);
-  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -INT64_BOUND && n <= INT64_BOUND });
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  for (const [name, format] of Object.entries(CONTRACT_FORMATS)) ajv.addFormat(name, format);
   return ajv;
 }
 
@@ -157,7 +205,11 @@ export function createAjv(): Ajv2020 {
  * stay text and fail `integer`). Validation itself sees numbers, so its verdicts and messages are Ajv's.
  */
 export function compileValidator(ajv: Ajv2020, schema: JsonSchema, httpPart: string | undefined): ValidateFunction {
-  const validate = ajv.compile(schema);
+  return wrapValidator(ajv.compile(schema), schema, httpPart);
+}
+
+/** compileValidator's request-part handling around a validator already compiled (at build time) from `schema`. */
+export function wrapValidator(validate: ValidateFunction, schema: JsonSchema, httpPart: string | undefined): ValidateFunction {
   const paths = httpPart === 'body' || httpPart === 'params' || httpPart === 'querystring' ? int64Paths(schema) : [];
   if (paths.includes('')) throw new Error(`a ${httpPart} that is itself an int64 is not supported`);
   const decode = int64Decoder(paths);
