@@ -1,7 +1,7 @@
 // buildApp(config, deps): assembles the HTTP service from the contract and its features. Never listens, and
 // builds no background service (background.ts): server.ts, tests and benchmarks do both.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler } from 'fastify';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Logger } from 'pino';
 import { bearerGuard } from './auth/bearer-guard.js';
@@ -13,7 +13,7 @@ import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
-import { compileValidator, createAjv, loadBuiltContract, loadContract, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema } from './http/contract.js';
+import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
@@ -67,7 +67,7 @@ declare module 'fastify' {
  * The document and its validators as `npm run build` compiled them; the document read and compiled now, and a
  * warning, when the build is missing or older than the document.
  */
-async function servedContract(logger: Logger): Promise<{ contract: Contract; validators?: BuiltContract['validators'] }> {
+async function servedContract(logger: Logger): Promise<{ contract: Contract } & Partial<Omit<BuiltContract, 'contract'>>> {
   const built = await loadBuiltContract();
   if (!('stale' in built)) return built;
   logger.warn({ reason: built.stale }, 'the OpenAPI document is read and compiled at start-up, which is slower: `npm run build` compiles it ahead');
@@ -83,11 +83,23 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger(config);
-  const { contract, validators } = deps.contract ? { contract: deps.contract, validators: undefined } : await servedContract(logger);
+  const { contract, validators, serializers } = deps.contract ? { contract: deps.contract } : await servedContract(logger);
   const clock = deps.clock ?? systemClock;
   const { tokens, services, observers } = deps;
   // Only for what the build did not compile (a contract given by a test, or a document changed since the build).
   let ajv: Ajv2020 | undefined;
+  const validatorCompiler: FastifySchemaCompiler<JsonSchema> = ({ schema, method, url, httpPart }) => {
+    const built = validators?.[validatorKey(method, url, httpPart!)];
+    if (built) return wrapValidator(built, schema, httpPart);
+    if (validators) logger.warn({ method, url, httpPart }, 'no validator compiled at build time for this request part: compiling it now');
+    return compileValidator((ajv ??= createAjv()), schema, httpPart);
+  };
+  const serializerCompiler: FastifySerializerCompiler<JsonSchema> = ({ schema, method, url, httpStatus }) => {
+    const built = serializers?.[serializerKey(method, url, httpStatus!)];
+    if (built) return built;
+    if (serializers) logger.warn({ method, url, httpStatus }, 'no serializer compiled at build time for this response: compiling it now');
+    return compileSerializer({ schema, method, url, httpStatus: httpStatus! });
+  };
   const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
   const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }), eventsWaiting: () => waitPlaces.waiting });
   const app = Fastify({
@@ -115,18 +127,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ...errorServerOptions(logger as FastifyBaseLogger),
+    // Fastify loads its default compilers (and with them Ajv) unless given these.
+    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never, buildSerializer: (() => serializerCompiler) as never } },
   });
   // First, while the app's own request listener is the server's only one.
   answerInOrder(app.server);
   app.decorate('tokens', tokens);
   app.decorate('metrics', metrics);
   const stopCounting = observers.subscribe(metrics.observe);
-  app.setValidatorCompiler(({ schema, method, url, httpPart }) => {
-    const built = validators?.[validatorKey(method, url, httpPart!)];
-    if (built) return wrapValidator(built, schema as JsonSchema, httpPart);
-    if (validators) logger.warn({ method, url, httpPart }, 'no validator compiled at build time for this request part: compiling it now');
-    return compileValidator((ajv ??= createAjv()), schema as JsonSchema, httpPart);
-  });
 
   let closing = false;
   let refusalLogged = false;

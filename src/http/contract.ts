@@ -58,11 +58,16 @@ export function sourceHash(yaml: string): string {
   return createHash('sha256').update(yaml).digest('hex');
 }
 
-/** What the build compiled from the document: its exact JSON and a standalone validator per request part. */
+/** A response serializer (fast-json-stringify's). */
+export type Serializer = (data: unknown) => string;
+
+/** What the build compiled from the document: its exact JSON, a standalone validator per request part, a serializer per response. */
 export interface BuiltContract {
   contract: Contract;
   /** By validatorKey(). */
   validators: Readonly<Record<string, ValidateFunction>>;
+  /** By serializerKey(). */
+  serializers: Readonly<Record<string, Serializer>>;
 }
 
 /**
@@ -71,7 +76,7 @@ export interface BuiltContract {
  */
 export async function loadBuiltContract(path: URL | string = CONTRACT_PATH, built: URL = BUILT_CONTRACT_PATH): Promise<BuiltContract | { stale: string }> {
   const yaml = readFileSync(path, 'utf8');
-  let generated: { SOURCE_SHA256: string; json: string; validators: Record<string, ValidateFunction> };
+  let generated: { SOURCE_SHA256: string; json: string; validators: Record<string, ValidateFunction>; serializers: Record<string, Serializer> };
   try {
     generated = await import(built.href);
   } catch (err) {
@@ -82,12 +87,25 @@ export async function loadBuiltContract(path: URL | string = CONTRACT_PATH, buil
   }
   if (generated.SOURCE_SHA256 !== sourceHash(yaml)) return { stale: `${String(path)} changed after ${built.pathname} was built` };
   // The build checked that this parse equals the YAML's (contract-build.ts).
-  return { contract: contractOf(JSON.parse(generated.json), generated.json, yaml, path), validators: generated.validators };
+  const { validators, serializers } = generated;
+  return { contract: contractOf(JSON.parse(generated.json), generated.json, yaml, path), validators, serializers };
 }
 
 /** Where a request part's validator is found: the route's method (HEAD has its GET's), URL and part. */
 export function validatorKey(method: string, url: string, httpPart: string): string {
   return `${method === 'HEAD' ? 'GET' : method} ${url} ${httpPart}`;
+}
+
+let defaultSerializerCompiler: ((route: { schema: JsonSchema; method: string; url: string; httpStatus: string }) => Serializer) | undefined;
+/** Fastify's default serializer for a response schema the build did not compile (loaded only then). */
+export function compileSerializer(route: { schema: JsonSchema; method: string; url: string; httpStatus: string }): Serializer {
+  defaultSerializerCompiler ??= (require('@fastify/fast-json-stringify-compiler') as () => (schemas: object, options: undefined) => typeof defaultSerializerCompiler)()({}, undefined);
+  return defaultSerializerCompiler!(route);
+}
+
+/** Where a response's serializer is found: the route's method (HEAD has its GET's), URL and status. */
+export function serializerKey(method: string, url: string, status: string | number): string {
+  return `${method === 'HEAD' ? 'GET' : method} ${url} ${status}`;
 }
 
 function contractOf(document: Record<string, any>, json: string, yaml: string, path: URL | string): Contract {

@@ -1,19 +1,19 @@
 // The document compiled by `npm run build` (src/http/contract-build.ts) is the document as it is now, and what a
-// process starts from: `serve` neither parses the YAML nor compiles a validator. Every validation test then runs
-// on the generated validators (startApp builds the app as `serve` does).
+// process starts from: `serve` neither parses the YAML nor compiles a validator or serializer. Every validation and
+// response test then runs on the generated code (startApp builds the app as `serve` does).
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { builtContractModule } from '../../src/http/contract-build.js';
-import { BUILT_CONTRACT_PATH, CONTRACT_PATH, loadBuiltContract, loadContract, validatorKey } from '../../src/http/contract.js';
+import { BUILT_CONTRACT_PATH, CONTRACT_PATH, loadBuiltContract, loadContract, serializerKey, validatorKey } from '../../src/http/contract.js';
 import { spawnServer, migratedDatabaseUrl, tempDir } from '../helpers/app.js';
 
 test('the generated module is what the build makes from the document as it is now', () => {
   assert.equal(readFileSync(BUILT_CONTRACT_PATH, 'utf8'), builtContractModule(), 'stale: run npm run build');
 });
 
-test('it holds the served document and a validator for every request part of every operation', async () => {
+test('it holds the served document, a validator for every request part and a serializer for every response of every operation', async () => {
   const built = await loadBuiltContract();
   assert.ok(!('stale' in built), 'stale' in built ? built.stale : '');
   const source = loadContract();
@@ -24,6 +24,8 @@ test('it holds the served document and a validator for every request part of eve
     (['body', 'params', 'querystring'] as const).filter((p) => (p === 'body' ? op.body : op[p])).map((p) => validatorKey(op.method, op.url, p)),
   );
   assert.deepEqual(Object.keys(built.validators).sort(), parts.sort());
+  const responses = source.operations.flatMap((op) => Object.keys(op.responses).map((status) => serializerKey(op.method, op.url, status)));
+  assert.deepEqual(Object.keys(built.serializers).sort(), responses.sort());
 });
 
 test('a document changed after the build is read from its source', async (t) => {
@@ -43,5 +45,5 @@ test('serve starts from it: no warning that the document is compiled at start-up
   assert.equal(res.status, 401);
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0);
-  assert.doesNotMatch(server.stdout() + server.stderr(), /compiled at start-up|no validator compiled/);
+  assert.doesNotMatch(server.stdout() + server.stderr(), /compiled at start-up|compiled at build time/);
 });
