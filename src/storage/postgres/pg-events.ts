@@ -2,10 +2,10 @@
 // turns, and reads in its next statement (a new snapshot under READ COMMITTED) what earlier passes left
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
-import pg from 'pg';
+import type pg from 'pg';
 import { MAX_PENDING_PER_SUBSCRIPTION, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { PassCounter, retentionBatch, runStepsAsync, sequencePass, type AsyncPassStatements } from '../../events/passes.js';
-import { guarded, transaction } from './pool.js';
+import { guarded, pgDriver, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';
 
@@ -170,7 +170,7 @@ export class PgEventStore implements EventLogStore {
   private listen(failures: number): void {
     this.retry = undefined;
     if (this.stopped || this.listeners.size === 0) return;
-    const client = new pg.Client({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: 5_000 });
+    const client = new (pgDriver().Client)({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: 5_000 });
     this.listening = client;
     let lost = false;
     const again = () => {

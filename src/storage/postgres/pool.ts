@@ -1,7 +1,15 @@
 // The PostgreSQL connection pool: int8 parsed to exact bigint, bounded connect and statement times, pool
 // errors (a connection dropped while idle) absorbed, and transactions that always return their connection.
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { CommitOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
+
+const require = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+/** The driver, loaded on first use: a process on SQLite never loads it (start-up time). */
+export function pgDriver(): typeof pg {
+  return (driver ??= require('pg') as typeof pg);
+}
 
 export interface PostgresOptions {
   /** Connections at most per instance (DATABASE_POOL_SIZE). */
@@ -20,16 +28,16 @@ const types = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8) return (v: string) => BigInt(v);
     if (oid === INT8_ARRAY) {
-      const parseArray = (pg.types.getTypeParser as (oid: number, format: 'text') => (v: string) => (string | null)[])(INT8_ARRAY, 'text');
+      const parseArray = (pgDriver().types.getTypeParser as (oid: number, format: 'text') => (v: string) => (string | null)[])(INT8_ARRAY, 'text');
       return (v: string) => parseArray(v).map((x) => (x === null ? null : BigInt(x)));
     }
-    return pg.types.getTypeParser(oid, format ?? 'text');
+    return pgDriver().types.getTypeParser(oid, format ?? 'text');
   },
 };
 
 export function createPool(url: string, options: PostgresOptions): pg.Pool {
   const statementTimeout = options.statementTimeoutMs ?? 10_000;
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
@@ -76,7 +84,7 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
     } catch (err) {
       // A server error such as a serialization failure means the commit was refused; a lost connection or a
       // server going down (classes 08, 57, XX) leaves it unknown.
-      if (err instanceof pg.DatabaseError && !/^(08|57|XX)/.test(err.code ?? '')) throw err;
+      if (err instanceof pgDriver().DatabaseError && !/^(08|57|XX)/.test(err.code ?? '')) throw err;
       broken = err as Error;
       throw new CommitOutcomeUnknownError(err);
     }
