@@ -18,14 +18,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { request } from 'node:http';
 import { cpus, hostname, loadavg, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, ROOT, childPids, freePort } from './lib/servers.mjs';
+import { BENCH_DIR, ROOT, childPids, cpuMs, freePort } from './lib/servers.mjs';
 
 const env = process.env;
 const reps = Number(env.STARTUP_REPS ?? 5);
 const nodeArgs = (env.STARTUP_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const READY_HOOK = join(BENCH_DIR, 'lib/worker-ready.mjs');
 const TIMEOUT_MS = 60_000;
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -43,13 +42,6 @@ for (const side of sides) {
   side.cold = [];
   side.workers = [];
   side.replacements = [];
-}
-
-/** CPU time of a process so far (every thread, living or ended), in ms. */
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 const healthy = (port) =>
