@@ -9,12 +9,13 @@
 // N/1,000,000 of them. Env: BENCH_FIND_ROWS (10000000), BENCH_FIND_ENGINES (sqlite), BENCH_CONNS (10,100),
 // BENCH_SECONDS (4), BENCH_WARMUP (2), BENCH_ROUNDS (2), BENCH_OUT (results/find). The SQLite store is kept in
 // bench/.data/ (git-ignored) for later runs; PostgreSQL's is made again each run.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, hostname, loadavg, release } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { BENCH_DIR, KINDS, ROOT, freePort } from './lib/servers.mjs';
 import { startPostgres } from './lib/pg.mjs';
+import { warmPageCache } from './lib/big-db.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -102,15 +103,6 @@ async function postgresStore() {
   return { url: server.url, server, seeded, upgrade };
 }
 
-function warmPageCache(file) {
-  const fd = openSync(file, 'r');
-  const buf = Buffer.allocUnsafe(8 << 20);
-  try {
-    while (readSync(fd, buf, 0, buf.length, null) > 0);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 let salt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000;
 const plantStore = KINDS.find((k) => k.name === 'plant-store');

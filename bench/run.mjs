@@ -9,14 +9,14 @@
 // BENCH_WRITE_CELLS and BENCH_FEED_CELLS (0 skips the plant-store-only write and feed cells, writes.mjs and feed.mjs,
 // which write results/writes.{md,json} and results/feed.{md,json}).
 import { execFile, execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
 import { ceilingOf, fmt, svg, table } from './lib/report.mjs';
-import { bigDatabase } from './lib/big-db.mjs';
+import { bigDatabase, warmPageCache } from './lib/big-db.mjs';
 import { fsyncProbe } from './lib/fsync-probe.mjs';
 import { runWrk } from './lib/wrk.mjs';
 import { tmpdir } from 'node:os';
@@ -89,17 +89,6 @@ async function measure(kind, server, endpoint, conns, round, extra = {}) {
   return cell;
 }
 
-function warmPageCache(file) {
-  const t0 = performance.now();
-  const fd = openSync(file, 'r');
-  const buf = Buffer.allocUnsafe(8 << 20);
-  try {
-    while (readSync(fd, buf, 0, buf.length, null) > 0);
-  } finally {
-    closeSync(fd);
-  }
-  return (performance.now() - t0) / 1000;
-}
 
 function benchRows(db) {
   const conn = new Database(db, { readonly: true });

@@ -49,3 +49,17 @@ function done(summary, latency, requests)
     summary.requests, summary.bytes, summary.duration, latency:percentile(50), latency:percentile(90), latency:percentile(99),
     latency:percentile(99.9), latency.max, latency.mean, e.connect, e.read, e.write, e.status, e.timeout, table.concat(parts, ",")))
 end
+
+-- The seeded plants (ids BENCH_SEED_BASE + 1 .. BENCH_SEED_BASE + BENCH_SEEDED): seeded_init() in init(), then
+-- seeded_path() gives one of their paths at random.
+local seeded, seed_base = 1, 0
+
+function seeded_init()
+  seeded = tonumber(os.getenv("BENCH_SEEDED"))
+  seed_base = tonumber(os.getenv("BENCH_SEED_BASE"))
+  math.randomseed(tid * 7919 + os.time())
+end
+
+function seeded_path()
+  return string.format("/plants/%d", seed_base + math.random(1, seeded))
+end

@@ -2,15 +2,11 @@
 package.path = os.getenv("BENCH_WRK_DIR") .. "/?.lua;" .. package.path
 require("common")
 
-local seeded, seed_base = 1, 0
-
 function init(args)
   common_init()
-  seeded = tonumber(os.getenv("BENCH_SEEDED"))
-  seed_base = tonumber(os.getenv("BENCH_SEED_BASE"))
-  math.randomseed(tid * 7919 + os.time())
+  seeded_init()
 end
 
 function request()
-  return wrk.format("GET", string.format("/plants/%d", seed_base + math.random(1, seeded)))
+  return wrk.format("GET", seeded_path())
 end

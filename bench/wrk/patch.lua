@@ -3,18 +3,16 @@
 package.path = os.getenv("BENCH_WRK_DIR") .. "/?.lua;" .. package.path
 require("common")
 
-local seeded, seed_base, counter = 1, 0, 0
+local counter = 0
 
 function init(args)
   common_init()
-  seeded = tonumber(os.getenv("BENCH_SEEDED"))
-  seed_base = tonumber(os.getenv("BENCH_SEED_BASE"))
-  math.randomseed(tid * 7919 + os.time())
+  seeded_init()
   wrk.headers["Content-Type"] = "application/merge-patch+json"
 end
 
 function request()
   counter = counter + 1
-  return wrk.format("PATCH", string.format("/plants/%d", seed_base + math.random(1, seeded)), nil,
+  return wrk.format("PATCH", seeded_path(), nil,
     string.format('{"name":"Patched %d %d"}', tid, counter))
 end
