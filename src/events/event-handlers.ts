@@ -54,7 +54,40 @@ export function spelledDuration(ms: number): string {
   return `${s} second${s === 1 ? '' : 's'}`;
 }
 
+type Page = { events: FeedEvent[]; page: { json: string; count: number } };
+
+/**
+ * What the readers one wake released read, shared among them: they were all waiting at the end of the feed, so
+ * most ask for the same page, and each reading it (and writing its JSON) made a wake of 1,000 readers cost a
+ * thousand reads. Kept for the wake's own turn of the event loop only: a reader that asks later reads afresh.
+ */
+class WakeReads {
+  readonly positions = new Map<string, Promise<bigint | null | undefined>>();
+  readonly pages = new Map<string, Promise<Page>>();
+  constructor(readonly wake: number) {}
+}
+
 export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options: EventFeedOptions) {
+  let shared: WakeReads | undefined;
+  const readsOf = (wake: number): WakeReads => {
+    if (shared?.wake !== wake) {
+      const reads = (shared = new WakeReads(wake));
+      setImmediate(() => {
+        if (shared === reads) shared = undefined;
+      });
+    }
+    return shared;
+  };
+  const once = <T>(map: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> => {
+    let p = map.get(key);
+    if (!p) map.set(key, (p = read()));
+    return p;
+  };
+  const readPage = async (position: bigint | null, limit: number): Promise<Page> => {
+    const events = await store.readAfter(position, limit + 1, options.pageBytes);
+    return { events, page: pageJson(events, limit, options.pageBytes) };
+  };
+
   /** The position after which to read, or null (from the oldest); undefined while the cursor has none yet. */
   async function positionAfter(after: string | undefined): Promise<bigint | null | undefined> {
     if (after === undefined) return null;
@@ -81,7 +114,9 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       const limit = request.query.limit as number; // defaulted by the schema
       const waitMs = (request.query.wait as number) * 1000;
       const deadline = Date.now() + waitMs;
-      let events: FeedEvent[] = [];
+      let read: Page = { events: [], page: { json: '[]', count: 0 } };
+      // Set after a wake by new events: this request then reads what the others that wake released read.
+      let woken: WakeReads | undefined;
       // A client that goes away ends its wait, freeing its place at once. A reset ends the response; a FIN (the
       // client closed the connection, as `curl --max-time` does, or only its sending side) shows only as the
       // socket's end, since the server keeps half-open connections to answer pipelined requests
@@ -94,10 +129,12 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       let release: (() => void) | undefined;
       try {
         for (;;) {
-          const position = await positionAfter(after);
-          if (position !== undefined) events = await store.readAfter(position, limit + 1, options.pageBytes);
+          const position = await (woken ? once(woken.positions, after ?? '', () => positionAfter(after)) : positionAfter(after));
+          if (position !== undefined) {
+            read = await (woken ? once(woken.pages, `${position} ${limit}`, () => readPage(position, limit)) : readPage(position, limit));
+          }
           const left = deadline - Date.now();
-          if (events.length > 0 || left <= 0 || gone.signal.aborted) break;
+          if (read.events.length > 0 || left <= 0 || gone.signal.aborted) break;
           if (!release) {
             if (socket.readableEnded || socket.destroyed) break;
             // Only a request that would wait needs a place: one with events to read gets them whatever the caps.
@@ -105,14 +142,16 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
             socket.once('end', onClose);
           }
           // Woken by events or by the time: look again. Released (a shutdown, or the client left): answer now.
-          if ((await feed.next(left, gone.signal)) === 'released') break;
+          const wake = await feed.next(left, gone.signal);
+          if (wake === 'released') break;
+          woken = wake === 'events' ? readsOf(feed.wakes) : undefined;
         }
       } finally {
         release?.();
         reply.raw.removeListener('close', onClose);
         socket.removeListener('end', onClose);
       }
-      const page = pageJson(events, limit, options.pageBytes);
+      const { events, page } = read;
       // Cut at `limit` (the extra row read says more follow) or at the byte budget: the rest is behind Link.
       if (page.count < events.length) {
         reply.header('link', `</events?${new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) })}>; rel="next"`);

@@ -7,6 +7,8 @@ export type FeedWake = 'events' | 'timeout' | 'released';
 export interface FeedNotifier {
   /** Events joined the feed: every waiting reader looks again. */
   placed(): void;
+  /** How many times events were placed: the readers a wake releases may share what they read for it. */
+  readonly wakes: number;
   /**
    * Resolves when events were placed, after `ms`, when `signal` aborts, or when readers are released (a
    * shutdown): `events`, `timeout` or `released`.
@@ -19,13 +21,20 @@ export interface FeedNotifier {
 export function createFeedNotifier(): FeedNotifier {
   const waiters = new Set<(why: 'events' | 'released') => void>();
   let released = false;
+  let wakes = 0;
   const wakeAll = (why: 'events' | 'released') => {
     const all = [...waiters];
     waiters.clear();
     for (const w of all) w(why);
   };
   return {
-    placed: () => wakeAll('events'),
+    placed() {
+      wakes++;
+      wakeAll('events');
+    },
+    get wakes() {
+      return wakes;
+    },
     next(ms, signal) {
       if (released || signal?.aborted) return Promise.resolve('released');
       return new Promise((resolve) => {

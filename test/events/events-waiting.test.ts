@@ -1,6 +1,7 @@
 // GET /events with wait: nobody can hoard the waiting places. A client that closes (FIN, even of its sending
 // side only, or a reset) frees its place at once; waits are capped per token and per process, and a request over
 // a cap is refused at once with 429 or 503, Retry-After and an Error body, while one with events to read gets them.
+// The readers one wake releases share what they read, and each still gets the page its own query asks for.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -114,4 +115,33 @@ test('waits are capped per token (429) and per process (503), with Retry-After; 
   assert.equal((await s.postPlant({ id: 2, name: 'moss' })).status, 200);
   for (const answer of await Promise.all([holder, other])) assert.deepEqual((await events(answer)).map((e) => e.data.id), [2]);
   await waitingIs(0);
+});
+
+test('the readers one wake releases each get the page their own query asks for: the same events, cut at their own limit', async (t) => {
+  const { s, waitingIs } = await start(t, { eventsMaxWaitingPerToken: 10 });
+  assert.equal((await s.postPlant({ id: 1, name: 'fern' })).status, 200);
+  await s.sequencer.runOnce();
+  const [first] = await events(await feed(s, ''));
+  const after = `?after=${first!.id}&wait=30`;
+  const readers = [feed(s, after), feed(s, `${after}&limit=1`), feed(s, after, s.token.all), feed(s, `${after}&limit=1`, s.token.all)];
+  await waitingIs(4);
+  // Two events placed by one pass: one wake for every reader.
+  await s.store.createPlant({ id: 2n, name: 'moss' });
+  await s.store.createPlant({ id: 3n, name: 'ivy' });
+  await s.sequencer.runOnce();
+  const answers = await Promise.all(readers);
+  const pages = await Promise.all(answers.map(async (res) => ({ ids: (await events(res)).map((e) => e.data.id), link: res.headers.get('link') })));
+  const [whole, one] = [pages[0]!, pages[1]!];
+  assert.deepEqual(whole, { ids: [2, 3], link: null });
+  assert.deepEqual(one.ids, [2]);
+  const [second] = await events(await feed(s, `?after=${first!.id}`));
+  assert.equal(one.link, `</events?after=${second!.id}&limit=1>; rel="next"`);
+  assert.deepEqual(pages, [whole, one, whole, one]);
+  await waitingIs(0);
+
+  // A reader that comes after that wake reads afresh: it waits for, and gets, the next event only.
+  const next = feed(s, `?after=${(await events(await feed(s, `?after=${second!.id}`)))[0]!.id}&wait=30`);
+  await waitingIs(1);
+  assert.equal((await s.postPlant({ id: 4, name: 'moss' })).status, 200);
+  assert.deepEqual((await events(await next)).map((e) => e.data.id), [4]);
 });
