@@ -15,7 +15,7 @@ import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
 import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
-import { answerInOrder } from './http/in-order.js';
+import { answerInOrder, type AnswersOwed } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { registerCors, securityHeadersFor } from './http/security-headers.js';
@@ -60,6 +60,8 @@ declare module 'fastify' {
     metrics: Metrics;
     /** From now on every request is answered 503 with `Connection: close` (a shutdown has begun). */
     drain(): void;
+    /** What each connection still owes, answered in order (http/in-order.ts). */
+    answersOwed: AnswersOwed;
   }
 }
 
@@ -131,7 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never, buildSerializer: (() => serializerCompiler) as never } },
   });
   // First, while the app's own request listener is the server's only one.
-  answerInOrder(app.server);
+  app.decorate('answersOwed', answerInOrder(app.server));
   app.decorate('tokens', tokens);
   app.decorate('metrics', metrics);
   const stopCounting = observers.subscribe(metrics.observe);

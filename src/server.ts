@@ -1,6 +1,6 @@
 // Process entry for `plant-store serve`: config, logger, store, listen, workers, graceful shutdown. Nothing else.
 import cluster from 'node:cluster';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
@@ -14,6 +14,7 @@ import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { startTracing, stopTracing } from './tracing.js';
 import { announce, bootstrapToken, openServiceStore } from './startup.js';
+import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
 
@@ -116,7 +117,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   });
   link?.collectWith(() => app.metrics.json());
 
-  const connections = trackResponses(app.server);
+  const connections = trackConnections(app.server, app.answersOwed);
   // Listening comes first: a port already in use stops start-up before a first token is made and shown.
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -194,54 +195,31 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
 }
 
 
-/** The responses in progress on a connection, oldest first, kept on the socket itself. */
-const kInFlight = Symbol('plant-store responses in flight');
-type TrackedSocket = Socket & { [kInFlight]?: ServerResponse[] };
-
 /**
- * Keeps the responses in progress per connection, so that a shutdown can end each connection after its
- * in-flight requests: the last pending response of a connection says `Connection: close`, so the client
- * neither reuses the connection nor keeps it open, and Node closes it once the answer is written. (Requests
- * that arrive later on a connection get the app's 503, which closes it too.)
- *
- * The list lives on the socket, and the set holds only sockets. The Map from socket to a fresh list per
- * request this replaced made V8 promote about 4.5 KB for every request that waited past an event-loop turn
- * (every durable POST), and copying them was most of a POST's scavenge time (--trace-gc-nvp, issue 5); most
- * likely its superseded hash tables, dead in the old generation, still pointed at young responses.
+ * The open connections, so that a shutdown can end each after its in-flight requests: the last answer a
+ * connection owes says `Connection: close`, so the client neither reuses the connection nor keeps it open, and
+ * Node closes it once the answer is written. (Requests that arrive later on a connection get the app's 503,
+ * which closes it too.) What each connection owes is kept by the in-order answering (http/in-order.ts), which
+ * already follows every answer: a second set of listeners per response cost a GET by id about 2% of its CPU.
  */
-function trackResponses(server: Server) {
-  const busy = new Set<TrackedSocket>();
+function trackConnections(server: Server, owed: AnswersOwed) {
   const open = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     open.add(socket);
     socket.once('close', () => open.delete(socket));
   });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket as TrackedSocket;
-    const list = (socket[kInFlight] ??= []);
-    list.push(res);
-    busy.add(socket);
-    const done = () => {
-      const i = list.indexOf(res);
-      if (i === -1) return;
-      list.splice(i, 1);
-      if (list.length === 0) busy.delete(socket);
-    };
-    res.once('finish', done);
-    res.once('close', done);
-  });
   return {
     closeAfterResponses() {
-      for (const socket of busy) {
+      for (const socket of owed.busy) {
         // Only the last one: requests pipelined behind it on the same connection still get their answers.
-        const last = socket[kInFlight]?.at(-1);
+        const last = owed.last(socket);
         if (last && !last.headersSent) last.setHeader('connection', 'close');
       }
     },
     /** Resolves once every open connection has a request in progress or is gone, or after `ms`. */
     async idleGone(ms: number): Promise<void> {
       const deadline = Date.now() + ms;
-      const idle = () => [...open].some((socket) => !busy.has(socket as TrackedSocket));
+      const idle = () => [...open].some((socket) => !owed.busy.has(socket));
       while (idle() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     },
   };

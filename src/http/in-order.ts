@@ -7,17 +7,27 @@ import type { Socket } from 'node:net';
 
 /** Requests waiting behind the one in progress on a connection; absent while none is in progress. */
 const kWaiting = Symbol('plant-store requests waiting on this connection');
+/** The answer in progress on a connection. */
+const kCurrent = Symbol('plant-store answer in progress on this connection');
 /** Set once an answer closed the connection: later requests on it are never handled. */
 const kClosed = Symbol('plant-store connection closed by an answer');
-type QueuedSocket = Socket & { [kWaiting]?: [IncomingMessage, ServerResponse][]; [kClosed]?: true };
+type QueuedSocket = Socket & { [kWaiting]?: [IncomingMessage, ServerResponse][]; [kCurrent]?: ServerResponse; [kClosed]?: true };
+
+/** The answers each connection still owes, for a graceful shutdown (server.ts). */
+export interface AnswersOwed {
+  /** The connections with a request in progress (and perhaps more waiting behind it). */
+  readonly busy: ReadonlySet<Socket>;
+  /** The last answer `socket` owes: the one in progress, or the last of those waiting behind it. */
+  last(socket: Socket): ServerResponse | undefined;
+}
 
 /**
  * Wraps the server's one request listener (the app's) so that each connection's requests reach it in order,
  * each once the answer before it is written. Serializing safe requests too costs nothing a client can see:
- * their answers had to leave in order anyway. Other listeners (security headers, response tracking) still
- * see every request as it arrives.
+ * their answers had to leave in order anyway. Other listeners still see every request as it arrives. What each
+ * connection still owes is kept here, once, for a graceful shutdown.
  */
-export function answerInOrder(server: Server): void {
+export function answerInOrder(server: Server): AnswersOwed {
   const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   if (listeners.length !== 1) throw new Error(`answerInOrder: expected the app's request listener alone, found ${listeners.length}`);
   const handle = listeners[0]!;
@@ -25,6 +35,12 @@ export function answerInOrder(server: Server): void {
   // A client may send its requests and then close its sending side (`nc -N`): Node would drop those still
   // waiting; half-open, it answers each and closes after the last.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  const busy = new Set<Socket>();
+  const idle = (socket: QueuedSocket) => {
+    socket[kWaiting] = undefined;
+    socket[kCurrent] = undefined;
+    busy.delete(socket);
+  };
 
   const start = (socket: QueuedSocket, req: IncomingMessage, res: ServerResponse) => {
     let settled = false;
@@ -36,14 +52,15 @@ export function answerInOrder(server: Server): void {
       // to a request that asked for close); a destroyed socket has no one to answer either.
       if (!socket.writable || socket.destroyed) {
         socket[kClosed] = true;
-        socket[kWaiting] = undefined;
+        idle(socket);
         for (const [queued] of waiting) queued.resume();
         return;
       }
       const following = waiting.shift();
       if (following) start(socket, following[0], following[1]);
-      else socket[kWaiting] = undefined;
+      else idle(socket);
     };
+    socket[kCurrent] = res;
     res.once('finish', next);
     res.once('close', next);
     handle.call(server, req, res);
@@ -62,6 +79,13 @@ export function answerInOrder(server: Server): void {
       return;
     }
     socket[kWaiting] = [];
+    busy.add(socket);
     start(socket, req, res);
   });
+  return {
+    busy,
+    last(socket: QueuedSocket) {
+      return socket[kWaiting]?.at(-1)?.[1] ?? socket[kCurrent];
+    },
+  };
 }
