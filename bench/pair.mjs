@@ -26,7 +26,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { KINDS, ROOT, SEEDED, SEED_BASE, cpuMs, freePort, seed } from './lib/servers.mjs';
+import { KINDS, ROOT, SEEDED, SEED_BASE, cpuMs, freePort, seed, settings } from './lib/servers.mjs';
 import { startPostgres } from './lib/pg.mjs';
 import { DeletePool, writeRunEnv } from './lib/cells.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -40,12 +40,6 @@ const CONNECT_PAUSE_MS = 300;
 const ENDPOINTS = ['post', 'get', 'list', 'patch', 'put', 'patch-if-match', 'delete'];
 if (!ENDPOINTS.includes(endpoint)) throw new Error(`PAIR_ENDPOINT: ${ENDPOINTS.join(', ')}, not ${endpoint}`);
 
-const settings = (spec = '') =>
-  Object.fromEntries(spec.split(/\s+/).filter(Boolean).map((kv) => {
-    const i = kv.indexOf('=');
-    if (i < 1) throw new Error(`expected KEY=value, got ${kv}`);
-    return [kv.slice(0, i), kv.slice(i + 1)];
-  }));
 const kindNamed = (name = 'plant-store') => {
   const kind = KINDS.find((k) => k.name === name);
   if (!kind) throw new Error(`no server ${name}; one of ${KINDS.map((k) => k.name).join(', ')}`);

@@ -8,7 +8,7 @@
 // post), SOLO_ENV (the service's settings, "KEY=value ..."), SOLO_NODE_ARGS (Node flags, e.g. --cpu-prof),
 // SOLO_CONNS (100), SOLO_SECONDS (8), SOLO_REPS (3), SOLO_ROOT (another built checkout to run).
 import { readFileSync } from 'node:fs';
-import { KINDS, SEEDED, SEED_BASE, cpuMs, freePort, seed } from './lib/servers.mjs';
+import { KINDS, SEEDED, SEED_BASE, cpuMs, freePort, seed, settings } from './lib/servers.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -21,7 +21,6 @@ if (kind.endpoints && !kind.endpoints.includes(endpoint)) throw new Error(`${kin
 const conns = Number(env.SOLO_CONNS ?? 100);
 const seconds = Number(env.SOLO_SECONDS ?? 8);
 const reps = Number(env.SOLO_REPS ?? 3);
-const settings = Object.fromEntries((env.SOLO_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const CONNECT_PAUSE_MS = 300;
 
 /** User and system CPU time of the process's threads so far, in ms (a one-process server: no children). */
@@ -31,7 +30,7 @@ function userSys(pid) {
 }
 
 const port = await freePort();
-const server = await kind.start(port, { root: env.SOLO_ROOT, env: settings, nodeArgs: (env.SOLO_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) });
+const server = await kind.start(port, { root: env.SOLO_ROOT, env: settings(env.SOLO_ENV), nodeArgs: (env.SOLO_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) });
 try {
   if (!server.seeded) await seed(port, server.token);
   let salt = 1 + (Math.floor(Date.now() / 60_000) % 8000) * 1000 + 700;

@@ -160,6 +160,14 @@ export async function seed(port, token, count = SEEDED) {
   }
 }
 
+/** A service's settings written as "KEY=value KEY=value" (pair's PAIR_X_ENV, solo's SOLO_ENV). */
+export const settings = (spec = '') =>
+  Object.fromEntries(spec.split(/\s+/).filter(Boolean).map((kv) => {
+    const i = kv.indexOf('=');
+    if (i < 1) throw new Error(`expected KEY=value, got ${kv}`);
+    return [kv.slice(0, i), kv.slice(i + 1)];
+  }));
+
 /** The pids of a process's children (a multi-process server's workers). */
 export function childPids(pid) {
   try {
