@@ -4,6 +4,7 @@ import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth
 import ipaddr from 'ipaddr.js';
 import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
 import { parseDatabaseUrl } from './storage/database-url.js';
+import { parseReplicaUrls, type Replica } from './replication/replica-urls.js';
 
 export interface Config {
   readonly port: number;
@@ -69,6 +70,10 @@ export interface Config {
   readonly shedPendingCreates: number;
   /** Updates and deletes of plants without If-Match are refused with 428. */
   readonly requireIfMatch: boolean;
+  /** Litestream replicas of the SQLite store (empty: no replication). */
+  readonly replicaUrls: readonly Replica[];
+  /** How often Litestream sends new WAL frames to each replica: what a lost disk can cost at most. */
+  readonly replicaSyncIntervalMs: number;
   /** Webhook subscriptions the store may hold in all. */
   readonly webhookMaxSubscriptions: number;
   /** How long events stay in the feed (and finished deliveries in the history). */
@@ -236,6 +241,17 @@ function durationText(ms: number): string {
   return `${Math.round(ms / 1_000)}s`;
 }
 
+/** A duration of Litestream's sync interval: 500ms, 1s, 10s, 1m. */
+function shortDuration(min: number, max: number) {
+  return (raw: string): number => {
+    const m = /^(\d{1,7})(ms|s|m)$/.exec(raw.trim());
+    if (!m) throw new ConfigError(`expected a number and a unit (ms, s or m), such as 1s or 500ms, got "${raw}"`);
+    const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1_000 : 60_000);
+    if (ms < min || ms > max) throw new ConfigError(`expected between ${min}ms and ${max / 60_000}m, got "${raw}"`);
+    return ms;
+  };
+}
+
 /** An http(s) URL of an OTLP collector. */
 function otlpUrl(raw: string): string {
   let url: URL | undefined;
@@ -345,6 +361,14 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     if (!/^\d*\.?\d+$/.test(raw.trim()) || n > 1) throw new ConfigError(`expected a ratio from 0 to 1, got "${raw}"`);
     return n;
   } },
+  { key: 'replicaUrls', env: 'REPLICA_URL', description: 'Comma-separated Litestream replica URLs (file:///PATH, s3://BUCKET/PATH?endpoint=URL&region=R&force-path-style=true, sftp://USER[:PASSWORD]@HOST[:PORT]/PATH?key-path=FILE) that serve replicates the SQLite store to continuously; S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; passwords are masked wherever the URL is printed. SQLite only: on PostgreSQL run a standby (docs/deployment.md). Empty: no replication (docs/backup.md)', default: [], secret: true, parse: (raw) => {
+    try {
+      return parseReplicaUrls(raw);
+    } catch (err) {
+      throw new ConfigError((err as Error).message);
+    }
+  }, show: (replicas) => (replicas as readonly Replica[]).map((r) => r.shown).join(',') },
+  { key: 'replicaSyncIntervalMs', env: 'REPLICA_SYNC_INTERVAL', description: 'How often new commits are sent to each replica (500ms, 1s, 10s): the most a lost disk can cost, besides the time to send them', default: 1_000, parse: shortDuration(100, 3_600_000), show: (ms) => (Number(ms) % 1_000 === 0 ? `${Number(ms) / 1_000}s` : `${String(ms)}ms`) },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
 ];
 
@@ -367,7 +391,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (problems.length === 0 && (out.headersTimeoutMs as number) > (out.requestTimeoutMs as number)) {
     problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS (the headers are part of the request)');
   }
-  if (problems.length === 0) problems.push(...jwtProblems(out as unknown as Config));
+  if (problems.length === 0) problems.push(...jwtProblems(out as unknown as Config), ...replicaProblems(out as unknown as Config));
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return Object.freeze({ ...(out as unknown as Config), ...overrides });
 }
@@ -380,6 +404,17 @@ function jwtProblems(c: Config): string[] {
     const stray = [c.jwtIssuer && 'JWT_ISSUER', c.jwtAudience.length > 0 && 'JWT_AUDIENCE'].filter(Boolean);
     if (stray.length > 0) return [`${stray.join(', ')}: set JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_HS256_SECRET too (JWTs are off without a key)`];
   }
+  return [];
+}
+
+/** Replication is Litestream's, which follows a SQLite file. */
+function replicaProblems(c: Config): string[] {
+  if (c.replicaUrls.length === 0) return [];
+  const db = parseDatabaseUrl(c.databaseUrl);
+  if (db?.engine === 'postgres') {
+    return ['REPLICA_URL: replication with Litestream is for the SQLite store; on PostgreSQL run a synchronous standby instead (docs/deployment.md, PostgreSQL) and unset REPLICA_URL'];
+  }
+  if (db?.engine === 'sqlite' && db.file === ':memory:') return ['REPLICA_URL: an in-memory store (sqlite::memory:) cannot be replicated'];
   return [];
 }
 

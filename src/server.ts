@@ -13,7 +13,7 @@ import { createBackground, createWorkerBackground, type Background } from './bac
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { startTracing, stopTracing } from './tracing.js';
-import { announce, bootstrapToken, openServiceStore } from './startup.js';
+import { announce, bootstrapToken, openServiceStore, startReplication } from './startup.js';
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
@@ -100,6 +100,10 @@ function workerCount(config: Config): number {
 async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Promise<number> {
   const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
   const store = await openServiceStore(config, logger, { sharedWriter, reseal: !link });
+  const replication = link ? undefined : await startReplication(config, logger).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const observers = createObservers();
   observers.subscribe(observationLog(logger.child({ component: 'webhooks' })));
@@ -116,6 +120,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     ...(link ? { sharedLimits: { channel: link.limits, workers: workerCount(config) } } : {}),
   });
   link?.collectWith(() => app.metrics.json());
+  replication?.register(app.metrics.registry);
 
   const connections = trackConnections(app.server, app.answersOwed);
   // Listening comes first: a port already in use stops start-up before a first token is made and shown.
@@ -124,6 +129,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   } catch (err) {
     await app.close().catch(() => {});
     await store.close();
+    await replication?.stop();
     throw listenFailure(err, config);
   }
   // Deliveries left over from before a restart start now; they stop before the store is closed.
@@ -169,6 +175,8 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
         logger.error({ err }, 'error while closing the store');
         code = 1;
       }
+      // After the store: Litestream sends the last commits before it exits.
+      await replication?.stop();
       clearTimeout(force);
       logger.info('stopped');
       process.off('SIGTERM', onSignal);

@@ -8,6 +8,8 @@ import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 import { StorePathError } from './storage/errors.js';
+import { parseDatabaseUrl } from './storage/database-url.js';
+import type { Replication } from './replication/supervisor.js';
 
 /** The start-up warning without WEBHOOK_SECRET_KEYS, with the fix (the README quotes it). */
 const SECRETS_IN_CLEAR_WARNING =
@@ -34,6 +36,20 @@ export async function openServiceStore(
   // Said once, by the process that owns the service: a worker opens what its primary opened.
   if (!secrets.encrypted && reseal) logger.warn(SECRETS_IN_CLEAR_WARNING);
   return store;
+}
+
+/**
+ * Litestream beside the SQLite store when REPLICA_URL names replicas, in the process that owns the store (alone,
+ * or the primary of several), started before the first request is answered. Undefined without replicas.
+ */
+export async function startReplication(config: Config, logger: Logger): Promise<Replication | undefined> {
+  const db = parseDatabaseUrl(config.databaseUrl);
+  // The settings refuse REPLICA_URL on any other store.
+  if (config.replicaUrls.length === 0 || db?.engine !== 'sqlite') return undefined;
+  const { createReplication } = await import('./replication/supervisor.js');
+  const replication = createReplication({ database: db.file, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, logger });
+  await replication.start();
+  return replication;
 }
 
 /** On a store with no tokens (and BOOTSTRAP_TOKEN on), makes one with every scope and prints it once. */

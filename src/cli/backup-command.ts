@@ -1,8 +1,9 @@
 // `plant-store backup FILE` and `plant-store restore FILE`: an online, checked copy of the SQLite store and
 // its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
 // these commands point at rather than imitate.
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
 import { MIGRATIONS } from '../storage/sqlite/migrations.js';
@@ -22,6 +23,7 @@ import {
 } from '../storage/sqlite/sqlite-backup.js';
 import { DatabaseMissingError, describeDatabase, sqliteFile } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
+import { FOLDER_MODE, makeFolders } from '../storage/sqlite/folders.js';
 
 export const BACKUP_HELP = `Usage: plant-store backup FILE [--force]
 
@@ -43,6 +45,7 @@ Exit codes: 0 written, 1 failed (nothing is left at FILE), 2 usage.
 `;
 
 export const RESTORE_HELP = `Usage: plant-store restore FILE [--force]
+       plant-store restore --from-replica [--at TIME] [--force]
 
 Replaces the SQLite store at DATABASE_URL with the backup FILE (made by plant-store backup), then applies
 the migrations this version adds and prints what the store now holds. FILE is checked first (SQLite's
@@ -53,8 +56,14 @@ The restored store issues no ETag or event version issued before the restore: it
 above every version the replaced store or the backup issued, and to at least the time in microseconds. A feed
 cursor naming an event made after the backup answers 410 (docs/backup.md).
 
+With --from-replica the backup is taken from the replicas of REPLICA_URL (made by serve with Litestream):
+the store as it was at its latest sync, or as it was at TIME (RFC 3339, such as 2026-11-28T09:30:00Z),
+from the replica that holds the latest copy. Everything else is as for FILE.
+
 Options:
-  --force   Replace a store that holds data
+  --force          Replace a store that holds data
+  --from-replica   Restore from REPLICA_URL instead of a FILE
+  --at TIME        With --from-replica: the store as it was at TIME, not at the latest sync
 
 On PostgreSQL use pg_restore, or point-in-time recovery, then plant-store migrate --after-restore
 (docs/backup.md).
@@ -62,6 +71,7 @@ Exit codes: 0 restored, 1 failed or refused (the store is unchanged), 2 usage.
 `;
 
 const OPTIONS = { force: { type: 'boolean' } } as const;
+const RESTORE_OPTIONS = { ...OPTIONS, 'from-replica': { type: 'boolean' }, at: { type: 'string' } } as const;
 
 /** The backup file argument and --force, or undefined after --help. */
 function fileArgs(command: string, args: string[], help: string): { file: string; force: boolean } | undefined {
@@ -107,27 +117,105 @@ export async function backupCommand(args: string[]): Promise<number> {
 }
 
 export async function restoreCommand(args: string[]): Promise<number> {
-  const parsed = fileArgs('restore', args, RESTORE_HELP);
+  const parsed = commandArgs('restore', args, RESTORE_OPTIONS, RESTORE_HELP);
   if (!parsed) return 0;
+  const [first, extra] = parsed.positionals;
+  const force = parsed.values.force === true;
+  if (parsed.values['from-replica'] !== true) {
+    if (parsed.values.at !== undefined) throw new UsageError('--at is for --from-replica: a backup FILE holds one moment.', 'restore');
+    if (first === undefined || first === '') throw new UsageError(`"restore" needs the backup file: ${COMMAND} restore FILE (or --from-replica).`, 'restore');
+    if (extra !== undefined) throw new UsageError(`Unexpected argument "${extra}" for "restore".`, 'restore');
+    const file = resolve(first);
+    const config = loadConfig();
+    const target = storeFile(config, 'restore');
+    if (!existsSync(file)) throw new Error(`There is no backup file at ${file}.`);
+    refuseStoreFile(target, file);
+    const state = checkTarget(config, target, force);
+    return restoreInto(config, target, state, file, file);
+  }
+  if (first !== undefined) throw new UsageError(`--from-replica restores from REPLICA_URL: give no FILE (got "${first}").`, 'restore');
+  const at = parsed.values.at === undefined ? undefined : rfc3339(parsed.values.at);
   const config = loadConfig();
   const target = storeFile(config, 'restore');
-  if (!existsSync(parsed.file)) throw new Error(`There is no backup file at ${parsed.file}.`);
-  refuseStoreFile(target, parsed.file);
-  const backup = inspectBackup(parsed.file);
-  const known = Math.max(...MIGRATIONS.map((m) => m.version));
-  if (backup.schemaVersion > known) {
-    throw new Error(`${parsed.file} has schema version ${backup.schemaVersion}, newer than this plant-store knows (${known}): restore it with the version that made it.`);
+  if (config.replicaUrls.length === 0) throw new Error('REPLICA_URL is not set: --from-replica restores from the replicas it names (docs/backup.md).');
+  const state = checkTarget(config, target, force);
+  makeFolders(dirname(target), FOLDER_MODE);
+  // Litestream writes the copy next to the store (same disk: the copy into it is local), under a random name.
+  const copy = join(dirname(target), `.${basename(target)}.${randomBytes(9).toString('base64url')}.replica`);
+  try {
+    const from = await fetchFromReplicas(config, copy, at);
+    return await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`);
+  } finally {
+    for (const suffix of ['', '-wal', '-shm', '-journal', '.tmp', '.tmp-wal', '.tmp-shm', '.tmp-journal']) rmSync(copy + suffix, { force: true });
   }
+}
+
+/** An RFC 3339 date-time with its offset (2026-11-28T09:30:00Z, 2026-11-28T10:30:00.5+01:00). */
+function rfc3339(text: string): Date {
+  const t = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) || Number.isNaN(t)) {
+    throw new UsageError(`--at takes an RFC 3339 time with its offset, such as 2026-11-28T09:30:00Z (got "${text}").`, 'restore');
+  }
+  return new Date(t);
+}
+
+/**
+ * Asks Litestream for the store as the replicas hold it (at `at`, or latest) into `copy`: from the replica with
+ * the latest copy, or, when one cannot be read, from the first of the others that can. Returns which replica.
+ */
+async function fetchFromReplicas(config: Config, copy: string, at: Date | undefined): Promise<string> {
+  const { litestream } = await import('./replica-command.js');
+  const database = storeFile(config, 'restore');
+  const time = at ? ['-timestamp', at.toISOString()] : [];
+  const all = await litestream(config, (file) => ['restore', '-config', file, '-o', copy, ...time, database]);
+  if (all.code === 0) return `the replicas (${config.replicaUrls.map((r) => r.shown).join(', ')})`;
+  const problems = [`all replicas: ${all.errors.at(-1) ?? `litestream exited ${all.code}`}`];
+  if (config.replicaUrls.length > 1) {
+    for (const r of config.replicaUrls) {
+      rmSync(copy, { force: true });
+      const one = await litestream(config, (file) => ['restore', '-config', file, '-replica', r.name, '-o', copy, ...time, database]);
+      if (one.code === 0) {
+        process.stderr.write(`plant-store: Not every replica could be read (${problems[0]}); restored from ${r.name} (${r.shown}).\n`);
+        return `the replica ${r.shown}`;
+      }
+      problems.push(`${r.name}: ${one.errors.at(-1) ?? `litestream exited ${one.code}`}`);
+    }
+  }
+  const none = problems.some((p) => p.includes('no matching backups found'));
+  throw new Error(
+    none && at
+      ? `The replicas hold no copy of the store as of ${at.toISOString()} (it is older than their oldest snapshot, or newer than anything replicated): ${problems.join('; ')}.`
+      : `Could not restore from the replicas: ${problems.join('; ')}.`,
+  );
+}
+
+type Target = ReturnType<typeof inspectTarget>;
+
+/** What restoring replaces: refused when in use, or when it holds data without --force. */
+function checkTarget(config: Config, target: string, force: boolean): Target {
   const database = describeDatabase(config.databaseUrl);
   const state = inspectTarget(target);
   if (state.state === 'in-use') throw new Error(`${database} is in use by another process (a running server?). Stop it, then restore.`);
-  if (state.state === 'holds' && !parsed.force) {
+  if (state.state === 'holds' && !force) {
     throw new Error(`${database} holds data (${Object.entries(state.counts).map(([t, n]) => `${n} ${t}`).join(', ')}). Restore into an empty or new database, or add --force to replace it.`);
   }
+  return state;
+}
+
+/** Replaces `target` with the backup at `source` (checked first), migrates it and records the restore. */
+async function restoreInto(config: Config, target: string, state: Target, source: string, shown: string): Promise<number> {
+  const backup = inspectBackup(source);
+  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+  if (backup.schemaVersion > known) {
+    throw new Error(`${shown} has schema version ${backup.schemaVersion}, newer than this plant-store knows (${known}): restore it with the version that made it.`);
+  }
+  const database = describeDatabase(config.databaseUrl);
   process.stderr.write(`plant-store: Using ${database}${state.state === 'missing' ? ', which is created now' : ''}.\n`);
   // Read before it is replaced: versions it issued after the backup must not be issued again.
   const replacedVersion = state.state === 'missing' ? undefined : lastVersionIn(target);
-  await restoreSqlite(parsed.file, target);
+  await restoreSqlite(source, target);
+  // Litestream's shadow WAL of the store replaced: the next serve starts a new generation from the restored one.
+  rmSync(join(dirname(target), `.${basename(target)}-litestream`), { recursive: true, force: true });
   // The restored store is brought to this version's schema now, not by the first server start.
   const { store } = await openStore(config.databaseUrl, { ...storeOptions(config), commitOnThisThread: true });
   let mark: RestoreRecord;
@@ -137,7 +225,7 @@ export async function restoreCommand(args: string[]): Promise<number> {
     await store.close();
   }
   const restored = inspectBackup(target);
-  process.stdout.write(`Restored ${parsed.file} into ${database} (${describe(restored)}); the integrity check passed.\n`);
+  process.stdout.write(`Restored ${shown} into ${database} (${describe(restored)}); the integrity check passed.\n`);
   process.stdout.write(rows(restored.counts, restored.pendingDeliveries));
   process.stdout.write(describeRestore(mark));
   return 0;

@@ -1,5 +1,6 @@
 // `plant-store` command: serve | migrate | config | token create|list|revoke |
-// webhook add|list|remove|deliveries|retry|recover|enable | secrets status|rotate | import | export | backup | restore. Exit codes: 0 ok, 1 failed, 2 usage
+// webhook add|list|remove|deliveries|retry|recover|enable | secrets status|rotate | import | export | backup | restore |
+// replica status. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
 import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { MigrationError } from '../storage/migrator.js';
@@ -24,7 +25,10 @@ Commands:
   import      Add plants from a JSON Lines or CSV file (see plant-store import --help)
   export      Write every plant to stdout as JSON Lines (see plant-store export --help)
   backup      Copy the SQLite store to a file while it serves (see plant-store backup --help)
-  restore     Replace a stopped SQLite store with a backup (see plant-store restore --help)
+  restore     Replace a stopped SQLite store with a backup, or with what its replicas hold
+              (--from-replica [--at TIME]; see plant-store restore --help)
+  replica     The Litestream replicas of REPLICA_URL: status (latest sync, lag, size; see
+              plant-store replica --help)
 
 plant-store --version prints the version.
 
@@ -132,6 +136,14 @@ export async function main(argv: string[]): Promise<number> {
       case 'restore': {
         const { restoreCommand } = await import('./backup-command.js');
         return await restoreCommand(rest);
+      }
+      case 'replica': {
+        const { replicaCommand, REPLICA_HELP } = await import('./replica-command.js');
+        if (rest.length === 0 || (rest.length === 1 && ['-h', '--help'].includes(rest[0]!))) {
+          process.stdout.write(REPLICA_HELP);
+          return rest.length === 0 ? 2 : 0;
+        }
+        return await replicaCommand(rest, loadConfig());
       }
       default:
         throw new UsageError(`Unknown command "${command}".`);

@@ -16,7 +16,7 @@ import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
-import { announce, bootstrapToken, openServiceStore } from '../startup.js';
+import { announce, bootstrapToken, openServiceStore, startReplication } from '../startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -38,11 +38,18 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // loop delays only what waits for commits anyway (workers' batches, which then join the next one), passes,
   // deliveries and the hand-out of new connections.
   const store = await openServiceStore(config, log, { commitOnThisThread: sharedWriter });
+  const replication = sharedWriter
+    ? await startReplication(config, log).catch(async (err: unknown) => {
+        await store.close();
+        throw err;
+      })
+    : undefined;
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   // Before the workers open their pools, so the warning comes ahead of the start line.
   if (!sharedWriter) await warnAboutConnections(store, count, config.databasePoolSize, log);
   const workers = new Set<Worker>();
   const writer = sharedWriter ? startWriter(config, store, log, () => broadcast(workers, { plantStore: 'placed' })) : undefined;
+  if (writer) replication?.register(writer.metrics.registry);
   const metrics = gatherMetrics(workers, writer?.metrics, log);
   const onMessage = answerWorkers({ store, writer: writer?.services, metrics, limits: createLimitKeeper(config) });
   const pool = workerPool(workers, log, onMessage, () => stop.signal !== undefined);
@@ -54,6 +61,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     await stopWorkers(workers, config.shutdownTimeoutMs, log);
     await writer?.services.stop();
     await store.close().catch(() => {});
+    await replication?.stop();
     stop.remove();
     return 1;
   }
@@ -76,6 +84,8 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     log.error({ err }, 'error while closing the store');
     code = 1;
   }
+  // After the store: Litestream sends the last commits before it exits.
+  await replication?.stop();
   log.info('stopped');
   stop.remove();
   return code;

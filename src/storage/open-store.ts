@@ -15,6 +15,7 @@ export function storeOptions(config: Config): StoreOptions {
     poolSize: config.databasePoolSize,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    autoCheckpoint: config.replicaUrls.length === 0,
     webhookSecretKeys: config.webhookSecretKeys,
   };
 }

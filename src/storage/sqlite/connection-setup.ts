@@ -9,7 +9,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * SQLITE_BUSY there without calling the busy handler when other processes open the same new file at the same
  * moment: retry until the busy timeout, as the busy handler would have.
  */
-export function configureConnection(db: Database.Database, busyTimeoutMs: number): void {
+export function configureConnection(db: Database.Database, busyTimeoutMs: number, autoCheckpoint = true): void {
   const deadline = Date.now() + busyTimeoutMs;
   for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
     try {
@@ -23,4 +23,8 @@ export function configureConnection(db: Database.Database, busyTimeoutMs: number
   }
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
+  // Under Litestream, checkpoints are its own: it holds a read transaction so that none passes the frames it
+  // has not copied yet, and checkpoints once it has. A checkpoint of ours between two of its syncs could end
+  // the WAL under it and cost a new generation (a whole snapshot sent again).
+  if (!autoCheckpoint) db.pragma('wal_autocheckpoint = 0');
 }

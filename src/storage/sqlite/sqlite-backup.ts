@@ -26,7 +26,7 @@ export class BackupError extends Error {
 }
 
 // Bookkeeping tables: a database holding only these is empty (a migrated, never used store).
-export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log', 'store_restores']);
+export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log', 'store_restores', '_litestream_seq', '_litestream_lock']);
 
 // One backup step copies every page: a copy taken in steps restarts whenever another connection commits,
 // so under steady writes it might never finish. The most better-sqlite3 accepts.

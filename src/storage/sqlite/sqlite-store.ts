@@ -45,6 +45,8 @@ export interface SqliteOptions extends EngineOptions {
    * loop, and for the CLI.
    */
   commitOnThisThread?: boolean;
+  /** False leaves checkpoints to Litestream, which replicates the file (REPLICA_URL). */
+  autoCheckpoint?: boolean;
 }
 
 /** Batches a worker may have at the shared writer at once (each is one turn of its event loop). */
@@ -103,7 +105,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     }
     try {
       // The first read of the file happens here, so a file that is not a database fails here.
-      configureConnection(this.db, options.busyTimeoutMs ?? 5_000);
+      configureConnection(this.db, options.busyTimeoutMs ?? 5_000, options.autoCheckpoint ?? true);
     } catch (err) {
       this.db.close();
       throw new StorePathError(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
@@ -115,7 +117,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     // An in-memory database exists only on this connection, so its writes stay on this thread.
     const shared = options.sharedWriter;
     const here = file === ':memory:' || options.commitOnThisThread === true;
-    this.transport = shared ?? (here ? sameThreadTransport(this.db) : new WorkerTransport({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 }));
+    this.transport = shared ?? (here ? sameThreadTransport(this.db) : new WorkerTransport({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000, autoCheckpoint: options.autoCheckpoint ?? true }));
     this.writesElsewhere = !here;
     // Not refused once closing: the group commit commits what it accepted before (close()).
     const committer: BatchCommitter<PlantWrite, WriteResult> = {

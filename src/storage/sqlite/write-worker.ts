@@ -11,19 +11,20 @@ import { configureConnection } from './connection-setup.js';
 export interface WriterData {
   file: string;
   busyTimeoutMs: number;
+  autoCheckpoint: boolean;
 }
 /** A command, or the end. */
 export type WriterRequest = { seq: number; command: WireCommand } | { close: true };
 export type WriterReply = { seq: number; reply: WireReply } | { ready: true } | { failed: string };
 
-const { file, busyTimeoutMs } = workerData as WriterData;
+const { file, busyTimeoutMs, autoCheckpoint } = workerData as WriterData;
 const port = parentPort!;
 let db: Database.Database;
 let commands: ReturnType<typeof createWriteCommands>;
 try {
   db = new Database(file, { timeout: busyTimeoutMs });
   // The same durability as the main connection: a commit returns only after the WAL is fsynced.
-  configureConnection(db, busyTimeoutMs);
+  configureConnection(db, busyTimeoutMs, autoCheckpoint);
   // Started once the store is migrated: the plant writes' statements are prepared now, the others on first use.
   commands = createWriteCommands(db, { ready: true });
   port.postMessage({ ready: true } satisfies WriterReply);

@@ -1,0 +1,96 @@
+// What Litestream needs to run against the replicas of REPLICA_URL: its binary, its configuration file and its
+// environment. Used by serve (which supervises `litestream replicate`) and by the CLI (replica status, restore
+// --from-replica), so both describe the same replicas by the same names.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { createOwnerOnlyFile } from '../storage/sqlite/folders.js';
+import type { Replica } from './replica-urls.js';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The Litestream binary of this platform, from its npm package (@flydotio/litestream-<platform>-<arch>). The
+ * package's own `litestream` command wraps it in spawnSync, which forwards no signal and loses the exit
+ * status, so the binary is run directly.
+ */
+export function litestreamBinary(): string {
+  const pkg = `@flydotio/litestream-${process.platform}-${process.arch}`;
+  try {
+    return require.resolve(`${pkg}/litestream`);
+  } catch {
+    throw new Error(`Litestream is not installed for ${process.platform}-${process.arch} (npm package ${pkg}): replication needs it. Run npm ci on this machine.`);
+  }
+}
+
+/**
+ * What Litestream is given besides its file: no secret of plant-store (tokens, keys, the database URL), only
+ * what finding its programs and its object stores' credentials need, and the SFTP passwords.
+ */
+export function litestreamEnv(replicas: readonly Replica[], env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (/^(PATH|HOME|TZ|LANG|LC_[A-Z]+|TMPDIR|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(key) || /^(AWS|LITESTREAM)_/.test(key)) {
+      out[key] = value;
+    }
+  }
+  for (const r of replicas) if (r.password) out[r.password.env] = r.password.value;
+  return out;
+}
+
+export interface LitestreamSettings {
+  /** The SQLite store replicated (absolute). */
+  database: string;
+  replicas: readonly Replica[];
+  syncIntervalMs: number;
+  /** Where Litestream serves its own metrics (serve reads the replicas' positions there); none for the CLI. */
+  metricsAddress?: string;
+}
+
+/** Litestream's configuration: JSON log lines, the store and its replicas. */
+export function litestreamConfig(s: LitestreamSettings): string {
+  return stringify({
+    logging: { type: 'json', level: 'info', stderr: true },
+    ...(s.metricsAddress ? { addr: s.metricsAddress } : {}),
+    dbs: [
+      {
+        path: s.database,
+        replicas: s.replicas.map((r) => ({ ...r.config, 'sync-interval': `${s.syncIntervalMs}ms` })),
+      },
+    ],
+  });
+}
+
+/**
+ * The configuration written into a new owner-only folder (0700) as an owner-only file (0600), whatever the
+ * umask; `remove` deletes both.
+ */
+export function writeLitestreamConfig(s: LitestreamSettings): { file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-litestream-'));
+  const file = join(dir, `litestream-${randomBytes(6).toString('hex')}.yml`);
+  createOwnerOnlyFile(file);
+  writeFileSync(file, litestreamConfig(s));
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * argv for spawn: Litestream under umask 077, so that the folders it makes beside the store and in a file
+ * replica are owner-only like the files (it gives files the store's own mode, 0600, but folders the umask's).
+ */
+export function ownerOnlyCommand(binary: string, args: readonly string[]): [string, string[]] {
+  return ['/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', binary, ...args]];
+}
+
+/**
+ * argv for serve's Litestream, which runs in a process group of its own (spawn's `detached`), so that a signal
+ * to serve's group (Ctrl-C) does not stop it before the store has closed: serve stops it afterwards. A watcher
+ * beside it holds the stdin pipe from serve and sends it SIGTERM once the pipe closes, so it ends with serve
+ * however serve ends (a kill -9 included), after sending what it has.
+ */
+export function supervisedCommand(binary: string, args: readonly string[]): [string, string[]] {
+  const script = 'umask 077; exec 3<&0; (while read -r _; do :; done <&3; kill -TERM $$ 2>/dev/null) & exec "$0" "$@" </dev/null 3<&-';
+  return ['/bin/sh', ['-c', script, binary, ...args]];
+}
