@@ -10,6 +10,7 @@ export const ONLY_ON = {
   'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
   'dist/test/cli/backup.test.js': ['sqlite', 'backs up SQLite files; PostgreSQL uses pg_dump (docs/backup.md), and test/cli/backup-postgres.test.ts'],
   'dist/test/cli/backup-links.test.js': ['sqlite', 'backs up SQLite files next to the store and its -wal'],
+  'dist/test/ops/replication.test.js': ['sqlite', 'Litestream replicates a SQLite file; PostgreSQL fails over to a standby (test/scale/)'],
   'dist/test/ops/file-modes.test.js': ['sqlite', 'the modes of SQLite files; PostgreSQL creates no local file'],
   'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
   'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],

@@ -37,6 +37,8 @@ export const SYSTEM_PACKAGES = [
   },
   { name: 'postgresql', stores: ['postgres'], found: postgresFound },
   { name: 'haproxy', files: ['dist/test/scale/'], found: (root, env) => onPath('haproxy', env) },
+  // The SFTP server a remote Litestream replica is sent to (test/helpers/sftp-server.ts).
+  { name: 'openssh-server', files: ['dist/test/ops/replication.test.js'], found: (root) => existsSync(join(root, 'usr/sbin/sshd')) },
 ];
 
 /**

@@ -46,15 +46,12 @@ export interface LitestreamSettings {
   database: string;
   replicas: readonly Replica[];
   syncIntervalMs: number;
-  /** Where Litestream serves its own metrics (serve reads the replicas' positions there); none for the CLI. */
-  metricsAddress?: string;
 }
 
 /** Litestream's configuration: JSON log lines, the store and its replicas. */
 export function litestreamConfig(s: LitestreamSettings): string {
   return stringify({
     logging: { type: 'json', level: 'info', stderr: true },
-    ...(s.metricsAddress ? { addr: s.metricsAddress } : {}),
     dbs: [
       {
         path: s.database,

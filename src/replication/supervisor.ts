@@ -1,11 +1,11 @@
 // `litestream replicate` beside the SQLite store of serve: started before the first request is answered,
 // restarted with back-off when it exits, stopped after the store closes. Its JSON log lines go through the
-// service's logger; how far each replica is behind is read from Litestream's own metrics endpoint (the
-// position of the local shadow WAL against each replica's) and published as plant-store metrics.
+// service's logger; how far each replica is behind (the age of the oldest change it does not hold yet) and
+// what failed are published as plant-store metrics.
 // Replication never holds up serving: nothing here is on the request path, and a replica that cannot be
 // reached only shows as lag, failures and log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -19,6 +19,15 @@ const STEADY_RUN_MS = 60_000;
 const POLL_MS = 1_000;
 const START_WAIT_MS = 5_000;
 const STOP_WAIT_MS = 10_000;
+/**
+ * A replica this far behind while Litestream runs is taken as stalled, and Litestream is restarted: v0.3.13's
+ * SFTP client waits for ever on a connection that was cut (seen here: no error, no retry, after the server
+ * came back too), and a new process connects afresh.
+ */
+const STALL_MIN_MS = 10_000;
+const STALL_INTERVALS = 10;
+/** Litestream copies new WAL frames into its shadow WAL once a second (its monitor interval), before a segment is cut. */
+const SHADOW_COPY_MS = 1_000;
 /** Litestream's routine lines, one per replica per sync: debug, not info. */
 const ROUTINE = new Set(['write wal segment', 'wal segment written', 'write snapshot', 'snapshot written']);
 
@@ -48,12 +57,6 @@ export interface Replication {
   states(): ReplicaState[];
 }
 
-interface Position {
-  index: number;
-  offset: number;
-}
-
-const before = (a: Position, b: Position) => a.index < b.index || (a.index === b.index && a.offset < b.offset);
 
 export function createReplication(options: ReplicationOptions): Replication {
   const { database, replicas, syncIntervalMs } = options;
@@ -68,64 +71,53 @@ export function createReplication(options: ReplicationOptions): Replication {
   let delay = FIRST_RESTART_DELAY_MS;
   let restartTimer: NodeJS.Timeout | undefined;
   let pollTimer: NodeJS.Timeout | undefined;
-  let metricsUrl = '';
+  let launchedAt = now();
+  const stallMs = Math.max(STALL_MIN_MS, STALL_INTERVALS * syncIntervalMs);
   const failures = new Map(replicas.map((r) => [r.name, 0]));
-  const onExit: (() => void)[] = [];
 
-  // Positions of the local shadow WAL in the order they were seen, with when: a replica at a position before
-  // one of them has been behind since that one was first seen. `Infinity` marks a time Litestream could not be
-  // asked (not running): whatever was written since is not known to be anywhere else.
-  let seen: (Position & { at: number })[] = [{ index: Infinity, offset: 0, at: now() }];
-  const replicaAt = new Map<string, Position | undefined>(replicas.map((r) => [r.name, undefined]));
+  // Lag: how long the oldest change not yet on a replica has been waiting. Changes are seen as the store's WAL
+  // file being written (its mtime, read every second); a replica holds every change made before the start of
+  // its last segment or snapshot written, less Litestream's one-second copy of the WAL into its shadow WAL
+  // (made before the segment is cut). Not Litestream's own positions: when one replica hangs, Litestream's
+  // shadow WAL stops too, and every replica then looks level with it.
+  const startedAt = now();
+  let changes: number[] = [];
+  let lastChange = 0;
+  const heldUpTo = new Map<string, number>(replicas.map((r) => [r.name, startedAt]));
+  const writing = new Map<string, number>();
   const lagOf = (name: string): number => {
-    const at = replicaAt.get(name);
-    const since = Math.min(...seen.filter((p) => at === undefined || before(at, p)).map((p) => p.at));
-    return since === Infinity ? 0 : Math.max(0, (now() - since) / 1_000);
+    const held = heldUpTo.get(name) ?? startedAt;
+    const waiting = changes.find((c) => c > held);
+    return waiting === undefined ? 0 : Math.max(0, (now() - waiting) / 1_000);
   };
 
-  function recordUnknown(): void {
-    if (!seen.some((p) => p.index === Infinity)) seen.push({ index: Infinity, offset: 0, at: now() });
-  }
-
-  function recordPositions(text: string): void {
-    const value = (name: string, replica?: string): number | undefined => {
-      const label = replica === undefined ? '' : `[^}]*name="${replica}"`;
-      const m = new RegExp(`^${name}\\{[^}]*${label}[^}]*\\} (\\S+)$`, 'm').exec(text);
-      return m ? Number(m[1]) : undefined;
-    };
-    const index = value('litestream_shadow_wal_index');
-    const offset = value('litestream_shadow_wal_size');
-    if (index === undefined || offset === undefined) return;
-    const shadow = { index, offset };
-    const last = seen.filter((p) => p.index !== Infinity).at(-1);
-    // A new generation starts the positions again from 0.
-    if (last && before(shadow, last)) seen = seen.filter((p) => p.index === Infinity);
-    if (!last || before(last, shadow)) seen.push({ ...shadow, at: now() });
-    for (const r of replicas) {
-      const ri = value('litestream_replica_wal_index', r.name);
-      const ro = value('litestream_replica_wal_offset', r.name);
-      replicaAt.set(r.name, ri === undefined || ro === undefined ? undefined : { index: ri, offset: ro });
-    }
-    const positions = [...replicaAt.values()];
-    if (positions.every((p) => p !== undefined && !before(p, shadow))) {
-      seen = [];
+  function watchChanges(): void {
+    let mtime: number;
+    try {
+      mtime = statSync(`${database}-wal`).mtimeMs;
+    } catch {
       return;
     }
-    // What every replica holds is no longer waited for.
-    if (positions.every((p) => p !== undefined)) {
-      const least = positions.reduce((a, b) => (before(b!, a!) ? b : a))!;
-      seen = seen.filter((p) => before(least, p));
-    }
+    if (mtime === lastChange) return;
+    lastChange = mtime;
+    // Changes before this process started are the first sync's to send: they wait from the start.
+    changes.push(Math.max(mtime, startedAt));
+    const least = Math.min(...heldUpTo.values());
+    changes = changes.filter((c) => c > least);
   }
 
-  async function poll(): Promise<void> {
-    if (!child || metricsUrl === '') return recordUnknown();
-    try {
-      const res = await fetch(metricsUrl, { signal: AbortSignal.timeout(POLL_MS * 2) });
-      recordPositions(await res.text());
-    } catch {
-      recordUnknown();
-    }
+  function poll(): void {
+    watchChanges();
+    const proc = child;
+    if (!proc || stopping || now() - launchedAt < stallMs) return;
+    const stalled = replicas.filter((r) => lagOf(r.name) * 1_000 >= stallMs);
+    if (stalled.length === 0) return;
+    for (const r of stalled) failures.set(r.name, (failures.get(r.name) ?? 0) + 1);
+    log.warn({ replicas: stalled.map((r) => r.name), lagSeconds: stalled.map((r) => Math.round(lagOf(r.name))) }, 'a replica has not synced for a while: restarting Litestream');
+    launchedAt = now();
+    proc.kill('SIGTERM');
+    // One that hangs on its way out too (a sync it cannot finish) is killed.
+    setTimeout(() => proc.exitCode === null && proc.signalCode === null && proc.kill('SIGKILL'), STOP_WAIT_MS / 2).unref();
   }
 
   function forward(line: string): void {
@@ -153,18 +145,22 @@ export function createReplication(options: ReplicationOptions): Replication {
         log.debug(fields, text);
         break;
       default:
+        if (replica !== undefined && (msg === 'write wal segment' || msg === 'write snapshot')) writing.set(replica, now() - SHADOW_COPY_MS);
+        if (replica !== undefined && (msg === 'wal segment written' || msg === 'snapshot written') && writing.has(replica)) {
+          heldUpTo.set(replica, Math.max(heldUpTo.get(replica) ?? 0, writing.get(replica)!));
+        }
         if (ROUTINE.has(String(msg))) log.debug(fields, text);
         else log.info(fields, text);
     }
   }
 
   async function launch(): Promise<void> {
-    const port = await freePort();
-    metricsUrl = `http://127.0.0.1:${port}/metrics`;
     config?.remove();
-    config = writeLitestreamConfig({ database, replicas, syncIntervalMs, metricsAddress: `127.0.0.1:${port}` });
+    config = writeLitestreamConfig({ database, replicas, syncIntervalMs });
     const [command, args] = supervisedCommand(binary, ['replicate', '-config', config.file]);
     const started = now();
+    launchedAt = started;
+    writing.clear();
     const proc = spawn(command, args, { env: litestreamEnv(replicas), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     // Not waited for by this process's event loop: serve ends when its work does, and Litestream with it.
     proc.unref();
@@ -187,11 +183,11 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
       proc.once('exit', (code, signal) => {
         child = undefined;
+        // Its watcher ends on the pipe's end, not on a signal sent to a pid that may be reused.
+        proc.stdin?.destroy();
         ready();
         resolve();
-        for (const f of onExit.splice(0)) f();
         if (stopping) return;
-        recordUnknown();
         restarts++;
         if (now() - started >= STEADY_RUN_MS) delay = FIRST_RESTART_DELAY_MS;
         log.error({ code, signal, restartInMs: delay }, 'litestream exited; replication is paused until it restarts');
@@ -204,14 +200,14 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
     });
     await Promise.race([replicating, new Promise((resolve) => setTimeout(resolve, START_WAIT_MS).unref())]);
+    if (child === proc) log.info({ replicas: replicas.map((r) => r.shown), syncIntervalMs, pid: proc.pid }, 'replicating the store with Litestream');
   }
 
   return {
     async start() {
       await launch();
       if (!child) throw new Error('Litestream could not be started: see the log lines above.');
-      log.info({ replicas: replicas.map((r) => r.shown), syncIntervalMs, pid: child.pid }, 'replicating the store with Litestream');
-      pollTimer = setInterval(() => void poll(), POLL_MS);
+      pollTimer = setInterval(poll, POLL_MS);
       pollTimer.unref();
     },
     async stop() {
@@ -266,16 +262,4 @@ export function createReplication(options: ReplicationOptions): Replication {
       return replicas.map((r) => ({ name: r.name, url: r.shown, lagSeconds: lagOf(r.name), failures: failures.get(r.name) ?? 0 }));
     },
   };
-}
-
-/** A free loopback port for Litestream's metrics (it cannot report the port it got for :0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

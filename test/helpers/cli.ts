@@ -16,7 +16,7 @@ export interface Env {
 /** The environment of the test process minus every variable plant-store reads, so defaults are really defaults. */
 export function cleanEnv(extra: Env = {}): Record<string, string> {
   const out: Record<string, string> = {};
-  const ours = /^(PORT|HOST|DATABASE_[A-Z_]+|LOG_LEVEL|BODY_LIMIT_BYTES|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|KEEP_ALIVE_TIMEOUT_MS|SHUTDOWN_TIMEOUT_MS|TOKEN_CACHE_TTL_MS|AUTH_FAILURES_PER_MINUTE|BOOTSTRAP_TOKEN|WEBHOOK_[A-Z_]+|CORS_ORIGINS|RATE_LIMIT(_[A-Z_]+)?|TRUST_PROXY|SHED_[A-Z_]+|JWT_[A-Z0-9_]+|OTEL_[A-Z_]+)$/;
+  const ours = /^(PORT|HOST|DATABASE_[A-Z_]+|LOG_LEVEL|BODY_LIMIT_BYTES|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|KEEP_ALIVE_TIMEOUT_MS|SHUTDOWN_TIMEOUT_MS|TOKEN_CACHE_TTL_MS|AUTH_FAILURES_PER_MINUTE|BOOTSTRAP_TOKEN|WEBHOOK_[A-Z_]+|CORS_ORIGINS|RATE_LIMIT(_[A-Z_]+)?|TRUST_PROXY|SHED_[A-Z_]+|JWT_[A-Z0-9_]+|OTEL_[A-Z_]+|REPLICA_[A-Z_]+)$/;
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !ours.test(k)) out[k] = v;
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) out[k] = v;
   return out;

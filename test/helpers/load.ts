@@ -32,6 +32,8 @@ export async function runLoad(options: {
   startedAt?: number;
   /** Filled while the load runs, so a test can watch progress (e.g. wait for enough 200s). */
   result?: LoadResult;
+  /** A pause after each answer, for a steady load rather than as much as the machine takes. */
+  pauseMs?: number;
 }): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
   const result: LoadResult = options.result ?? { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
@@ -45,6 +47,7 @@ export async function runLoad(options: {
       const at = Date.now() - t0;
       if (out.kind === 'response' && out.status === 200) {
         result.ok.set(id, at);
+        if (options.pauseMs) await sleep(options.pauseMs);
       } else if (out.kind === 'response') {
         const s = result.statuses.get(out.status) ?? { count: 0, sample: out.body, at: [] };
         s.count++;
