@@ -56,20 +56,22 @@ export function createPool(url: string, options: PostgresOptions): pg.Pool {
   // two queries, being released, being ended), so no 'error' event can ever go unheard and crash the process.
   pool.on('connect', (client) => client.on('error', () => {}));
   // pool.query() releases its connection with the query's error, which closes it, whatever the error: only
-  // connections checked out with pool.connect() (transaction(), the migrations) need dropsConnection below.
+  // connections checked out with pool.connect() need care (transaction() below; the migrations close theirs on
+  // any error).
   return pool;
 }
 
 /**
  * Whether a failed connection must be closed rather than returned to the pool: it reached a server that cannot
- * write (25006: a standby, or a primary the name no longer points to, which would fail every write it is lent
- * for), the server is going away or refuses sessions (57P01-57P03: shutdown, crash, starting up or in recovery),
+ * write (25006: a standby, reached through a name moved too early or an old primary back as a standby; pooled
+ * again, it would refuse every write it is lent for, the name long since moved on), the server ended the session
+ * or refuses it (57P: shutdown, crash, starting up or in recovery, ...),
  * the connection itself failed (class 08), or the driver gave up waiting for an answer (query_timeout: the
  * connection is still busy with the lost query, so a ROLLBACK would wait as long again). Closing the session is
  * also what rolls back its open transaction.
  */
 export function dropsConnection(err: unknown): boolean {
-  if (err instanceof pgDriver().DatabaseError) return /^(08|57P0[123]$|25006$)/.test(err.code ?? '');
+  if (err instanceof pgDriver().DatabaseError) return /^(08|57P|25006$)/.test(err.code ?? '');
   return err instanceof Error && err.message === 'Query read timeout';
 }
 
