@@ -65,10 +65,9 @@ export function createPool(url: string, options: PostgresOptions): pg.Pool {
  * Whether a failed connection must be closed rather than returned to the pool: it reached a server that cannot
  * write (25006: a standby, reached through a name moved too early or an old primary back as a standby; pooled
  * again, it would refuse every write it is lent for, the name long since moved on), the server ended the session
- * or refuses it (57P: shutdown, crash, starting up or in recovery, ...),
- * the connection itself failed (class 08), or the driver gave up waiting for an answer (query_timeout: the
- * connection is still busy with the lost query, so a ROLLBACK would wait as long again). Closing the session is
- * also what rolls back its open transaction.
+ * or refuses it (57P: shutdown, crash, starting up or in recovery, ...), the connection itself failed (class 08),
+ * or the driver gave up waiting for an answer (query_timeout: the connection is still busy with the lost query,
+ * so a ROLLBACK would wait as long again). Closing the session is also what rolls back its open transaction.
  */
 export function dropsConnection(err: unknown): boolean {
   if (err instanceof pgDriver().DatabaseError) return /^(08|57P|25006$)/.test(err.code ?? '');
