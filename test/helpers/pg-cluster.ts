@@ -1,5 +1,6 @@
 // A throwaway PostgreSQL cluster for tests and scripts: initdb into a fresh temp dir, pg_ctl start on a
-// free loopback port, stop/start/kill to test outages, destroy to remove it. Uses only the server binaries.
+// free loopback port, stop/start/kill/crash to test outages, destroy to remove it; and a streaming standby of
+// one (pg_basebackup -R), synchronous if asked, that promote() makes a primary. Uses only the server binaries.
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { freePort } from './ports.js';
+import { eventually } from './sleep.js';
 
 export interface PgCluster {
   /** postgres://postgres:<password>@127.0.0.1:<port>/postgres (the superuser, the maintenance database). */
@@ -21,6 +23,13 @@ export interface PgCluster {
   start(): Promise<void>;
   /** Immediate shutdown: every server process quits without a checkpoint, as in a crash; start() recovers from WAL. */
   kill(): Promise<void>;
+  /**
+   * kill -9 of every server process at once (the postmaster's process group), as when its machine is lost:
+   * nothing is told, no backend answers again. Resolves once they are gone.
+   */
+  crash(): Promise<void>;
+  /** A standby ends recovery and becomes a primary (pg_ctl promote); resolves once it accepts writes. */
+  promote(): Promise<void>;
   /** Stops the server (immediately) and removes the temp dir. Safe to call twice. */
   destroy(): Promise<void>;
   /** The server log so far (for failure messages). */
@@ -73,45 +82,96 @@ export interface PgClusterOptions {
   settings?: Record<string, string | number>;
 }
 
+const SERVER_SETTINGS = {
+  listen_addresses: '127.0.0.1',
+  fsync: 'on',
+  max_connections: 300,
+  shared_buffers: '32MB',
+};
+
+/** A fresh temp dir the server's user owns. */
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-pg-'));
+  if (asRoot) chownSync(dir, postgresUid(), postgresGid());
+  return dir;
+}
+
+const postgresUid = () => Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+const postgresGid = () => Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+
 /** Creates and starts a cluster. From node:test prefer pgCluster(t), which destroys it after the test. */
 export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = findPgBinDir();
-  const initdb = join(bin, 'initdb');
-  const pgCtl = join(bin, 'pg_ctl');
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-pg-'));
+  const dir = newDir();
   const dataDir = join(dir, 'data');
-  const sockDir = dir;
-  const logFile = join(dir, 'server.log');
   const password = randomBytes(12).toString('hex');
   const pwFile = join(dir, 'pwfile');
   writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    chownSync(dir, uid, gid);
-    chownSync(pwFile, uid, gid);
-  }
-  const entry = { pgCtl, dataDir, dir };
+  if (asRoot) chownSync(pwFile, postgresUid(), postgresGid());
+  const entry = { pgCtl: join(bin, 'pg_ctl'), dataDir, dir };
   live.add(entry);
   try {
     // Password auth over TCP (as in production, and so URLs carry a password to mask); trust on the socket.
-    await run(initdb, ['-D', dataDir, '-U', 'postgres', `--pwfile=${pwFile}`, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-instructions']);
+    await run(join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', `--pwfile=${pwFile}`, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-instructions']);
   } catch (e) {
     live.delete(entry);
     rmSync(dir, { recursive: true, force: true });
     throw e;
   }
   rmSync(pwFile, { force: true });
+  return serve(entry, password, options);
+}
 
+export interface PgStandbyOptions extends PgClusterOptions {
+  /** The standby's application_name on the primary, which synchronous_standby_names names. */
+  name?: string;
+  /** The primary waits for this standby at every commit: synchronous_standby_names set to its name (and reloaded). */
+  synchronous?: boolean;
+}
+
+/**
+ * A hot standby streaming from `primary`, made as an operator makes one: pg_basebackup -R (which writes
+ * standby.signal and primary_conninfo), here over the primary's socket. With `synchronous`, resolves once the
+ * primary reports it as its synchronous standby, so every commit acknowledged from then on is on both.
+ */
+export async function startPgStandby(primary: PgCluster, options: PgStandbyOptions = {}): Promise<PgCluster> {
+  const bin = findPgBinDir();
+  const name = options.name ?? 'standby1';
+  const dir = newDir();
+  const dataDir = join(dir, 'data');
+  const entry = { pgCtl: join(bin, 'pg_ctl'), dataDir, dir };
+  live.add(entry);
+  const psql = (sql: string) => run(join(bin, 'psql'), ['-h', primary.dir, '-p', String(primary.port), '-U', 'postgres', '-d', 'postgres', '-XAtc', sql]);
+  try {
+    const source = `host=${primary.dir} port=${primary.port} user=postgres application_name=${name}`;
+    await run(join(bin, 'pg_basebackup'), ['-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '-d', source], 120_000);
+  } catch (e) {
+    live.delete(entry);
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+  // The standby's own settings (its port, socket): those of the primary's command line are not copied.
+  const standby = await serve(entry, primary.password, options);
+  if (options.synchronous) {
+    await psql(`ALTER SYSTEM SET synchronous_standby_names = '"${name}"'`);
+    await psql('SELECT pg_reload_conf()');
+    let state = '';
+    await eventually(
+      async () => (state = (await psql(`SELECT sync_state FROM pg_stat_replication WHERE application_name = '${name}'`)).trim()) === 'sync',
+      () => `standby ${name} synchronous (pg_stat_replication says '${state}')\n${standby.log()}`,
+      30_000,
+      100,
+    );
+  }
+  return standby;
+}
+
+/** Starts the server of `entry`'s data dir on a free loopback port; the handle the tests use. */
+async function serve(entry: { pgCtl: string; dataDir: string; dir: string }, password: string, options: PgClusterOptions): Promise<PgCluster> {
+  const { pgCtl, dataDir, dir } = entry;
+  const logFile = join(dir, 'server.log');
   let port = 0;
-  const settings: Record<string, string | number> = {
-    listen_addresses: '127.0.0.1',
-    unix_socket_directories: sockDir,
-    fsync: 'on',
-    max_connections: 300,
-    shared_buffers: '32MB',
-    ...options.settings,
-  };
+  const settings: Record<string, string | number> = { ...SERVER_SETTINGS, unix_socket_directories: dir, ...options.settings };
   const startOnce = async () => {
     const opts = Object.entries({ ...settings, port })
       .map(([k, v]) => `-c ${k}=${v}`)
@@ -136,8 +196,15 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     }
   }
 
+  /** The postmaster's pid while it runs (a crash leaves postmaster.pid behind, naming a process gone). */
+  const postmaster = (): number | undefined => {
+    const file = join(dataDir, 'postmaster.pid');
+    if (!existsSync(file)) return undefined;
+    const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+    return pid > 0 && alive(pid) ? pid : undefined;
+  };
   const ctlStop = async (mode: 'fast' | 'immediate') => {
-    if (!existsSync(join(dataDir, 'postmaster.pid'))) return;
+    if (postmaster() === undefined) return;
     await run(pgCtl, ['stop', '-D', dataDir, '-m', mode, '-w', '-t', '60'], 90_000);
   };
   let destroyed = false;
@@ -150,6 +217,14 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     stop: () => ctlStop('fast'),
     start: startOnce,
     kill: () => ctlStop('immediate'),
+    async crash() {
+      const pid = postmaster();
+      if (pid === undefined) return;
+      // pg_ctl starts the postmaster in a session of its own: its process group is the server, backends included.
+      process.kill(-pid, 'SIGKILL');
+      await eventually(() => !alive(-pid), `the processes of PostgreSQL ${pid} gone`, 10_000, 20);
+    },
+    promote: async () => void (await run(pgCtl, ['promote', '-D', dataDir, '-w', '-t', '60'], 90_000)),
     async destroy() {
       if (destroyed) return;
       destroyed = true;
@@ -164,9 +239,26 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   };
 }
 
+/** Whether a process (or, negative, a process group) exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A cluster private to one test, destroyed after it. */
 export async function pgCluster(t: TestContext, options?: PgClusterOptions): Promise<PgCluster> {
   const cluster = await startPgCluster(options);
   t.after(() => cluster.destroy());
   return cluster;
+}
+
+/** A standby of `primary` private to one test, destroyed after it. */
+export async function pgStandby(t: TestContext, primary: PgCluster, options?: PgStandbyOptions): Promise<PgCluster> {
+  const standby = await startPgStandby(primary, options);
+  t.after(() => standby.destroy());
+  return standby;
 }

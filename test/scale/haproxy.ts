@@ -1,6 +1,7 @@
 // HAProxy from Debian as the load balancer in front of several `plant-store serve` processes: a generated
 // config in a temp dir, run in the foreground as a child process, health-checking every backend on /readyz.
-// Its admin socket tells the tests which backends it currently counts as up.
+// Its admin socket tells the tests which backends it currently counts as up. And HAProxy in TCP mode in front
+// of PostgreSQL, the name that moves to the promoted standby in a failover (docs/deployment.md, PostgreSQL).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -77,6 +78,59 @@ const HAPROXY_ERRORS = [
 
 /** Starts HAProxy in the foreground (`-db`) on a free loopback port; stopped after the scope. */
 export async function startHaproxy(scope: Scope, backends: { name: string; port: number }[]): Promise<Haproxy> {
+  return launch(scope, (port, socket) => haproxyConfig(port, backends, socket), 'plant_store');
+}
+
+/** A PostgreSQL server behind HAProxy: `disabled` ones are listed but get no connection until switched to. */
+export interface PgBackend {
+  name: string;
+  port: number;
+  disabled?: boolean;
+}
+
+/**
+ * The PostgreSQL front docs/deployment.md shows, with test-sized check intervals: TCP mode, one server in
+ * service at a time (HAProxy's checks cannot tell a primary from a standby, so the operator says which one
+ * is), and the sessions of a server that fails its check cut at once, so clients notice without waiting for
+ * TCP. Long client and server timeouts: the service's connections, its LISTEN one included, may stay idle.
+ */
+export function haproxyPgConfig(listenPort: number, servers: PgBackend[], adminSocket: string): string {
+  return [
+    'global',
+    '  maxconn 2000',
+    `  stats socket ${adminSocket} mode 600 level admin`,
+    'defaults',
+    '  mode tcp',
+    '  timeout connect 2s',
+    '  timeout client 30m',
+    '  timeout server 30m',
+    'frontend postgres',
+    `  bind 127.0.0.1:${listenPort}`,
+    '  default_backend pg',
+    'backend pg',
+    '  default-server inter 500ms fall 2 rise 2 on-marked-down shutdown-sessions',
+    ...servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check${s.disabled ? ' disabled' : ''}`),
+    '',
+  ].join('\n');
+}
+
+/**
+ * The failover switch of docs/deployment.md on the admin socket: the old server into maintenance and its
+ * sessions cut (whether it is dead or not, no client keeps talking to it), then the new one in service.
+ */
+export async function switchPgServer(lb: Haproxy, from: string, to: string): Promise<void> {
+  for (const line of [`set server pg/${from} state maint`, `shutdown sessions server pg/${from}`, `set server pg/${to} state ready`]) {
+    const answer = (await lb.command(line)).trim();
+    if (answer !== '') throw new Error(`haproxy: "${line}" answered ${answer}`);
+  }
+}
+
+/** HAProxy in TCP mode in front of PostgreSQL servers (haproxyPgConfig); `url` is unused, `port` is where to connect. */
+export async function startPgHaproxy(scope: Scope, servers: PgBackend[]): Promise<Haproxy> {
+  return launch(scope, (port, socket) => haproxyPgConfig(port, servers, socket), 'pg');
+}
+
+async function launch(scope: Scope, config: (port: number, socket: string) => string, backend: string): Promise<Haproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-haproxy-'));
   const socket = join(dir, 'admin.sock');
   const file = join(dir, 'haproxy.cfg');
@@ -86,7 +140,7 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
   // A port found free may be taken before HAProxy binds it: try a few.
   for (let attempt = 0; attempt < 5 && !proc; attempt++) {
     port = await freePort();
-    writeFileSync(file, haproxyConfig(port, backends, socket));
+    writeFileSync(file, config(port, socket));
     const p = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -110,7 +164,7 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
   };
   scope.after(stop);
 
-  /** One column of `show stat` for every server of the plant_store backend. */
+  /** One column of `show stat` for every server of the backend. */
   const column = async (name: string) => {
     const csv = await adminCommand(socket, 'show stat');
     const lines = csv.split('\n').filter(Boolean);
@@ -119,7 +173,7 @@ export async function startHaproxy(scope: Scope, backends: { name: string; port:
     const out = new Map<string, string>();
     for (const line of lines.slice(1)) {
       const cols = line.split(',');
-      if (cols[px!] === 'plant_store' && !['FRONTEND', 'BACKEND'].includes(cols[sv!]!)) out.set(cols[sv!]!, cols[col!]!);
+      if (cols[px!] === backend && !['FRONTEND', 'BACKEND'].includes(cols[sv!]!)) out.set(cols[sv!]!, cols[col!]!);
     }
     return out;
   };

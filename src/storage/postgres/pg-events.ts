@@ -114,6 +114,7 @@ export class PgEventStore implements EventLogStore {
     private readonly pool: pg.Pool,
     private readonly url: string,
     private readonly closed: () => boolean,
+    private readonly connectTimeoutMs = 5_000,
   ) {}
 
   private guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -170,7 +171,7 @@ export class PgEventStore implements EventLogStore {
   private listen(failures: number): void {
     this.retry = undefined;
     if (this.stopped || this.listeners.size === 0) return;
-    const client = new (pgDriver().Client)({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: 5_000 });
+    const client = new (pgDriver().Client)({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: this.connectTimeoutMs });
     this.listening = client;
     let lost = false;
     const again = () => {
@@ -180,7 +181,9 @@ export class PgEventStore implements EventLogStore {
       client.end().catch(() => {});
       if (this.stopped) return;
       // Events sequenced while no one listened are found by the readers' own timeouts and the sequencer's poll.
-      this.retry = setTimeout(() => this.listen(failures + 1), Math.min(30_000, 250 * 2 ** failures));
+      // At most 5 s apart: after a failover this instance hears the others again within seconds of the new
+      // primary being reachable (a LISTEN on a standby fails, 25006, and is tried again like a lost connection).
+      this.retry = setTimeout(() => this.listen(failures + 1), Math.min(5_000, 250 * 2 ** failures));
       this.retry.unref();
     };
     client.on('error', again);

@@ -95,7 +95,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     this.pool = createPool(url, options);
     const webhooks = new PgWebhookStore(this.pool, () => this.closed);
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
-    this.events = new PgEventStore(this.pool, url, () => this.closed);
+    this.events = new PgEventStore(this.pool, url, () => this.closed, options.connectTimeoutMs);
     this.restores = new PgRestoreStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher(
       {

@@ -55,7 +55,23 @@ export function createPool(url: string, options: PostgresOptions): pg.Pool {
   // And every connection keeps a listener of its own whatever state the pool has it in (checked out between
   // two queries, being released, being ended), so no 'error' event can ever go unheard and crash the process.
   pool.on('connect', (client) => client.on('error', () => {}));
+  // pool.query() releases its connection with the query's error, which closes it, whatever the error: only
+  // connections checked out with pool.connect() need care (transaction() below; the migrations close theirs on
+  // any error).
   return pool;
+}
+
+/**
+ * Whether a failed connection must be closed rather than returned to the pool: it reached a server that cannot
+ * write (25006: a standby, reached through a name moved too early or an old primary back as a standby; pooled
+ * again, it would refuse every write it is lent for, the name long since moved on), the server ended the session
+ * or refuses it (57P: shutdown, crash, starting up or in recovery, ...), the connection itself failed (class 08),
+ * or the driver gave up waiting for an answer (query_timeout: the connection is still busy with the lost query,
+ * so a ROLLBACK would wait as long again). Closing the session is also what rolls back its open transaction.
+ */
+export function dropsConnection(err: unknown): boolean {
+  if (err instanceof pgDriver().DatabaseError) return /^(08|57P|25006$)/.test(err.code ?? '');
+  return err instanceof Error && err.message === 'Query read timeout';
 }
 
 /** host:port of a postgres URL, for messages: never the user or password. */
@@ -69,7 +85,10 @@ export function describeTarget(url: string): string {
   }
 }
 
-/** Runs `fn` inside BEGIN/COMMIT on one connection; rolls back on failure; a broken connection is discarded. */
+/**
+ * Runs `fn` inside BEGIN/COMMIT on one connection; rolls back on failure; a broken connection, or one on a server
+ * that cannot take the write (dropsConnection), is closed rather than pooled again.
+ */
 export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   // Errors of a checked-out connection (it dropped between queries) surface through the next query.
@@ -91,6 +110,10 @@ export async function transaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) 
     return result;
   } catch (err) {
     if (err instanceof CommitOutcomeUnknownError) throw err;
+    if (dropsConnection(err)) {
+      broken = err as Error;
+      throw err;
+    }
     try {
       await client.query('ROLLBACK');
     } catch (rollbackErr) {
