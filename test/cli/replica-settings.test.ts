@@ -36,9 +36,11 @@ test('REPLICA_URL: each refused entry is named with why; a password is masked wh
   assert.match(r.stdout, /^REPLICA_URL=sftp:\/\/backup:\*\*\*\*@vault:2222\/srv\/r,s3:\/\/bucket\/p\?endpoint=https:\/\/s3\.example&force-path-style=true$/m);
   assert.match(r.stdout, /^REPLICA_SYNC_INTERVAL=500ms$/m);
   assert.doesNotMatch(r.stdout, /hunter2/);
-  const slow = await runIn(dir, ['config'], { REPLICA_SYNC_INTERVAL: '1h' });
+  const slow = await runIn(dir, ['config'], { REPLICA_SYNC_INTERVAL: '61m' });
   assert.equal(slow.code, 1);
-  assert.match(slow.stderr, /REPLICA_SYNC_INTERVAL: expected between 100ms and 60m, got "1h"/);
+  assert.match(slow.stderr, /REPLICA_SYNC_INTERVAL: expected between 100ms and 60m, got "61m"/);
+  const unit = await runIn(dir, ['config'], { REPLICA_SYNC_INTERVAL: '1h' });
+  assert.match(unit.stderr, /REPLICA_SYNC_INTERVAL: expected a number and a unit \(ms, s or m\), such as 1s or 500ms, got "1h"/);
 });
 
 test('replica commands: status needs REPLICA_URL; restore takes a FILE or --from-replica, and --at only with --from-replica', async (t) => {

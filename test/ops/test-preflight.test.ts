@@ -26,16 +26,16 @@ const line = (packages: string) =>
   `As root: apt-get update && apt-get install -y ${packages}`;
 const SQLITE_HINT = '; or PLANT_STORE_TEST_STORES=sqlite to leave PostgreSQL out';
 
-test('the whole suite on both stores names chromium, postgresql and haproxy in one line and runs nothing', (t) => {
+test('the whole suite on both stores names chromium, postgresql, haproxy and openssh-server in one line and runs nothing', (t) => {
   const r = npmTestOnBareMachine(t, undefined);
-  assert.deepEqual(r.stderrLines, [line('chromium postgresql haproxy') + SQLITE_HINT]);
+  assert.deepEqual(r.stderrLines, [line('chromium postgresql haproxy openssh-server') + SQLITE_HINT]);
   assert.equal(r.stdout, '', 'nothing was built or run');
   assert.equal(r.status, 1);
 });
 
 test('on SQLite only, PostgreSQL and HAProxy (whose tests need PostgreSQL) are not asked for', (t) => {
   const r = npmTestOnBareMachine(t, 'sqlite');
-  assert.deepEqual(r.stderrLines, [line('chromium')]);
+  assert.deepEqual(r.stderrLines, [line('chromium openssh-server')]);
   assert.equal(r.stdout, '');
   assert.equal(r.status, 1);
 });
@@ -48,4 +48,10 @@ test('chosen test files ask only for what they use', (t) => {
   const scale = npmTestOnBareMachine(t, 'postgres', ['test/scale/scale-out.test.ts', 'test/docs/docs-browser.test.ts']);
   assert.deepEqual(scale.stderrLines, [line('chromium postgresql haproxy') + SQLITE_HINT]);
   assert.equal(scale.status, 1);
+
+  // The SFTP replica's server, for the SQLite-only replication test; on PostgreSQL that file does not run.
+  const replication = npmTestOnBareMachine(t, 'sqlite', ['test/ops/replication.test.ts']);
+  assert.deepEqual(replication.stderrLines, [line('openssh-server')]);
+  const notThere = npmTestOnBareMachine(t, 'postgres', ['test/ops/replication.test.ts']);
+  assert.deepEqual(notThere.stderrLines, [line('postgresql') + SQLITE_HINT]);
 });
