@@ -41,14 +41,6 @@ export interface ReplicationOptions {
   now?: () => number;
 }
 
-export interface ReplicaState {
-  name: string;
-  url: string;
-  /** Seconds since the replica last held every change the store had made. */
-  lagSeconds: number;
-  failures: number;
-}
-
 export interface Replication {
   /** Spawns Litestream and waits (bounded) until it replicates; throws only when it cannot be run at all. */
   start(): Promise<void>;
@@ -56,9 +48,7 @@ export interface Replication {
   stop(): Promise<void>;
   /** The replication metrics, in this process's registry. */
   register(registry: Registry): void;
-  states(): ReplicaState[];
 }
-
 
 export function createReplication(options: ReplicationOptions): Replication {
   const { database, replicas, syncIntervalMs } = options;
@@ -240,7 +230,7 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
       new Counter({
         name: 'plant_store_replication_failures_total',
-        help: 'Errors Litestream reported for the replica (a sync, a snapshot or a listing that failed).',
+        help: 'Errors Litestream reported for the replica (a sync, a snapshot or a listing that failed), and stalls (behind by max(10 s, 10 sync intervals), after which Litestream is restarted).',
         labelNames: ['replica'] as const,
         registers: [registry],
         aggregator: 'max',
@@ -251,7 +241,7 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
       new Counter({
         name: 'plant_store_replication_restarts_total',
-        help: 'Times Litestream exited while the service ran and was started again.',
+        help: 'Times Litestream exited (or was stopped after a stall) while the service ran, and was started again.',
         registers: [registry],
         aggregator: 'max',
         collect() {
@@ -259,9 +249,6 @@ export function createReplication(options: ReplicationOptions): Replication {
           this.inc(restarts);
         },
       });
-    },
-    states() {
-      return replicas.map((r) => ({ name: r.name, url: r.shown, lagSeconds: lagOf(r.name), failures: failures.get(r.name) ?? 0 }));
     },
   };
 }

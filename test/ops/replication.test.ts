@@ -254,3 +254,28 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   third.proc.kill('SIGTERM');
   assert.equal(await third.exited, 0);
 });
+
+test('SIGTERM: Litestream is stopped after the store closes, so the last writes reach the replica even with a long sync interval', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'data', 'plant-store.db')}`, REPLICA_URL: `file://${join(dir, 'replica')}`, REPLICA_SYNC_INTERVAL: '60s', WORKERS: '2', BOOTSTRAP_TOKEN: 'false' };
+  const token = await createToken(env.DATABASE_URL);
+  const server = await serveGroup(t, dir, env);
+  // The replica holds the store as it was before the writes: a snapshot, then nothing for 60 s.
+  await eventually(async () => (await runIn(dir, ['replica', 'status'], env)).code === 0, 'the first sync', 20_000, 250);
+  const ids = [1, 2, 3, 4, 5];
+  for (const id of ids) {
+    const res = await fetch(`${server.url}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: `last ${id}` }),
+    });
+    assert.equal(res.status, 200);
+  }
+  // Ctrl-C, as a terminal sends it to serve's process group: Litestream, in a group of its own, is not stopped by it.
+  process.kill(-server.proc.pid!, 'SIGINT');
+  assert.equal(await server.exited, 0);
+  assert.doesNotMatch(server.output(), /litestream exited; replication is paused/, 'Litestream was stopped by serve, not by the signal');
+  const restored = await runIn(dir, ['restore', '--from-replica'], { ...env, DATABASE_URL: `sqlite:${join(dir, 'restored.db')}` }, 60_000);
+  assert.equal(restored.code, 0, restored.stderr);
+  assert.match(restored.stdout, /^ {2}plants: 5$/m);
+});
