@@ -16,3 +16,12 @@ export function foldName(name: string): string {
  * (trigrams), so a shorter text could only be found by reading every name.
  */
 export const SEARCH_MIN_LENGTH = 3;
+
+/**
+ * Why a `q` cannot be searched for, or undefined. U+0000: SQLite's full-text query parser ends its text there
+ * (the search failed with 503 and an error log), so a `q` holding one is refused the same way on every engine,
+ * as the client's mistake; a name may hold U+0000, but no search finds it by that character.
+ */
+export function searchTextProblem(q: string): string | undefined {
+  return q.includes('\u0000') ? 'q must not contain U+0000 (NUL): the name search cannot look for it.' : undefined;
+}

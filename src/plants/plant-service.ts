@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
 import type { EventType } from '../webhooks/events.js';
 import type { Observer } from '../observations.js';
+import { searchTextProblem } from './plant-search.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -124,10 +125,12 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     },
 
     list(query) {
+      searchable(query);
       return store.listPlantsJson(query);
     },
 
     count(query) {
+      searchable(query);
       return store.countMatchingPlants(query);
     },
 
@@ -162,6 +165,12 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       settled(id, outcome);
     },
   };
+}
+
+/** A `q` the engines cannot search for is the client's mistake: 400, saying why. */
+function searchable(query: PlantQuery): void {
+  const problem = query.q === undefined ? undefined : searchTextProblem(query.q);
+  if (problem !== undefined) throw new AppError('VALIDATION_FAILED', problem);
 }
 
 /**

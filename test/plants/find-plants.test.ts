@@ -121,6 +121,23 @@ test('q folds case beyond ASCII and takes %, _, quotes and backslashes literally
   assert.deepEqual(await found('k\\s'), ['5'], 'a backslash is literal');
   assert.deepEqual(await found('"quoted"'), ['5'], 'quotes are literal');
   assert.deepEqual(await found('%%%'), []);
+  // What SQLite's full-text query syntax and LIKE give a meaning to is literal here.
+  await seed(s, [
+    { id: '6', name: 'star* (NEAR) col:umn ^caret -minus +plus' },
+    { id: '7', name: 'this AND that OR NOT those' },
+  ]);
+  const literal: [string, string[]][] = [
+    ['r* (', ['6']],
+    ['(NEAR)', ['6']],
+    ['col:umn', ['6']],
+    ['^caret', ['6']],
+    ['-minus +plus', ['6']],
+    ['AND that OR NOT', ['7']],
+    ['near', ['6']],
+    ['***', []],
+    ['"""', []],
+  ];
+  for (const [q, ids] of literal) assert.deepEqual(await found(q), ids, `q=${q}`);
   const plain = await call(s, '/plants');
   assert.equal(plain.headers.get('x-total-count'), null, 'no count unless asked');
   assert.equal(plain.headers.get('preference-applied'), null);
@@ -146,6 +163,19 @@ test('walks in every order under concurrent creates, renames and deletes see eve
     const lastingSeen = seen.filter((p) => lasting.some((l) => l.id === p.id));
     assert.deepEqual(lastingSeen, [...lasting].sort((a, b) => compare(order, a, b)), `${order}: lasting plants in order`);
   }
+});
+
+test('a q holding U+0000 is a 400 that says why, with or without a count, never a 503', async (t) => {
+  const s = await startApp(t);
+  await seed(s, [{ id: '1', name: 'ab\u0000cde' }]);
+  for (const q of ['ab\u0000c', '\u0000\u0000\u0000', 'abc\u0000']) {
+    for (const headers of [{}, { prefer: 'count=exact' }] as Record<string, string>[]) {
+      const refused = await expectError(await call(s, `/plants?q=${encodeURIComponent(q)}`, { headers }), 400, JSON.stringify(q));
+      assert.match(refused.message, /q must not contain U\+0000 \(NUL\)/);
+    }
+  }
+  // The name is there, and found by the text around the NUL.
+  assert.deepEqual((await pageOf(await call(s, '/plants?q=cde'))).plants.map((p) => p.id), ['1']);
 });
 
 test('400s: an unknown sort names the choices, a short q, a cursor that does not fit the sort, an unknown parameter', async (t) => {
