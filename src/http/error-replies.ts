@@ -42,6 +42,10 @@ export function validationMessage(context: string, errors: AjvError[]): string {
     return `${where} must be an integer from ${-(2n ** bits)} to ${2n ** bits - 1n}.`;
   }
   if (e.keyword === 'type' && e.instancePath === '' && context === 'body') return 'The request body must be a JSON object.';
+  // In a URL an integer is text: 01, +5, 5.0 and 1e3 are integers in value, refused for how they are written.
+  if (e.keyword === 'type' && e.params.type === 'integer' && (context === 'params' || context === 'querystring')) {
+    return `${where} must be an integer written as a canonical decimal (no leading zero or plus sign, no -0, fraction or exponent), such as 42.`;
+  }
   if (e.keyword === 'type') {
     const type = String(e.params.type);
     return `${where} must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}.`;
