@@ -2,6 +2,7 @@
 // found by operationId, whose validation and serialization come from the document's schemas, and whose
 // security hook comes from its security requirements. A missing handler stops start-up.
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
+import { METHODS } from 'node:http';
 import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract, OperationSpec } from './contract.js';
@@ -47,8 +48,9 @@ function noStoreThen(guard: GuardHook): GuardHook {
   };
 }
 
-// The methods of RFC 9110 a path may not take (CONNECT is answered on the socket: src/http/error-replies.ts).
-const ALL_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS', 'TRACE'];
+// Every method Node's HTTP parser takes (RFC 9110's, WebDAV's, QUERY, PURGE, ...): a known path answers each
+// it does not support with 405 and Allow. CONNECT is answered on the socket (src/http/error-replies.ts).
+const ALL_METHODS = METHODS.filter((m) => m !== 'CONNECT');
 
 export function registerContractRoutes(app: FastifyInstance, contract: Contract, handlers: Handlers, guard: GuardFactory): void {
   const missing = contract.operations.filter((op) => typeof handlers[op.operationId] !== 'function').map((op) => op.operationId);
@@ -85,7 +87,9 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
     methodsByUrl.set(op.url, methods);
   }
 
-  // A known path with an unsupported method is 405 with Allow, not a 404.
+  // A known path with an unsupported method is 405 with Allow, not a 404. Fastify routes only the methods it
+  // was told of; the 405 is thrown before a body would be read, whatever the method.
+  for (const m of ALL_METHODS) if (!app.supportedMethods.includes(m)) app.addHttpMethod(m, { hasBody: true });
   for (const [url, methods] of methodsByUrl) {
     const allow = [...methods].sort().join(', ');
     const others = ALL_METHODS.filter((m) => !methods.has(m));

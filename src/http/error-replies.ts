@@ -187,6 +187,11 @@ export function registerErrorReplies(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     sendError(reply, 'ROUTE_NOT_FOUND', routeNotFoundMessage(request));
   });
+  // A path no route serves is answered before a body would be read, whatever the method: Fastify would parse
+  // it first, and refuses a QUERY without Content-Type with a bare 400 there.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request));
+  });
 }
 
 /** A store's failure as the catalogue names it; the log keeps the driver's error. */

@@ -1,5 +1,6 @@
 // Every error, whatever its status and whichever layer raises it, is an Error body with Content-Type
 // application/json: never a framework default body, never an empty body, never a stack trace.
+import { METHODS } from 'node:http';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp } from '../helpers/app.js';
@@ -66,6 +67,26 @@ test('other methods on /plants are 405 Error with Allow: GET, HEAD, POST', async
     await errorOf(res);
   });
   await t.test('nothing was created', async () => assert.equal(await s.store.countPlants(), 0));
+});
+
+test('every method Node accepts is 405 with Allow on a known path, before authentication, with or without a body; 404 on an unknown path', async (t) => {
+  const s = await startApp(t);
+  const unsupported = METHODS.filter((m) => !['CONNECT', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(m));
+  assert.ok(['QUERY', 'SEARCH', 'PROPFIND', 'PURGE', 'LINK', 'MKCOL', 'REPORT', 'M-SEARCH'].every((m) => unsupported.includes(m)));
+  for (const method of unsupported) {
+    for (const [path, allow] of [['/plants', 'GET, HEAD, POST'], ['/plants/1', 'DELETE, GET, HEAD, PATCH, PUT']] as const) {
+      for (const body of [undefined, '{"id": 1, "name": "x"}']) {
+        const head = `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n`;
+        const request = body === undefined ? `${head}\r\n` : `${head}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+        const res = await rawError(s.port, request, 405);
+        assert.equal(res.headers.allow, allow, `${method} ${path}`);
+        assert.ok(res.error.message.includes(method), res.error.message);
+      }
+    }
+    const unknown = await rawError(s.port, `${method} /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 404);
+    assert.ok(unknown.error.message.includes(method), unknown.error.message);
+  }
+  assert.equal(await s.store.countPlants(), 0);
 });
 
 test('broken HTTP is answered with an Error body, not a default or empty one', async (t) => {
