@@ -189,8 +189,10 @@ export function registerErrorReplies(app: FastifyInstance): void {
   });
   // A path no route serves is answered before a body would be read, whatever the method: Fastify would parse
   // it first, and refuses a QUERY without Content-Type with a bare 400 there.
-  app.addHook('onRequest', async (request) => {
-    if (request.is404) throw new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request));
+  // Last of the hooks, so the answer carries what every answer carries (security headers, request id).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.is404) done(new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request)));
+    else done();
   });
 }
 
