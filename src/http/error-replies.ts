@@ -138,6 +138,12 @@ export function registerErrorReplies(app: FastifyInstance): void {
       done(new AppError('BAD_REQUEST', 'An HTTP/1.1 request must carry a Host header.', { headers: { connection: 'close' } }));
       return;
     }
+    // A path no route serves is answered before a body would be read, whatever the method: Fastify would parse
+    // it first, and refuses a QUERY without Content-Type with a bare 400 there.
+    if (request.is404) {
+      done(new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request)));
+      return;
+    }
     done();
   });
   app.decorateReply('errorCode', undefined);
@@ -187,13 +193,7 @@ export function registerErrorReplies(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     sendError(reply, 'ROUTE_NOT_FOUND', routeNotFoundMessage(request));
   });
-  // A path no route serves is answered before a body would be read, whatever the method: Fastify would parse
-  // it first, and refuses a QUERY without Content-Type with a bare 400 there.
-  // Last of the hooks, so the answer carries what every answer carries (security headers, request id).
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.is404) done(new AppError('ROUTE_NOT_FOUND', routeNotFoundMessage(request)));
-    else done();
-  });
+
 }
 
 /** A store's failure as the catalogue names it; the log keeps the driver's error. */
