@@ -4,6 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 import { parseJson, TooManyExactNumbersError } from '../json/lossless-json.js';
+import { duplicateMember } from '../json/duplicate-members.js';
 import { JSON_MEDIA_TYPES } from './contract.js';
 
 /**
@@ -34,13 +35,23 @@ export function registerJsonParser(app: FastifyInstance): void {
     if (buffer.length === 0) return done(new AppError('BODY_EMPTY'), undefined);
     if (!isUtf8(buffer)) return done(new AppError('BODY_NOT_UTF8'), undefined);
     let value: unknown;
+    const text = buffer.toString('utf8');
     try {
-      value = parseJson(buffer.toString('utf8'), 'schema', { maxExactNumbers: MAX_EXACT_NUMBERS });
+      value = parseJson(text, 'schema', { maxExactNumbers: MAX_EXACT_NUMBERS });
     } catch (err) {
       if (err instanceof TooManyExactNumbersError) {
         return done(new AppError('BODY_TOO_MANY_NUMBERS', `The request body holds ${err.message}; at most ${err.limit} are accepted.`), undefined);
       }
       return done(malformedJson(err), undefined);
+    }
+    // JSON.parse keeps the last of two members of one name: {"id":5,"id":6} would be plant 6, unsaid.
+    const duplicate = duplicateMember(text);
+    if (duplicate) {
+      const where = duplicate.at === '' ? '' : ` in the object at ${duplicate.at.slice(0, 100)}`;
+      return done(
+        new AppError('BODY_MALFORMED', `The request body has the member '${duplicate.name.slice(0, 100)}' twice${where}: member names must be unique (I-JSON, RFC 7493).`),
+        undefined,
+      );
     }
     done(null, value);
   });

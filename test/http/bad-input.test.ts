@@ -118,3 +118,28 @@ test('an empty, whitespace-only or absent body is 400', async (t) => {
   }
   await t.test('nothing stored', async () => assert.equal(await s.store.countPlants(), 0));
 });
+
+test('a member named twice in a body is 400 naming it and where (I-JSON), on every operation with a body; nothing is stored', async (t) => {
+  const s = await startApp(t);
+  const { secret } = await s.tokens.create({ name: 'i-json', scopes: ['plants:read', 'plants:write', 'webhooks:manage'] });
+  const auth = { authorization: `Bearer ${secret}` };
+  const cases: [string, string, string, string, RegExp][] = [
+    ['POST', '/plants', 'application/json', '{"id":5,"id":6,"name":"dup"}', /member 'id' twice: member names must be unique \(I-JSON, RFC 7493\)/],
+    ['POST', '/plants', 'application/json', '{"id":5,"name":"a","\\u006eame":"b"}', /member 'name' twice/],
+    ['POST', '/plants', 'application/json', '{"id":12345678901234567890123,"name":"a","id":1}', /member 'id' twice/],
+    ['PUT', '/plants/7', 'application/json', '{"name":"a","tag":"x","tag":"y"}', /member 'tag' twice/],
+    ['PATCH', '/plants/7', 'application/merge-patch+json', '{"name":"a","name":null}', /member 'name' twice/],
+    ['POST', '/webhooks', 'application/json', '{"url":"https://example.com/h","events":["newPlant"],"url":"https://example.com/i"}', /member 'url' twice/],
+    ['POST', '/plants', 'application/json', '{"id":9,"name":"x","extra":{"a":1,"a":2}}', /member 'a' twice in the object at \/extra/],
+  ];
+  for (const [method, path, type, body, message] of cases) {
+    const res = await fetch(`${s.url}${path}`, { method, headers: { ...auth, 'content-type': type }, body });
+    assert.equal(res.status, 400, `${method} ${path} ${body}`);
+    assert.match((await errorOf(res)).message, message, body);
+  }
+  assert.equal(await s.store.countPlants(), 0);
+  assert.equal((await (await fetch(`${s.url}/webhooks`, { headers: auth })).json() as unknown[]).length, 0);
+  // A name repeated inside a string is no repeat.
+  const fine = await fetch(`${s.url}/plants`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"id":5,"name":"{\\"id\\":1,\\"id\\":2}"}' });
+  assert.equal(fine.status, 200, await fine.text());
+});

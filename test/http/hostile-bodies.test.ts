@@ -85,10 +85,17 @@ test('prototype-pollution keys neither pollute nor smuggle fields', async (t) =>
   });
   await t.test('as ignored unknown fields, lossless path, with long numbers inside them', async () => {
     const res = await s.postPlant(
-      `{"id": 9007199254740995, "name": "p", "__proto__": {"polluted": 12345678901234567890, "__proto__": 98765432109876543210}, "constructor": {"prototype": {"polluted": 1e400}}, ${pollution}}`,
+      `{"id": 9007199254740995, "name": "p", "__proto__": {"polluted": 12345678901234567890, "__proto__": 98765432109876543210}, "constructor": {"prototype": {"polluted": 1e400}}, "prototype": {"polluted": "yes"}}`,
     );
     assert.equal(res.status, 200);
     assert.deepEqual(await storedPlant(s.store, 9007199254740995n), { id: 9007199254740995n, name: 'p' });
+    clean();
+  });
+  await t.test('named twice: refused as a repeated member (I-JSON), polluting nothing', async () => {
+    const res = await s.postPlant(`{"id": 3, "name": "p", "__proto__": {"polluted": 12345678901234567890}, ${pollution}}`);
+    assert.equal(res.status, 400);
+    assert.match(((await res.json()) as { message: string }).message, /member '__proto__' twice/);
+    assert.equal(await storedPlant(s.store, 3n), undefined);
     clean();
   });
   await t.test('nested pollution keys inside arrays and objects', async () => {
