@@ -31,7 +31,7 @@ const pointer = (stack: Level[]) => stack.slice(1).map((l) => `/${l.key.replaceA
 
 /** The first member name an object of `text` (valid JSON) repeats, or undefined when none does. */
 export function duplicateMember(text: string): DuplicateMember | undefined {
-  // Objects are what can repeat a name: text without two of them, or without a second quote, cannot.
+  // Only an object can repeat a name: text with none needs no second look.
   if (text.indexOf('{') === -1) return undefined;
   const stack: Level[] = [];
   // The key the next value opened sits under.
