@@ -1334,9 +1334,11 @@ export interface components {
             };
         };
         /**
-         * @description The path exists but does not take this method (OPTIONS included; no CORS preflight is answered unless
-         *     `CORS_ORIGINS` names the origin). `Allow` lists the methods it takes, `HEAD` with every `GET`. Answered
-         *     before authentication and before any body is read.
+         * @description The path exists but does not take this method: any method Node.js accepts (OPTIONS included, where no
+         *     CORS preflight is answered because `CORS_ORIGINS` does not name the origin; TRACE, QUERY, SEARCH,
+         *     PROPFIND, PURGE, LINK, MKCOL, REPORT, ...). `Allow` lists the methods it takes, `HEAD` with every `GET`.
+         *     Answered before authentication and before any body is read. A path the document does not name is 404
+         *     with any method.
          */
         MethodNotAllowed: {
             headers: {
@@ -1472,9 +1474,11 @@ export interface components {
     parameters: {
         /**
          * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-         *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
-         *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
-         *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+         *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
+         *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
+         *     characters (Unicode code points): the search reads an index of each name's three-character pieces
+         *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
+         *     on every store: the index cannot look for that character.
          * @example ELI
          */
         PlantSearch: string;
@@ -1617,9 +1621,11 @@ export interface operations {
                 tag?: string;
                 /**
                  * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
-                 *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
-                 *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
+                 *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
+                 *     characters (Unicode code points): the search reads an index of each name's three-character pieces
+                 *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
+                 *     on every store: the index cannot look for that character.
                  * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
@@ -1826,9 +1832,11 @@ export interface operations {
                 tag?: string;
                 /**
                  * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, quotes
-                 *     and backslashes match themselves. At least 3 characters (Unicode code points): the search reads an
-                 *     index of each name's three-character pieces (trigrams), and a shorter text would read every name.
+                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
+                 *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
+                 *     characters (Unicode code points): the search reads an index of each name's three-character pieces
+                 *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
+                 *     on every store: the index cannot look for that character.
                  * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
