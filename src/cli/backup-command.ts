@@ -9,6 +9,7 @@ import { openStore, storeOptions } from '../storage/open-store.js';
 import { MIGRATIONS } from '../storage/sqlite/migrations.js';
 import { markRestored, type RestoreRecord } from '../storage/restores.js';
 import {
+  BackupError,
   BOOKKEEPING_TABLES,
   backupSqlite,
   fileExists,
@@ -143,8 +144,8 @@ export async function restoreCommand(args: string[]): Promise<number> {
   // Litestream writes the copy next to the store (same disk: the copy into it is local), under a random name.
   const copy = join(dirname(target), `.${basename(target)}.${randomBytes(9).toString('base64url')}.replica`);
   try {
-    const from = await fetchFromReplicas(config, copy, at);
-    return await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`);
+    const { from, checked } = await fetchFromReplicas(config, target, copy, at);
+    return await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`, checked);
   } finally {
     for (const suffix of ['', '-wal', '-shm', '-journal', '.tmp', '.tmp-wal', '.tmp-shm', '.tmp-journal']) rmSync(copy + suffix, { force: true });
   }
@@ -161,24 +162,38 @@ function rfc3339(text: string): Date {
 
 /**
  * Asks Litestream for the store as the replicas hold it (at `at`, or latest) into `copy`: from the replica with
- * the latest copy, or, when one cannot be read, from the first of the others that can. Returns which replica.
+ * the latest copy, or, when one cannot be read or gives a copy that fails SQLite's integrity check (a segment
+ * cut off mid-write on a replica that does not write them atomically), from the first of the others that gives a
+ * sound one. Returns which replica.
  */
-async function fetchFromReplicas(config: Config, copy: string, at: Date | undefined): Promise<string> {
-  const { litestream } = await import('./replica-command.js');
-  const database = storeFile(config, 'restore');
+async function fetchFromReplicas(config: Config, database: string, copy: string, at: Date | undefined): Promise<{ from: string; checked: BackupSummary }> {
+  const { runLitestream } = await import('../replication/litestream.js');
   const time = at ? ['-timestamp', at.toISOString()] : [];
-  const all = await litestream(config, (file) => ['restore', '-config', file, '-o', copy, ...time, database]);
-  if (all.code === 0) return `the replicas (${config.replicaUrls.map((r) => r.shown).join(', ')})`;
-  const problems = [`all replicas: ${all.errors.at(-1) ?? `litestream exited ${all.code}`}`];
+  // The copy Litestream made, checked (restoreInto checks nothing twice), or why it cannot be used.
+  let checked: BackupSummary | undefined;
+  const unsound = (): string | undefined => {
+    try {
+      checked = inspectBackup(copy);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof BackupError)) throw err;
+      return err.message.replace(/\.$/, '');
+    }
+  };
+  const all = await runLitestream(config, database, (file) => ['restore', '-config', file, '-o', copy, ...time, database]);
+  const allUnsound = all.code === 0 ? unsound() : undefined;
+  if (all.code === 0 && allUnsound === undefined) return { from: `the replicas (${config.replicaUrls.map((r) => r.shown).join(', ')})`, checked: checked! };
+  const problems = [`all replicas: ${allUnsound ?? all.errors.at(-1) ?? `litestream exited ${all.code}`}`];
   if (config.replicaUrls.length > 1) {
     for (const r of config.replicaUrls) {
-      rmSync(copy, { force: true });
-      const one = await litestream(config, (file) => ['restore', '-config', file, '-replica', r.name, '-o', copy, ...time, database]);
-      if (one.code === 0) {
-        process.stderr.write(`plant-store: Not every replica could be read (${problems[0]}); restored from ${r.name} (${r.shown}).\n`);
-        return `the replica ${r.shown}`;
+      for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
+      const one = await runLitestream(config, database, (file) => ['restore', '-config', file, '-replica', r.name, '-o', copy, ...time, database]);
+      const oneUnsound = one.code === 0 ? unsound() : undefined;
+      if (one.code === 0 && oneUnsound === undefined) {
+        process.stderr.write(`plant-store: Not every replica gave a sound copy (${problems[0]}); restored from ${r.name} (${r.shown}).\n`);
+        return { from: `the replica ${r.shown}`, checked: checked! };
       }
-      problems.push(`${r.name}: ${one.errors.at(-1) ?? `litestream exited ${one.code}`}`);
+      problems.push(`${r.name}: ${oneUnsound ?? one.errors.at(-1) ?? `litestream exited ${one.code}`}`);
     }
   }
   const none = problems.some((p) => p.includes('no matching backups found'));
@@ -203,8 +218,8 @@ function checkTarget(config: Config, target: string, force: boolean): Target {
 }
 
 /** Replaces `target` with the backup at `source` (checked first), migrates it and records the restore. */
-async function restoreInto(config: Config, target: string, state: Target, source: string, shown: string): Promise<number> {
-  const backup = inspectBackup(source);
+async function restoreInto(config: Config, target: string, state: Target, source: string, shown: string, checked?: BackupSummary): Promise<number> {
+  const backup = checked ?? inspectBackup(source);
   const known = Math.max(...MIGRATIONS.map((m) => m.version));
   if (backup.schemaVersion > known) {
     throw new Error(`${shown} has schema version ${backup.schemaVersion}, newer than this plant-store knows (${known}): restore it with the version that made it.`);

@@ -1,8 +1,7 @@
-// `plant-store replica status` and what `restore --from-replica` takes from the replicas: both ask Litestream,
-// with the configuration serve gives it, so they see the replicas serve writes to, by the same names.
-import { spawn } from 'node:child_process';
+// `plant-store replica status`: each replica as Litestream reports it, asked with the configuration serve gives
+// it (replication/litestream.ts), so it sees the replicas serve writes to, by the same names.
 import type { Config } from '../config.js';
-import { litestreamBinary, litestreamEnv, ownerOnlyCommand, writeLitestreamConfig } from '../replication/litestream.js';
+import { runLitestream } from '../replication/litestream.js';
 import type { Replica } from '../replication/replica-urls.js';
 import { sqliteFile } from './database.js';
 import { commandArgs, UsageError } from './subcommand.js';
@@ -20,50 +19,6 @@ Exit codes: 0 every replica reachable and within --max-lag, 1 one is not (or fai
 Run it from a monitor: it reads the replicas and the store, and changes nothing.
 `;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  /** Litestream's JSON log lines (its errors among them). */
-  errors: string[];
-}
-
-/** Runs Litestream with the replicas' configuration; never throws for what Litestream reports. */
-export async function litestream(config: Config, args: (configFile: string) => string[]): Promise<Run> {
-  const database = sqliteFile(config.databaseUrl)!;
-  const file = writeLitestreamConfig({ database, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs });
-  try {
-    const [command, argv] = ownerOnlyCommand(litestreamBinary(), args(file.file));
-    const child = spawn(command, argv, { env: litestreamEnv(config.replicaUrls, config.litestreamEnv), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('close', (c) => resolve(c));
-    });
-    const errors = stderr
-      .split('\n')
-      .map(errorOf)
-      .filter((e): e is string => e !== undefined);
-    return { code, stdout, errors };
-  } finally {
-    file.remove();
-  }
-}
-
-/** The error a Litestream log line reports, or undefined for one that reports none. */
-function errorOf(line: string): string | undefined {
-  if (line.trim() === '') return undefined;
-  try {
-    const entry = JSON.parse(line) as { level?: string; msg?: string; error?: string };
-    if (entry.level !== 'ERROR') return undefined;
-    return entry.error ?? entry.msg ?? line;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Rows of one of Litestream's tables (generations, snapshots, wal): column name -> value. */
 function table(text: string): Record<string, string>[] {
   const [header, ...lines] = text.split('\n').filter((l) => l.trim() !== '');
@@ -73,7 +28,7 @@ function table(text: string): Record<string, string>[] {
 }
 
 /** Go's duration text (1m2.5s, 450ms, 3.7s) in seconds. */
-export function goDurationSeconds(text: string): number {
+function goDurationSeconds(text: string): number {
   const negative = text.startsWith('-');
   let total = 0;
   for (const [, n, unit] of text.replace(/^-/, '').matchAll(/([\d.]+)(h|m(?!s)|s|ms|µs|us|ns)/g)) {
@@ -82,7 +37,7 @@ export function goDurationSeconds(text: string): number {
   return negative ? -total : total;
 }
 
-export interface ReplicaReport {
+interface ReplicaReport {
   replica: Replica;
   /** Why it could not be read, or undefined. */
   error?: string;
@@ -93,7 +48,7 @@ export interface ReplicaReport {
 
 async function report(config: Config, replica: Replica): Promise<ReplicaReport> {
   const database = sqliteFile(config.databaseUrl)!;
-  const one = (cmd: string) => litestream(config, (file) => [cmd, '-config', file, '-replica', replica.name, database]);
+  const one = (cmd: string) => runLitestream(config, database, (file) => [cmd, '-config', file, '-replica', replica.name, database]);
   const generations = await one('generations');
   if (generations.errors.length > 0 || generations.code !== 0) return { replica, error: generations.errors.at(-1) ?? `litestream exited ${generations.code}` };
   const rows = table(generations.stdout);
@@ -115,9 +70,8 @@ export async function replicaCommand(args: string[], config: Config): Promise<nu
   const raw = parsed.values['max-lag'] ?? '60';
   if (!/^\d+(\.\d+)?$/.test(raw)) throw new UsageError(`--max-lag takes seconds, such as 60 (got "${raw}").`, 'replica status');
   const maxLag = Number(raw);
+  // The settings refuse REPLICA_URL with any store but a SQLite file.
   if (config.replicaUrls.length === 0) throw new Error('REPLICA_URL is not set: there is no replica to report on (docs/backup.md).');
-  const file = sqliteFile(config.databaseUrl);
-  if (file === undefined || file === ':memory:') throw new Error('Replicas are of a SQLite store: DATABASE_URL names none.');
   const reports = await Promise.all(config.replicaUrls.map((r) => report(config, r)));
   let code = 0;
   for (const r of reports) {

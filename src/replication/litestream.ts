@@ -1,6 +1,7 @@
 // What Litestream needs to run against the replicas of REPLICA_URL: its binary, its configuration file and its
 // environment. Used by serve (which supervises `litestream replicate`) and by the CLI (replica status, restore
 // --from-replica), so both describe the same replicas by the same names.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -73,7 +74,7 @@ export function writeLitestreamConfig(s: LitestreamSettings): { file: string; re
  * argv for spawn: Litestream under umask 077, so that the folders it makes beside the store and in a file
  * replica are owner-only like the files (it gives files the store's own mode, 0600, but folders the umask's).
  */
-export function ownerOnlyCommand(binary: string, args: readonly string[]): [string, string[]] {
+function ownerOnlyCommand(binary: string, args: readonly string[]): [string, string[]] {
   return ['/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', binary, ...args]];
 }
 
@@ -86,4 +87,57 @@ export function ownerOnlyCommand(binary: string, args: readonly string[]): [stri
 export function supervisedCommand(binary: string, args: readonly string[]): [string, string[]] {
   const script = 'umask 077; exec 3<&0; (while read -r _; do :; done <&3; kill -TERM $$ 2>/dev/null) & exec "$0" "$@" </dev/null 3<&-';
   return ['/bin/sh', ['-c', script, binary, ...args]];
+}
+
+/** The settings a Litestream command reads (Config's). */
+interface LitestreamConfig {
+  replicaUrls: readonly Replica[];
+  replicaSyncIntervalMs: number;
+  litestreamEnv: Readonly<Record<string, string>>;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  /** Litestream's JSON log lines (its errors among them). */
+  errors: string[];
+}
+
+/**
+ * Runs a Litestream command (`args` given its configuration file) over the replicas of `config` for the store
+ * `database`, to its end; never throws for what Litestream reports.
+ */
+export async function runLitestream(config: LitestreamConfig, database: string, args: (configFile: string) => string[]): Promise<Run> {
+  const file = writeLitestreamConfig({ database, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs });
+  try {
+    const [command, argv] = ownerOnlyCommand(litestreamBinary(), args(file.file));
+    const child = spawn(command, argv, { env: litestreamEnv(config.replicaUrls, config.litestreamEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (c) => resolve(c));
+    });
+    const errors = stderr
+      .split('\n')
+      .map(errorOf)
+      .filter((e): e is string => e !== undefined);
+    return { code, stdout, errors };
+  } finally {
+    file.remove();
+  }
+}
+
+/** The error a Litestream log line reports, or undefined for one that reports none. */
+function errorOf(line: string): string | undefined {
+  if (line.trim() === '') return undefined;
+  try {
+    const entry = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+    if (entry.level !== 'ERROR') return undefined;
+    return entry.error ?? entry.msg ?? line;
+  } catch {
+    return undefined;
+  }
 }
