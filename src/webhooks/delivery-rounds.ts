@@ -32,7 +32,11 @@ export function manualRetry(state: RetryState, now: Date): NewRound | undefined 
   return undefined;
 }
 
-/** What a recover writes on each delivery it selects, or undefined when it takes none (subscription disabled). */
+/**
+ * What a recover writes on each delivery it selects, or undefined when it takes none (subscription disabled).
+ * The engines make the selected deliveries due 1 ms apart in the order they were made, the newest at `dueAt`:
+ * all due at once, and claimed oldest first (docs/webhooks.md, "Recovering what a receiver missed").
+ */
 export function recoveredRound(subscriptionActive: boolean, dueAt: Date): NewRound | undefined {
   return subscriptionActive ? { status: 'pending', attemptCount: 0, nextAttemptAt: dueAt } : undefined;
 }

@@ -97,6 +97,41 @@ test('recover queues the failed deliveries made since a time, and the receiver g
   assert.deepEqual(b.problems, []);
 });
 
+test('recovered deliveries go out oldest first, at most 4 of a subscription at a time: the receiver holding its answers sees the 4 oldest events, then the rest', async (t) => {
+  const clock = testClock();
+  const s = await startDeliveryApp(t, { dispatcher: { clock } });
+  const hooks = clientFor(s, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);
+  let secret = '';
+  const rx = await startReceiver(t, () => secret, () => ({ status: 500 }));
+  const sub = await addSubscription(s.store, rx.url, 'wh_order');
+  secret = sub.secret;
+  const before = new Date(Date.now() - 1_000).toISOString();
+  // One after another (the event order is the plants' order), all before the first pass: their deliveries are
+  // made in one pass, at one time.
+  for (const id of [6, 2, 5, 1, 4, 3]) assert.equal(await s.postJson(`{"id":${id},"name":"p${id}"}`), 200);
+  await dispatchUntil(s, clock, async () => (await deliveriesOf(s.store, sub.id)).filter((d) => d.status === 'failed').length === 6);
+  const oldestFirst = [6, 2, 5, 1, 4, 3];
+  const failed = rx.requests.length;
+
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  rx.reply = async () => {
+    await gate;
+    return { status: 204 };
+  };
+  assert.deepEqual((await recover(hooks, sub.id, before)).data, { queued: 6, more: false });
+  const sending = s.dispatcher.runOnce();
+  const plantsOf = (from: number, to?: number) => new Set(rx.requests.slice(from, to).map((r) => (JSON.parse(r.body) as { id: number }).id));
+  await rx.until((r) => r.requests.length === failed + 4);
+  assert.deepEqual(plantsOf(failed), new Set(oldestFirst.slice(0, 4)), 'the first four held are the four oldest');
+  open();
+  await sending;
+  assert.equal(rx.requests.length, failed + 6);
+  assert.deepEqual(plantsOf(failed + 4), new Set(oldestFirst.slice(4)));
+  assert.deepEqual(rx.problems, []);
+  assert.ok((await deliveriesOf(s.store, sub.id)).every((d) => d.status === 'succeeded'));
+});
+
 test('recover refuses a since that is not an RFC 3339 date-time or is in the future (400), and an unknown subscription (404)', async (t) => {
   const s = await startDeliveryApp(t);
   const hooks = clientFor(s, (await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage'] })).secret);

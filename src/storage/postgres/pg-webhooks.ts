@@ -91,12 +91,15 @@ const SQL = {
   // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound
   // decided. The status is tested again on the row itself, so a delivery a concurrent recover or attempt
   // changed meanwhile is left as that made it.
-  requeue: `UPDATE webhook_deliveries SET status = $5, attempt_count = $6, next_attempt_at = $7, lease_until = NULL, updated_at = $7
-    WHERE id IN (
-        SELECT id FROM webhook_deliveries
+  // Due 1 ms apart, oldest first and the newest at $7 (delivery-rounds.ts: recoveredRound), so the claims take
+  // them in the order they were made.
+  requeue: `UPDATE webhook_deliveries d SET status = $5, attempt_count = $6,
+      next_attempt_at = $7::timestamptz - (r.n - r.rn) * interval '1 millisecond', lease_until = NULL, updated_at = $7
+    FROM (SELECT id, row_number() OVER (ORDER BY created_at, seq) AS rn, count(*) OVER () AS n FROM (
+        SELECT id, created_at, seq FROM webhook_deliveries
         WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])
-        ORDER BY created_at, seq LIMIT $4)
-      AND status = ANY ($3::text[])`,
+        ORDER BY created_at, seq LIMIT $4) AS l) AS r
+    WHERE d.id = r.id AND d.status = ANY ($3::text[])`,
   requeueLeft: `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
       WHERE subscription_id = $1 AND created_at >= $2 AND status = ANY ($3::text[])) AS more`,
   countPending: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",

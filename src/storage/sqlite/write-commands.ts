@@ -175,12 +175,15 @@ function webhookWrites(db: Database.Database) {
        WHERE id = @id`,
     ),
     // The selected deliveries, oldest first (webhook_deliveries_by_subscription), each made what recoveredRound decided.
+    // Due 1 ms apart, oldest first and the newest at @next (delivery-rounds.ts: recoveredRound), so the claims
+    // take them in the order they were made.
     requeue: db.prepare(
-      `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next, lease_until = NULL, updated_at = @next
-       WHERE id IN (
-           SELECT id FROM webhook_deliveries
+      `UPDATE webhook_deliveries SET status = @status, attempt_count = @count, next_attempt_at = @next - (r.n - r.rn), lease_until = NULL, updated_at = @next
+       FROM (SELECT id, row_number() OVER (ORDER BY created_at, o) AS rn, count(*) OVER () AS n FROM (
+           SELECT id, created_at, rowid AS o FROM webhook_deliveries
            WHERE subscription_id = @sub AND created_at >= @since AND status IN (SELECT value FROM json_each(@statuses))
-           ORDER BY created_at, rowid LIMIT +@limit)`,
+           ORDER BY created_at, rowid LIMIT +@limit)) AS r
+       WHERE webhook_deliveries.id = r.id`,
     ),
     requeueLeft: db
       .prepare(
