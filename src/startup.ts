@@ -26,7 +26,9 @@ export async function openServiceStore(
   engine: { sharedWriter?: SharedWriter; commitOnThisThread?: boolean; reseal?: boolean } = {},
 ): Promise<Store> {
   const { sharedWriter, reseal = true, ...rest } = engine;
-  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter, ...rest, resealSecrets: reseal }).catch((err: unknown) => {
+  // Every serving process says which keys it holds, for secrets rotate run beside it (Engine.runningServers).
+  const serving = { keyIds: config.webhookSecretKeys.map((k) => k.id) };
+  const { store, migrations, secrets } = await openStore(config.databaseUrl, { ...storeOptions(config), sharedWriter, ...rest, serving, resealSecrets: reseal }).catch((err: unknown) => {
     if (!(err instanceof StorePathError)) throw err;
     throw new ConfigError(`DATABASE_URL=${maskUrl(config.databaseUrl)} cannot be used: ${err.message}. Set DATABASE_URL to a file in a folder this user can create and write.`);
   });

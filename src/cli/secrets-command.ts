@@ -4,7 +4,8 @@
 import type { Config } from '../config.js';
 import type { WebhookSubscription } from '../webhooks/delivery.js';
 import { sealedUnder } from '../webhooks/secret-box.js';
-import { openCommandStore } from './database.js';
+import { runningServers, storeOptions } from '../storage/open-store.js';
+import { describeDatabase, openCommandStore } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 
 export const SECRETS_HELP = `Usage: plant-store secrets <status|rotate>
@@ -14,10 +15,12 @@ export const SECRETS_HELP = `Usage: plant-store secrets <status|rotate>
       WEBHOOK_SECRET_KEYS (by its id, as plant-store config shows it; the first encrypts, the others
       only decrypt), any key not listed there (naming its subscriptions), and secrets stored in clear.
       Changes nothing. Exits 1 when a secret needs a key WEBHOOK_SECRET_KEYS does not hold.
-  secrets rotate
+  secrets rotate [--force]
       Encrypts again under the first key of WEBHOOK_SECRET_KEYS every secret not under it (in clear or
       under an older key), prints how many, then the status. When a secret needs a key that is not
       listed it changes nothing and exits 1. serve does the same at start-up.
+      While a server runs on the store without that key (its deliveries would fail until it restarts
+      with it), it changes nothing, names the server and exits 1; --force rotates all the same.
 
 Only serve and secrets rotate re-encrypt; every other command leaves the secrets as stored, so a
 command run with a new key first cannot move them away from a server still running with the old keys.
@@ -30,13 +33,16 @@ const SUBCOMMANDS = ['status', 'rotate'];
 export async function secretsCommand(args: string[], config: Config): Promise<number> {
   const [sub, ...rest] = args;
   if (!sub || !SUBCOMMANDS.includes(sub)) throw new UsageError(`Unknown command "secrets ${sub ?? ''}": use secrets status or rotate.`, 'secrets');
-  const parsed = commandArgs(`secrets ${sub}`, rest, {}, SECRETS_HELP);
+  const parsed = commandArgs(`secrets ${sub}`, rest, { force: { type: 'boolean' } }, SECRETS_HELP);
   if (!parsed) return 0;
   if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "secrets ${sub}".`, `secrets ${sub}`);
+  if (sub !== 'rotate' && parsed.values.force) throw new UsageError('--force is an option of "secrets rotate" only.', `secrets ${sub}`);
   const first = config.webhookSecretKeys[0];
   if (sub === 'rotate' && !first) {
     throw new Error('WEBHOOK_SECRET_KEYS is not set, so there is no key to encrypt under. Make one with openssl rand -base64 32 and give it to the server and the CLI alike.');
   }
+
+  if (sub === 'rotate' && !parsed.values.force) await refuseBesideServersLacking(first!.id, config);
 
   // rotate: the open re-encrypts (all or nothing: a secret whose key is missing stops it before any change).
   const { store, secrets } = await openCommandStore(config, { create: false, resealSecrets: sub === 'rotate' });
@@ -52,6 +58,22 @@ export async function secretsCommand(args: string[], config: Config): Promise<nu
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Refuses to rotate while a server runs on the store without the new first key: it could no longer open what
+ * this encrypts, and its deliveries would fail until it restarts with the key (docs/operations.md's order).
+ */
+async function refuseBesideServersLacking(keyId: string, config: Config): Promise<void> {
+  const lacking = (await runningServers(config.databaseUrl, storeOptions(config))).filter((s) => !s.keyIds?.includes(keyId));
+  if (lacking.length === 0) return;
+  const which = lacking.map((s) => `${s.where} (${s.keyIds === undefined ? 'its keys unknown' : s.keyIds.length === 0 ? 'no keys' : `keys ${s.keyIds.join(', ')}`})`);
+  throw new Error(
+    `Nothing was encrypted: ${describeDatabase(config.databaseUrl)} is in use by ${lacking.length === 1 ? 'a server' : `${lacking.length} servers`} without key ${keyId}, ` +
+      `the first of WEBHOOK_SECRET_KEYS: ${which.join('; ')}. Secrets encrypted under it now could not sign there, and those deliveries would fail until a restart. ` +
+      `Rotate in this order: add the new key last on every server (WEBHOOK_SECRET_KEYS=OLD,NEW) and restart each; then put it first (NEW,OLD) and restart each, ` +
+      `which encrypts again at start-up; then run secrets rotate. Or stop the servers first; --force rotates all the same (docs/operations.md, "Rotating the key of webhook secrets").`,
+  );
 }
 
 /** The status lines, and whether a secret needs a key that is not listed. */

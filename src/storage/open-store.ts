@@ -1,6 +1,6 @@
 // Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and its entry in ENGINES.
 import type { Config } from '../config.js';
-import type { Engine, MigrationResult, ProcessSharing, Store } from './store.js';
+import type { Engine, MigrationResult, ProcessSharing, RunningServer, Store } from './store.js';
 import { MigrationError, type Migration } from './migrator.js';
 import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
@@ -49,6 +49,11 @@ function engineOf(databaseUrl: string): Engine<StoreOptions> {
 
 export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {
   return engineOf(databaseUrl).create(databaseUrl, options);
+}
+
+/** The servers running on this database, other than this process, and the keys each holds (Engine.runningServers). */
+export function runningServers(databaseUrl: string, options: StoreOptions = {}): Promise<RunningServer[]> {
+  return engineOf(databaseUrl).runningServers(databaseUrl, options);
 }
 
 /** How several server processes can share this database (Engine.sharing). */

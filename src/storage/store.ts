@@ -62,6 +62,19 @@ export interface Store extends PlantStore, TokenStore {
 export interface EngineOptions {
   /** Wraps the engine's webhook port: open-store.ts composes secrets at rest (webhooks/secret-box.ts) here. */
   decorateWebhooks?: (port: WebhookStore) => WebhookStore;
+  /**
+   * Set by the process that owns a running server (alone, or the primary): the ids of the WEBHOOK_SECRET_KEYS it
+   * holds, which the engine shows other processes for as long as it runs (Engine.runningServers).
+   */
+  serving?: { keyIds: readonly string[] };
+}
+
+/** A server running on a database, as another process sees it (Engine.runningServers). */
+export interface RunningServer {
+  /** Which one, for an operator: a process id, a client address. */
+  where: string;
+  /** The ids of the WEBHOOK_SECRET_KEYS it holds, in its order; undefined when it does not say. */
+  keyIds?: readonly string[];
 }
 
 /** An engine: which DATABASE_URLs it serves and how it opens one (its folder exports it; open-store lists it). */
@@ -73,6 +86,11 @@ export interface Engine<Options> {
    * with every write committed by one of them (`shared-writer`: a file), or not at all (`one-process`: memory).
    */
   sharing(databaseUrl: string): ProcessSharing;
+  /**
+   * The servers running on the database now, other than this process (plant-store secrets rotate checks their
+   * keys before encrypting under a new one). None for a database no other process can open.
+   */
+  runningServers(databaseUrl: string, options: Options): Promise<RunningServer[]>;
 }
 
 export type ProcessSharing = 'independent' | 'shared-writer' | 'one-process';

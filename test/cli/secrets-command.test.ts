@@ -4,8 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { migratedDatabaseUrl, runCli } from '../helpers/app.js';
-import { createStore, openStore } from '../../src/storage/open-store.js';
+import { migratedDatabaseUrl, runCli, spawnServer } from '../helpers/app.js';
+import { createStore, openStore, runningServers } from '../../src/storage/open-store.js';
+import { eventually } from '../helpers/sleep.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
 import { createWebhookService } from '../../src/webhooks/webhook-service.js';
 
@@ -77,4 +78,50 @@ test('secrets status counts per key; secrets rotate re-encrypts under the first 
   const usage = await runCli(['secrets', 'bogus'], { DATABASE_URL: databaseUrl });
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /Unknown command "secrets bogus"/);
+});
+
+test('secrets rotate beside a running server without the new key refuses, naming the server and the rolling order, unless --force; once the server holds the key it rotates', async (t) => {
+  const databaseUrl = await migratedDatabaseUrl(t);
+  const [k1, k2] = [newKey(), newKey()];
+  const { store } = await openStore(databaseUrl, { webhookSecretKeys: parseSecretKeys(k1) });
+  try {
+    await createWebhookService(store.webhooks, { allowedHosts: ['127.0.0.1'] }).create({ url: 'http://127.0.0.1:9/hook' });
+  } finally {
+    await store.close();
+  }
+  const rotate = (...args: string[]) => runCli(['secrets', 'rotate', ...args], { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_KEYS: `${k2},${k1}` });
+  const env = { DATABASE_URL: databaseUrl, BOOTSTRAP_TOKEN: 'false' };
+  // A server is seen once it has the file open (SQLite: before it listens) or its LISTEN connection (PostgreSQL).
+  const seen = (n: number) => eventually(async () => (await runningServers(databaseUrl)).length === n, `${n} running servers seen`);
+  const old = await spawnServer(t, { ...env, WEBHOOK_SECRET_KEYS: k1 });
+  await seen(1);
+
+  const refused = await rotate();
+  assert.equal(refused.code, 1, refused.stdout);
+  assert.match(refused.stderr, new RegExp(`in use by a server without key ${keyId(k2)}, the first of WEBHOOK_SECRET_KEYS: .*\\(keys ${keyId(k1)}\\)`));
+  assert.match(refused.stderr, /Rotate in this order: add the new key last on every server \(WEBHOOK_SECRET_KEYS=OLD,NEW\)/);
+  assert.match(refused.stderr, /--force rotates all the same/);
+  assert.ok((await storedSecrets(databaseUrl)).every((s) => s.startsWith(`enc:v1:${keyId(k1)}:`)), 'a refused rotation changed a secret');
+  assert.equal((await runCli(['secrets', 'status', '--force'], { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_KEYS: k1 })).code, 2);
+
+  // The rolling order's first step: the server restarted with the new key last.
+  old.proc.kill('SIGTERM');
+  await old.exited;
+  await seen(0);
+  const rolled = await spawnServer(t, { ...env, WEBHOOK_SECRET_KEYS: `${k1},${k2}` });
+  await seen(1);
+  const rotated = await rotate();
+  assert.equal(rotated.code, 0, rotated.stderr);
+  assert.match(rotated.stdout, /^Encrypted 1 webhook signing secret again under key/m);
+  assert.ok((await storedSecrets(databaseUrl)).every((s) => s.startsWith(`enc:v1:${keyId(k2)}:`)));
+  rolled.proc.kill('SIGTERM');
+  await rolled.exited;
+  await seen(0);
+
+  // --force: a server without the key, rotated past on purpose.
+  await spawnServer(t, { ...env, WEBHOOK_SECRET_KEYS: k2 });
+  await seen(1);
+  const forced = await runCli(['secrets', 'rotate', '--force'], { DATABASE_URL: databaseUrl, WEBHOOK_SECRET_KEYS: `${k1},${k2}` });
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.ok((await storedSecrets(databaseUrl)).every((s) => s.startsWith(`enc:v1:${keyId(k1)}:`)));
 });

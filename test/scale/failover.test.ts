@@ -140,7 +140,7 @@ test('PostgreSQL failover under load: kill -9 of the primary, the synchronous st
   // Each worker's LISTEN connection is back, on the new primary: instances hear each other's events again.
   let listening = 0;
   await eventually(
-    async () => (listening = Number((await sql<{ n: string }>(standby.url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'plant-store events' AND query LIKE 'LISTEN%'"))[0]!.n)) === 2,
+    async () => (listening = Number((await sql<{ n: string }>(standby.url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'plant-store events%' AND query LIKE 'LISTEN%'"))[0]!.n)) === 2,
     () => `both workers LISTEN on the new primary (${listening} do)`,
     RECOVERY_MS,
     100,

@@ -115,6 +115,8 @@ export class PgEventStore implements EventLogStore {
     private readonly url: string,
     private readonly closed: () => boolean,
     private readonly connectTimeoutMs = 5_000,
+    /** The LISTEN connection's application_name (pg-servers.ts: a server's says its keys). */
+    private readonly listenerName = 'plant-store events',
   ) {}
 
   private guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -171,7 +173,7 @@ export class PgEventStore implements EventLogStore {
   private listen(failures: number): void {
     this.retry = undefined;
     if (this.stopped || this.listeners.size === 0) return;
-    const client = new (pgDriver().Client)({ connectionString: this.url, application_name: 'plant-store events', keepAlive: true, connectionTimeoutMillis: this.connectTimeoutMs });
+    const client = new (pgDriver().Client)({ connectionString: this.url, application_name: this.listenerName, keepAlive: true, connectionTimeoutMillis: this.connectTimeoutMs });
     this.listening = client;
     let lost = false;
     const again = () => {

@@ -16,6 +16,7 @@ import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
 import { PgRestoreStore } from './pg-restores.js';
+import { listenerName, runningOnDatabase } from './pg-servers.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { fromDbText, pgText, toDbText } from './text.js';
 import { PgPlantQueries } from './pg-plant-queries.js';
@@ -72,6 +73,7 @@ export const postgresEngine: Engine<PgStoreOptions> = {
   // Every process its own pool: the database server orders their writes.
   sharing: () => 'independent',
   create: (url, options) => new PgStore(url, options),
+  runningServers: (url, options) => runningOnDatabase(url, options.connectTimeoutMs),
 };
 
 export class PgStore extends GroupCommittedPlants implements Store {
@@ -95,7 +97,7 @@ export class PgStore extends GroupCommittedPlants implements Store {
     this.pool = createPool(url, options);
     const webhooks = new PgWebhookStore(this.pool, () => this.closed);
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
-    this.events = new PgEventStore(this.pool, url, () => this.closed, options.connectTimeoutMs);
+    this.events = new PgEventStore(this.pool, url, () => this.closed, options.connectTimeoutMs, listenerName(options.serving));
     this.restores = new PgRestoreStore(this.pool, () => this.closed);
     this.groupCommit = new Batcher(
       {

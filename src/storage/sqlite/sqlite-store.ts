@@ -25,6 +25,7 @@ import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
+import { removeServingMark, runningOnFile, writeServingMark } from './serving-mark.js';
 import { parseDatabaseUrl } from '../database-url.js';
 import { tracing } from '../../tracing.js';
 import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
@@ -62,6 +63,10 @@ export const sqliteEngine: Engine<SqliteOptions> = {
     const parsed = parseDatabaseUrl(url);
     if (parsed?.engine !== 'sqlite') throw new Error(`not a sqlite: DATABASE_URL: ${url.split(':')[0]}`);
     return new SqliteStore(parsed.file, options);
+  },
+  async runningServers(url) {
+    const parsed = parseDatabaseUrl(url);
+    return parsed?.engine === 'sqlite' && parsed.file !== ':memory:' ? runningOnFile(parsed.file) : [];
   },
 };
 
@@ -142,9 +147,14 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace, shared ? 'commit hand-off' : 'commit');
     this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
     this.following = shared !== undefined;
+    // One mark per file, by the process that writes it: a worker of a shared writer serves what its primary marked.
+    this.serving = options.serving !== undefined && file !== ':memory:' && shared === undefined;
+    if (options.serving && this.serving) writeServingMark(file, options.serving.keyIds);
   }
 
   private readonly following: boolean;
+  /** Whether this process serves the file and marks it so (serving-mark.ts). */
+  private readonly serving: boolean;
 
   override addCommitObserver(observer: CommitObserver): () => void {
     // The writer's process reports the commits; observed here too, each would count once per process.
@@ -266,6 +276,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   protected async release(): Promise<void> {
     await this.servedBatches?.drain();
     this.db.close();
+    if (this.serving) removeServingMark(this.file);
   }
 
   /**
