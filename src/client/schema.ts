@@ -664,7 +664,7 @@ export interface components {
         PlantReplacement: components["schemas"]["Plant"] & {
             /**
              * Format: int64
-             * @description Identification number of the plant
+             * @description The plant's id, optional; when sent it must be the path's (400 otherwise).
              */
             id?: bigint;
         };
@@ -672,7 +672,7 @@ export interface components {
         PlantPatch: {
             /**
              * Format: int64
-             * @description Must be the path's id when sent.
+             * @description The plant's id, optional; when sent it must be the path's (400 otherwise).
              */
             id?: bigint;
             /** @description The new name (cannot be null), at most 256 characters (Unicode code points). */
@@ -681,6 +681,9 @@ export interface components {
             tag?: string | null;
         };
         /**
+         * @description Every error response, whatever its status, has this shape, with `Content-Type: application/json`.
+         *     `error` is the HTTP status code of the response (there is no separate code table), so clients can
+         *     branch on either; `message` is written for humans and may change between versions: do not parse it.
          * @example {
          *       "error": 404,
          *       "message": "No such plant."
@@ -742,7 +745,7 @@ export interface components {
         WebhookRecovery: {
             /**
              * Format: date-time
-             * @description Deliveries created at or after this instant are queued again (see a delivery's `createdAt`). An RFC 3339 date-time with an offset (`Z` or `+01:00`), not in the future.
+             * @description Deliveries created at or after this instant are queued again (see a delivery's `createdAt`). An RFC 3339 date-time with an offset (`Z` or `+01:00`), not in the future: a later one is 400 (no delivery was made after it), and so is one without an offset.
              * @example 2026-03-14T08:00:00Z
              */
             since: string;
@@ -1184,7 +1187,30 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or does not match the schema (the contract's "unexpected error"). */
+        /**
+         * @description The request is malformed or does not match the schema (the contract's "unexpected error"); the
+         *     message names what is wrong.
+         *
+         *     **Identifiers.** `id` is a signed 64-bit integer written as a plain JSON number, kept exact over the
+         *     whole range -9223372036854775808 ... 9223372036854775807, including values above 2^53 that
+         *     JavaScript's `JSON.parse` would round (clients in JavaScript should parse answers losslessly).
+         *
+         *     **Bodies.** A body is I-JSON (RFC 7493): an object that names a member twice, at any depth and however
+         *     the name is escaped (`{"id":5,"id":6}`, `{"name":"a","\u006eame":"b"}`), is 400 naming the member and
+         *     the object (a JSON Pointer), rather than taking the last as JSON parsers do. An int64 member (`id`) is a
+         *     plain integer literal, an optional `-` and digits: `5.0`, `1e3` and `-0` are 400 naming the member,
+         *     though JSON Schema would count them as integers. Members the schema does not name are not read. A
+         *     plant's `name` and `tag` are at most 256 characters each, counted in Unicode code points as JSON
+         *     Schema's `maxLength` counts them (an emoji outside the Basic Multilingual Plane is one character); a
+         *     longer one is 400 naming the field.
+         *
+         *     **Paths and query strings.** An integer in a path or a query string is a canonical decimal: an
+         *     optional `-` and digits with no leading zero, and zero unsigned (`/plants/0100`, `/plants/+5`,
+         *     `/plants/-0`, `/plants/1e3` and `?limit=5.0` are 400). A query parameter the operation does not declare
+         *     is 400 naming it, and so is a declared one given twice. An operation that declares no request body
+         *     refuses one (400, before the body is read). A path with an empty segment, such as `/plants/`, is 404;
+         *     a method a path does not take is 405 (`MethodNotAllowed`).
+         */
         BadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -1423,7 +1449,9 @@ export interface components {
          * @description A rate limit was reached; retry after `Retry-After` seconds. Either the token made more than its
          *     quota of requests in the current window (policy `"token"`, `RATE_LIMIT_PER_TOKEN` per
          *     `RATE_LIMIT_WINDOW_S`), or this client address failed authentication too often (policy
-         *     `"auth-failures"`, `AUTH_FAILURES_PER_MINUTE` per 60 s). Limits are counted per instance.
+         *     `"auth-failures"`, `AUTH_FAILURES_PER_MINUTE` per 60 s). Limits are counted per instance (by default
+         *     60000 requests per 60 s for each token); every answer to an authenticated request carries
+         *     `RateLimit-Policy` and `RateLimit`, so a client can slow down before it gets here.
          */
         TooManyRequests: {
             headers: {
@@ -1500,7 +1528,10 @@ export interface components {
         PlantSort: "id" | "-id" | "name" | "-name";
         /**
          * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-         *     as the `Link` of that page carries it. Not accepted in an id order.
+         *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+         *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+         *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+         *     query/after_name go together with sort=name: ...`).
          * @example Monstera deliciosa
          */
         PlantAfterName: string;
@@ -1619,7 +1650,9 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @description Return only plants after this id in the list's order (the last id of the previous page): greater
+                 *     than it by default. In a name order (`sort=name` or `-name`) it goes with `after_name`, and either
+                 *     alone is 400.
                  * @example 10041
                  */
                 after?: bigint;
@@ -1647,7 +1680,10 @@ export interface operations {
                 sort?: components["parameters"]["PlantSort"];
                 /**
                  * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+                 *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+                 *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+                 *     query/after_name go together with sort=name: ...`).
                  * @example Monstera deliciosa
                  */
                 after_name?: components["parameters"]["PlantAfterName"];
@@ -1832,7 +1868,9 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @description Return only plants after this id in the list's order (the last id of the previous page): greater
+                 *     than it by default. In a name order (`sort=name` or `-name`) it goes with `after_name`, and either
+                 *     alone is 400.
                  * @example 10041
                  */
                 after?: bigint;
@@ -1860,7 +1898,10 @@ export interface operations {
                 sort?: components["parameters"]["PlantSort"];
                 /**
                  * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+                 *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+                 *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+                 *     query/after_name go together with sort=name: ...`).
                  * @example Monstera deliciosa
                  */
                 after_name?: components["parameters"]["PlantAfterName"];
@@ -1991,6 +2032,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description The plant as it should be. An `id`, when sent, must be the path's: another is 400, `body/id 7 is not
+         *     the id in the path (42); a plant's id cannot be changed.`
+         */
         requestBody: {
             content: {
                 /**
@@ -2161,6 +2206,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description The members to change. An `id`, when sent, must be the path's: another is 400, `body/id 7 is not the
+         *     id in the path (42); a plant's id cannot be changed.` A member the schema does not name is 400 naming it.
+         */
         requestBody: {
             content: {
                 /**
@@ -2934,6 +2983,11 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description `since`: an RFC 3339 date-time with an offset, not in the future. One in the future is 400
+         *     (`` `since` (2026-03-15T08:00:00.000Z) is in the future (it is 2026-03-14T09:00:00.000Z here); no
+         *     delivery was made after it. ``), and so is one that is not such a date-time.
+         */
         requestBody: {
             content: {
                 /**
