@@ -176,3 +176,41 @@ test('the conditional headers carry no example, which the docs page would fill i
     assert.deepEqual([example, examples, schema?.example, schema?.examples, schema?.default], [undefined, undefined, undefined, undefined, undefined], name);
   }
 });
+
+test('the 400s the document quotes beside their parameters and bodies are what the service answers', async (t) => {
+  const s = await startApp(t);
+  const manage = (await s.tokens.create({ name: 'manage', scopes: ['webhooks:manage'] })).secret;
+  const said = (text: string) => text.replace(/\s+/g, ' ');
+  // Times differ from run to run: the document's example times stand for any.
+  const anyTime = (text: string) => text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, 'TIME');
+  const message = async (res: Response) => {
+    assert.equal(res.status, 400);
+    return ((await res.json()) as { message: string }).message;
+  };
+  const list = REPO_DOCUMENT.paths['/plants'].get;
+  const afterName = deref(REPO_DOCUMENT, list.parameters.find((p: Doc) => deref(REPO_DOCUMENT, p).name === 'after_name'));
+  const inIdOrder = await message(await fetch(`${s.url}/plants?after_name=Fern`, { headers: { authorization: `Bearer ${s.token.read}` } }));
+  assert.ok(said(afterName.description).includes(inIdOrder), `after_name's description does not quote: ${inIdOrder}`);
+  const aloneInNameOrder = await message(await fetch(`${s.url}/plants?sort=name&after_name=Fern`, { headers: { authorization: `Bearer ${s.token.read}` } }));
+  assert.ok(said(afterName.description).includes(aloneInNameOrder.slice(0, aloneInNameOrder.indexOf(':') + 1)), `after_name's description: ${aloneInNameOrder}`);
+
+  for (const [method, type] of [['put', 'application/json'], ['patch', 'application/merge-patch+json']] as const) {
+    const res = await fetch(`${s.url}/plants/42`, {
+      method: method.toUpperCase(),
+      headers: { authorization: `Bearer ${s.token.write}`, 'content-type': type },
+      body: '{"id": 7, "name": "Fern"}',
+    });
+    const text = await message(res);
+    assert.ok(said(REPO_DOCUMENT.paths['/plants/{id}'][method].requestBody.description).includes(text), `${method}'s body description does not quote: ${text}`);
+  }
+
+  const future = await message(
+    await fetch(`${s.url}/webhooks/wh_Vh3q9LmT0xKa2bYc/recover`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${manage}`, 'content-type': 'application/json' },
+      body: '{"since": "2999-01-01T00:00:00Z"}',
+    }),
+  );
+  const recover = said(REPO_DOCUMENT.paths['/webhooks/{id}/recover'].post.requestBody.description);
+  assert.ok(anyTime(recover).includes(anyTime(future)), `recover's body description does not quote: ${future}`);
+});
