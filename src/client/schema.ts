@@ -1548,12 +1548,14 @@ export interface components {
         PlantId: bigint;
         /**
          * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-         *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+         *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+         *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+         *     entity tags such as "42" (from ETag).`
          */
         IfMatch: string;
         /**
          * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-         *     with no body.
+         *     with no body. A value that is not such a list (at most 32 tags) is 400.
          */
         IfNoneMatch: string;
         /**
@@ -1954,7 +1956,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-                 *     with no body.
+                 *     with no body. A value that is not such a list (at most 32 tags) is 400.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2019,7 +2021,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -2091,7 +2095,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -2137,7 +2143,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-                 *     with no body.
+                 *     with no body. A value that is not such a list (at most 32 tags) is 400.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2193,7 +2199,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -3326,12 +3334,15 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example openapi: 3.1.0
-                     *     info:
-                     *       title: Plant Store
-                     *       version: 1.0.0
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Plant Store",
+                     *         "version": "1.0.0"
+                     *       }
+                     *     }
                      */
-                    "application/yaml": string;
+                    "application/yaml": Record<string, never>;
                 };
             };
             400: components["responses"]["BadRequest"];

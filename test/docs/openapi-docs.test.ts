@@ -214,3 +214,20 @@ test('the 400s the document quotes beside their parameters and bodies are what t
   const recover = said(REPO_DOCUMENT.paths['/webhooks/{id}/recover'].post.requestBody.description);
   assert.ok(anyTime(recover).includes(anyTime(future)), `recover's body description does not quote: ${future}`);
 });
+
+test('the pattern the document gives If-Match and If-None-Match accepts exactly the values the service accepts', async (t) => {
+  const s = await startApp(t);
+  const values = [
+    '*', '"42"', 'W/"42"', '"1", "2"', '"1",W/"2" ,  "3"', '"1",', '""', '"a!#~"', ` ${'"1",'.repeat(31)}"32"`,
+    'moss', '42', '"1",,"2"', ',"1"', '"1" "2"', 'W/ "1"', '"a"b"', '* , "1"', '"1",*', `${'"1",'.repeat(32)}"33"`,
+  ];
+  for (const [header, method] of [['If-Match', 'DELETE'], ['If-None-Match', 'GET']] as const) {
+    const param = deref(REPO_DOCUMENT, REPO_DOCUMENT.components.parameters[header.replace(/-/g, '')]);
+    const pattern = new RegExp(param.schema.pattern, 'u');
+    for (const value of values) {
+      // An absent plant: 404 once the header is understood, 400 when it is not.
+      const res = await fetch(`${s.url}/plants/99`, { method, headers: { authorization: `Bearer ${s.token.all}`, [header]: value } });
+      assert.equal(pattern.test(value.trim()), res.status === 404, `${header}: ${value} (the service answered ${res.status})`);
+    }
+  }
+});
