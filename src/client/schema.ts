@@ -664,7 +664,7 @@ export interface components {
         PlantReplacement: components["schemas"]["Plant"] & {
             /**
              * Format: int64
-             * @description Identification number of the plant
+             * @description The plant's id, optional; when sent it must be the path's (400 otherwise).
              */
             id?: bigint;
         };
@@ -672,7 +672,7 @@ export interface components {
         PlantPatch: {
             /**
              * Format: int64
-             * @description Must be the path's id when sent.
+             * @description The plant's id, optional; when sent it must be the path's (400 otherwise).
              */
             id?: bigint;
             /** @description The new name (cannot be null), at most 256 characters (Unicode code points). */
@@ -681,6 +681,9 @@ export interface components {
             tag?: string | null;
         };
         /**
+         * @description Every error response, whatever its status, has this shape, with `Content-Type: application/json`.
+         *     `error` is the HTTP status code of the response (there is no separate code table), so clients can
+         *     branch on either; `message` is written for humans and may change between versions: do not parse it.
          * @example {
          *       "error": 404,
          *       "message": "No such plant."
@@ -742,7 +745,7 @@ export interface components {
         WebhookRecovery: {
             /**
              * Format: date-time
-             * @description Deliveries created at or after this instant are queued again (see a delivery's `createdAt`). An RFC 3339 date-time with an offset (`Z` or `+01:00`), not in the future.
+             * @description Deliveries created at or after this instant are queued again (see a delivery's `createdAt`). An RFC 3339 date-time with an offset (`Z` or `+01:00`), not in the future: a later one is 400 (no delivery was made after it), and so is one without an offset.
              * @example 2026-03-14T08:00:00Z
              */
             since: string;
@@ -1184,7 +1187,30 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or does not match the schema (the contract's "unexpected error"). */
+        /**
+         * @description The request is malformed or does not match the schema (the contract's "unexpected error"); the
+         *     message names what is wrong.
+         *
+         *     **Identifiers.** `id` is a signed 64-bit integer written as a plain JSON number, kept exact over the
+         *     whole range -9223372036854775808 ... 9223372036854775807, including values above 2^53 that
+         *     JavaScript's `JSON.parse` would round (clients in JavaScript should parse answers losslessly).
+         *
+         *     **Bodies.** A body is I-JSON (RFC 7493): an object that names a member twice, at any depth and however
+         *     the name is escaped (`{"id":5,"id":6}`, `{"name":"a","\u006eame":"b"}`), is 400 naming the member and
+         *     the object (a JSON Pointer), rather than taking the last as JSON parsers do. An int64 member (`id`) is a
+         *     plain integer literal, an optional `-` and digits: `5.0`, `1e3` and `-0` are 400 naming the member,
+         *     though JSON Schema would count them as integers. Members the schema does not name are not read. A
+         *     plant's `name` and `tag` are at most 256 characters each, counted in Unicode code points as JSON
+         *     Schema's `maxLength` counts them (an emoji outside the Basic Multilingual Plane is one character); a
+         *     longer one is 400 naming the field.
+         *
+         *     **Paths and query strings.** An integer in a path or a query string is a canonical decimal: an
+         *     optional `-` and digits with no leading zero, and zero unsigned (`/plants/0100`, `/plants/+5`,
+         *     `/plants/-0`, `/plants/1e3` and `?limit=5.0` are 400). A query parameter the operation does not declare
+         *     is 400 naming it, and so is a declared one given twice. An operation that declares no request body
+         *     refuses one (400, before the body is read). A path with an empty segment, such as `/plants/`, is 404;
+         *     a method a path does not take is 405 (`MethodNotAllowed`).
+         */
         BadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -1356,7 +1382,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request did not arrive within the server's deadline (`REQUEST_TIMEOUT_MS`); the connection is closed. */
+        /**
+         * @description The request did not arrive in time: its headers within `HEADERS_TIMEOUT_MS`, or the whole request within
+         *     `REQUEST_TIMEOUT_MS` (a client that stops sending, or trickles). Any request can meet it, so every
+         *     operation declares it. Answered on the connection, so it carries `Cache-Control: no-store` and the
+         *     security headers but no `RateLimit` fields and no `X-Request-Id`; the connection is closed.
+         */
         RequestTimeout: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -1372,7 +1403,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An `Expect` header other than `100-continue`. */
+        /**
+         * @description An `Expect` header other than `100-continue` (RFC 9110 10.1.1), on any operation. Given after routing
+         *     (404, 405) and authentication (no token: 401, no scope: 403), before the body is read; the
+         *     connection is closed.
+         */
         ExpectationFailed: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -1414,7 +1449,9 @@ export interface components {
          * @description A rate limit was reached; retry after `Retry-After` seconds. Either the token made more than its
          *     quota of requests in the current window (policy `"token"`, `RATE_LIMIT_PER_TOKEN` per
          *     `RATE_LIMIT_WINDOW_S`), or this client address failed authentication too often (policy
-         *     `"auth-failures"`, `AUTH_FAILURES_PER_MINUTE` per 60 s). Limits are counted per instance.
+         *     `"auth-failures"`, `AUTH_FAILURES_PER_MINUTE` per 60 s). Limits are counted per instance (by default
+         *     60000 requests per 60 s for each token); every answer to an authenticated request carries
+         *     `RateLimit-Policy` and `RateLimit`, so a client can slow down before it gets here.
          */
         TooManyRequests: {
             headers: {
@@ -1491,7 +1528,10 @@ export interface components {
         PlantSort: "id" | "-id" | "name" | "-name";
         /**
          * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-         *     as the `Link` of that page carries it. Not accepted in an id order.
+         *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+         *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+         *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+         *     query/after_name go together with sort=name: ...`).
          * @example Monstera deliciosa
          */
         PlantAfterName: string;
@@ -1508,12 +1548,14 @@ export interface components {
         PlantId: bigint;
         /**
          * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-         *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+         *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+         *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+         *     entity tags such as "42" (from ETag).`
          */
         IfMatch: string;
         /**
          * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-         *     with no body.
+         *     with no body. A value that is not such a list (at most 32 tags) is 400.
          */
         IfNoneMatch: string;
         /**
@@ -1610,7 +1652,9 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @description Return only plants after this id in the list's order (the last id of the previous page): greater
+                 *     than it by default. In a name order (`sort=name` or `-name`) it goes with `after_name`, and either
+                 *     alone is 400.
                  * @example 10041
                  */
                 after?: bigint;
@@ -1638,7 +1682,10 @@ export interface operations {
                 sort?: components["parameters"]["PlantSort"];
                 /**
                  * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+                 *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+                 *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+                 *     query/after_name go together with sort=name: ...`).
                  * @example Monstera deliciosa
                  */
                 after_name?: components["parameters"]["PlantAfterName"];
@@ -1693,6 +1740,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1821,7 +1870,9 @@ export interface operations {
                  */
                 limit?: number;
                 /**
-                 * @description Return only plants whose id is greater than this (the last id of the previous page).
+                 * @description Return only plants after this id in the list's order (the last id of the previous page): greater
+                 *     than it by default. In a name order (`sort=name` or `-name`) it goes with `after_name`, and either
+                 *     alone is 400.
                  * @example 10041
                  */
                 after?: bigint;
@@ -1849,7 +1900,10 @@ export interface operations {
                 sort?: components["parameters"]["PlantSort"];
                 /**
                  * @description In a name order (`sort=name` or `-name`), with `after`: the name of the last plant of the previous page,
-                 *     as the `Link` of that page carries it. Not accepted in an id order.
+                 *     as the `Link` of that page carries it. In an id order (`sort=id`, `-id`, or no `sort`) it is 400:
+                 *     `query/after_name is accepted only with sort=name or sort=-name (this list's sort is id).` In a name
+                 *     order `after` and `after_name` go together, and one without the other is 400 (`query/after and
+                 *     query/after_name go together with sort=name: ...`).
                  * @example Monstera deliciosa
                  */
                 after_name?: components["parameters"]["PlantAfterName"];
@@ -1888,6 +1942,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1900,7 +1956,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-                 *     with no body.
+                 *     with no body. A value that is not such a list (at most 32 tags) is 400.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1951,6 +2007,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1963,7 +2021,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -1976,6 +2036,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description The plant as it should be. An `id`, when sent, must be the path's: another is 400, `body/id 7 is not
+         *     the id in the path (42); a plant's id cannot be changed.`
+         */
         requestBody: {
             content: {
                 /**
@@ -2031,7 +2095,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -2061,7 +2127,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             412: components["responses"]["PreconditionFailed"];
+            417: components["responses"]["ExpectationFailed"];
             428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
@@ -2075,7 +2143,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`; when the plant's matches, 304
-                 *     with no body.
+                 *     with no body. A value that is not such a list (at most 32 tags) is 400.
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -2117,6 +2185,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2129,7 +2199,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Entity tags from `ETag` (a list, comma-separated, e.g. `"42"`), or `*`. The write happens only while
-                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412.
+                 *     the plant's version is one of them (strong comparison: weak tags never match); otherwise 412. A value
+                 *     that is not such a list (at most 32 tags) is 400: `If-Match must be * or a comma-separated list of
+                 *     entity tags such as "42" (from ETag).`
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
@@ -2142,6 +2214,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description The members to change. An `id`, when sent, must be the path's: another is 400, `body/id 7 is not the
+         *     id in the path (42); a plant's id cannot be changed.` A member the schema does not name is 400 naming it.
+         */
         requestBody: {
             content: {
                 /**
@@ -2269,7 +2345,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["EventsGone"];
+            417: components["responses"]["ExpectationFailed"];
             /**
              * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
              *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
@@ -2352,7 +2430,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             410: components["responses"]["EventsGone"];
+            417: components["responses"]["ExpectationFailed"];
             /**
              * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
              *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
@@ -2429,6 +2509,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2517,6 +2599,7 @@ export interface operations {
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description A subscription with this URL, these events and this format exists, or the subscription limit is reached. */
             409: {
                 headers: {
@@ -2537,6 +2620,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2566,6 +2650,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2619,6 +2705,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2655,6 +2743,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2691,6 +2781,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2754,6 +2846,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2796,6 +2890,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2856,6 +2952,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description The delivery already succeeded, an attempt of it is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
             409: {
                 headers: {
@@ -2874,6 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2893,6 +2991,11 @@ export interface operations {
             };
             cookie?: never;
         };
+        /**
+         * @description `since`: an RFC 3339 date-time with an offset, not in the future. One in the future is 400
+         *     (`` `since` (2026-03-15T08:00:00.000Z) is in the future (it is 2026-03-14T09:00:00.000Z here); no
+         *     delivery was made after it. ``), and so is one that is not such a date-time.
+         */
         requestBody: {
             content: {
                 /**
@@ -2961,6 +3064,7 @@ export interface operations {
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             /** @description The subscription is disabled; re-enable it first with `plant-store webhook enable`. */
             409: {
                 headers: {
@@ -2981,6 +3085,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3018,6 +3123,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3039,6 +3146,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3068,6 +3177,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3089,6 +3200,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3118,6 +3231,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["Unavailable"];
         };
@@ -3140,6 +3255,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["Unavailable"];
         };
@@ -3173,6 +3290,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3194,6 +3313,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3213,16 +3334,21 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example openapi: 3.1.0
-                     *     info:
-                     *       title: Plant Store
-                     *       version: 1.0.0
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Plant Store",
+                     *         "version": "1.0.0"
+                     *       }
+                     *     }
                      */
-                    "application/yaml": string;
+                    "application/yaml": Record<string, never>;
                 };
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3244,6 +3370,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
         };
     };
@@ -3277,6 +3405,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3306,6 +3436,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];

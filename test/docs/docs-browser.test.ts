@@ -48,6 +48,15 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   assert.equal(await page.locator('#swagger-ui input[type=text]:not(.parameters *):not(.modal-ux *)').count(), 0, 'no box to load another document');
   assert.equal(await page.locator('link[rel=icon]').getAttribute('type'), 'image/svg+xml');
 
+  // The page opens on the operations: the first one is on the first screen, not below the document's prose.
+  const firstOperation = page.locator('.opblock').first();
+  await firstOperation.waitFor();
+  assert.equal(await page.evaluate<number>('window.scrollY'), 0, 'the page opened scrolled');
+  const box = await firstOperation.boundingBox();
+  t.diagnostic(`the first operation's top: ${box?.y} px`);
+  assert.ok(box && box.y + box.height <= 1000, `the first operation is at ${JSON.stringify(box)}, below a 1000-pixel-high window`);
+  assert.match(await firstOperation.innerText(), /\/plants/);
+
   // The webhooks section is about every plant event, not newPlant alone.
   const webhooksTag = await page.locator('#operations-tag-webhooks').innerText();
   for (const event of ['newPlant', 'plantUpdated', 'plantDeleted']) assert.match(webhooksTag, new RegExp(event), `the webhooks section's title: ${webhooksTag}`);

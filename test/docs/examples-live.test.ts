@@ -497,7 +497,7 @@ test('every example request, sent to the service, is answered as the document\'s
       ? actual !== null && typeof actual === 'object' && Object.entries(example).every(([k, v]) => subset((actual as Node)[k], v))
       : actual === example;
   expectPart('getOpenApiJson', await call('getOpenApiJson', { token: null }), (example) => (a) => subset(parseExact(a), example));
-  expectPart('getOpenApiYaml', await call('getOpenApiYaml', { token: null }), (example) => (a) => a.startsWith(String(example)));
+  expectPart('getOpenApiYaml', await call('getOpenApiYaml', { token: null }), (example) => (a) => subset(YAML.parse(a), example));
   // The example's sample line counts this run's creates instead of its 1042.
   const sample = (line: string) => line.replace(/ \d+$/, ' <n>');
   expectPart('getMetrics', await call('getMetrics'), (example) => (text) => {

@@ -7,6 +7,8 @@ import { errorOf, startApp } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
 import { assertErrorText, rawError } from './support.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { ResponseValidator } from '../helpers/response-validator.js';
+import { SCOPES } from '../../src/auth/tokens.js';
 
 test('unknown paths are 404 Error', async (t) => {
   const s = await startApp(t);
@@ -126,6 +128,29 @@ test('broken HTTP is answered with an Error body, not a default or empty one', a
     }
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.equal(parseRawResponse(await send('')).status, 401);
+    assert.equal(await s.store.countPlants(), 0);
+  });
+  await t.test('every operation of the document answers an unsupported Expect with the 417 it declares', async () => {
+    const validator = new ResponseValidator();
+    const token = (await s.tokens.create({ name: 'every scope', scopes: [...SCOPES] })).secret;
+    const examples: Record<string, string> = { id: '10042', deliveryId: 'dlv_5f0c9a1e7b2d4c83a6e1f09b' };
+    let operations = 0;
+    for (const [template, item] of Object.entries<Record<string, { operationId?: string; requestBody?: unknown }>>(validator.doc.paths)) {
+      const path = template.replace(/\{([^}]+)\}/g, (_, name: string) => (template.startsWith('/webhooks') && name === 'id' ? 'wh_Vh3q9LmT0xKa2bYc' : examples[name]!));
+      for (const method of Object.keys(item).filter((m) => item[m]?.operationId)) {
+        const body = item[method]!.requestBody ? '{}' : '';
+        const type = method === 'patch' ? 'application/merge-patch+json' : 'application/json';
+        const framing = body ? `Content-Type: ${type}\r\nContent-Length: ${body.length}\r\n` : '';
+        const raw = await rawHttp(s.port, `${method.toUpperCase()} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nExpect: 200-ok\r\n${framing}Connection: close\r\n\r\n${body}`, 200);
+        const res = parseRawResponse(raw);
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.equal(res.status, 417, where);
+        if (method !== 'head') assertErrorText(res.body, 417);
+        assert.deepEqual(await validator.check(method, path, { status: res.status, headers: new Headers(res.headers), body: method === 'head' ? '' : res.body }), [], where);
+        operations++;
+      }
+    }
+    assert.equal(operations, 32);
     assert.equal(await s.store.countPlants(), 0);
   });
   await t.test('HTTP/1.0 without Host is fine (Host is only required in 1.1)', async () => {

@@ -7,6 +7,7 @@ import { startApp } from '../helpers/app.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { eventually, sleep } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
+import { ResponseValidator } from '../helpers/response-validator.js';
 
 const TIMEOUT_MS = 1_000;
 
@@ -45,7 +46,8 @@ test('a body that never finishes and headers that never finish are cut off with 
     assert.ok(Date.now() - started < 500, 'a normal request waited for the slow ones');
   }
 
-  for (const [what, pending] of [['body', slowBody], ['headers', slowHeaders]] as const) {
+  const validator = new ResponseValidator();
+  for (const [what, pending, method, path] of [['body', slowBody, 'POST', '/plants'], ['headers', slowHeaders, 'GET', '/healthz']] as const) {
     const { received, closedAfterMs } = await pending;
     t.diagnostic(`slow ${what}: closed after ${closedAfterMs} ms`);
     assert.ok(closedAfterMs >= TIMEOUT_MS - 50, `${what}: cut off before the timeout (${closedAfterMs} ms)`);
@@ -56,6 +58,8 @@ test('a body that never finishes and headers that never finish are cut off with 
     assert.equal(res.headers['connection'], 'close');
     assert.deepEqual(JSON.parse(res.body), { error: 408, message: JSON.parse(res.body).message });
     assert.ok(JSON.parse(res.body).message.length > 0);
+    // Raw sockets skip the suite's fetch check: the 408 is held to the operation's declaration here.
+    assert.deepEqual(await validator.check(method, path, { status: res.status, headers: new Headers(res.headers), body: res.body }), [], what);
   }
   for (const { received } of await Promise.all(crowd)) assert.equal(parseRawResponse(received).status, 408);
 
