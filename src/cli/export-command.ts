@@ -3,7 +3,7 @@
 import { plantJsonLine } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
 import { PLANT_ORDERS, type PlantOrder, type PlantQuery } from '../plants/plant.js';
-import { SEARCH_MIN_LENGTH } from '../plants/plant-search.js';
+import { SEARCH_MIN_LENGTH, searchTextProblem } from '../plants/plant-search.js';
 import { openCommandStore } from './database.js';
 import { commandArgs, UsageError } from './subcommand.js';
 
@@ -28,7 +28,8 @@ export async function exportCommand(args: string[]): Promise<number> {
   if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "export".`, 'export');
   const { q, sort = 'id' } = parsed.values as { q?: string; sort?: string };
   if (!(PLANT_ORDERS as readonly string[]).includes(sort)) throw new UsageError(`--sort must be one of ${PLANT_ORDERS.join(', ')}, not "${sort}".`, 'export');
-  if (q !== undefined && [...q].length < SEARCH_MIN_LENGTH) throw new UsageError(`--q needs at least ${SEARCH_MIN_LENGTH} characters.`, 'export');
+  const qProblem = q === undefined ? undefined : searchTextProblem(q);
+  if (qProblem !== undefined) throw new UsageError(`--q: ${qProblem}`, 'export');
   const order = sort as PlantOrder;
   const { store } = await openCommandStore(loadConfig(), { create: false });
   // A stream error after the one a write reports (a second EPIPE) must not surface as an uncaught error.
