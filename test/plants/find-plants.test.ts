@@ -153,6 +153,48 @@ test('q folds case beyond ASCII and takes %, _, quotes and backslashes literally
   await plain.arrayBuffer();
 });
 
+test('q ignores case and accents (epi finds Épipremnum, strasse finds Straße, ficus finds ﬁcus), sort=name reads as a person reads, pages exact across ties', async (t) => {
+  const s = await startApp(t);
+  // The issue's names, a ligature and full-width letters (NFKD), a decomposed accent, and ties: one folded name
+  // in several cases, and one exact name under several ids.
+  const plants: PlantText[] = [
+    { id: '1', name: 'Épipremnum aureum' },
+    { id: '2', name: 'Straße Palm' },
+    { id: '3', name: 'ﬁcus microcarpa' },
+    { id: '4', name: 'FICUS elastica' },
+    { id: '5', name: 'Ficus lyrata' },
+    { id: '6', name: 'ficus benjamina' },
+    { id: '7', name: 'Ｆｉｃｕｓ pumila' },
+    { id: '8', name: 'Ficus' },
+    { id: '9', name: 'ficus' },
+    { id: '10', name: 'FICUS' },
+    { id: '-3', name: 'Ficus' },
+    { id: '11', name: 'Epipremnum pinnatum' },
+    { id: '12', name: 'e\u0301pi' },
+  ];
+  await seed(s, plants);
+  const found = async (q: string) => (await pageOf(await call(s, listPath({ q, sort: 'id' })))).plants.map((p) => p.id);
+  for (const q of ['epi', 'ÉPI', 'épi', 'EPI', 'e\u0301pi']) assert.deepEqual(await found(q), ['1', '11', '12'], `q=${q}`);
+  assert.deepEqual(await found('strasse'), ['2']);
+  assert.deepEqual(await found('STRAẞE'), ['2'], 'capital sharp s');
+  assert.deepEqual(await found('ficus'), ['-3', '3', '4', '5', '6', '7', '8', '9', '10']);
+  assert.deepEqual(await found('ﬁcus m'), ['3']);
+  assert.deepEqual(await found('ＣＵＳ ｐ'), ['7']);
+  const short = await expectError(await call(s, listPath({ q: 'e\u0301\u0301' })), 400, 'three code points that fold to one');
+  assert.match(short.message, /at least 3 characters once folded/);
+
+  // By folded name, then the name (code points: FICUS, Ficus, ficus), then the id.
+  const reading = ['12', '1', '11', '10', '-3', '8', '9', '6', '4', '5', '3', '7', '2'];
+  const all = (await pageOf(await call(s, listPath({ sort: 'name', limit: '100' })))).plants;
+  assert.deepEqual(all.map((p) => p.id), reading, all.map((p) => p.name).join(', '));
+  // Every page size walks the same order, without a plant twice or missing, across every tie; -name reverses it.
+  for (const limit of ['1', '2', '3', '5']) {
+    assert.deepEqual((await walk(s, listPath({ sort: 'name', limit }))).map((p) => p.id), reading, `sort=name limit=${limit}`);
+    assert.deepEqual((await walk(s, listPath({ sort: '-name', limit }))).map((p) => p.id), [...reading].reverse(), `sort=-name limit=${limit}`);
+  }
+  assert.deepEqual((await walk(s, listPath({ sort: 'name', q: 'FICUS', limit: '2' }))).map((p) => p.id), reading.filter((id) => ['-3', '3', '4', '5', '6', '7', '8', '9', '10'].includes(id)));
+});
+
 test('walks in every order under concurrent creates, renames and deletes see every lasting plant once', async (t) => {
   const s = await startApp(t);
   const lasting: PlantText[] = Array.from({ length: 90 }, (_, i) => ({ id: String(BigInt(INT64_MAX) - BigInt(i * 3)), name: `m${(i * 37) % 90} fern` }));
