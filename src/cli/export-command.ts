@@ -13,8 +13,8 @@ Writes every plant in the store at DATABASE_URL to stdout as JSON Lines, in id o
 {"id":..,"name":..,"tag":..} object a line with ids digit for digit: the input plant-store import reads.
 It reads page by page, so a running server keeps serving; plants written meanwhile may or may not appear.
 The database is named on stderr; a SQLite file that does not exist is refused, not created.
---q TEXT   only plants whose name contains TEXT (case-insensitive, at least ${SEARCH_MIN_LENGTH} characters), as GET /plants?q=
---sort=S   the order, as GET /plants?sort=: id (default), -id, name (by Unicode code points), -name
+--q TEXT   only plants whose name contains TEXT (ignoring case and accents, at least ${SEARCH_MIN_LENGTH} characters), as GET /plants?q=
+--sort=S   the order, as GET /plants?sort=: id (default), -id, name (as a person reads: folded name, name, id), -name
 A reader that stops early (plant-store export | head -1) ends the export quietly, with exit code 0.
 Exit codes: 0 done, or the reader stopped; 1 the store could not be opened; 2 usage; 3 stopped before the
 end (write or read error).

@@ -251,9 +251,9 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       -- name folds as before; every other folded name is set NULL here, and the store folds those names again
       -- when it opens (version 11's fill), which also puts them back in the trigram index.
       UPDATE plants SET name_folded = NULL WHERE name_folded IS NOT NULL AND ${d.nameBeyondAscii};
-      -- A name order is now the folded name, then the name, then the id.
-      DROP INDEX plants_name_id;
-      DROP INDEX plants_tag_name_id;
+      -- A name order is now the folded name, then the name, then the id. plants_name_id and plants_tag_name_id
+      -- stay while instances of the previous release may run on this schema (a rolling update): their name order
+      -- reads them. A later version drops them.
       CREATE INDEX plants_folded_name_id ON plants (${d.foldedNameKey}, id);
       CREATE INDEX plants_tag_folded_name_id ON plants (tag, ${d.foldedNameKey}, id) WHERE tag IS NOT NULL;
     `,
