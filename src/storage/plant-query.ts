@@ -115,8 +115,8 @@ export function planOf(query: PlantQuery, output: PlanOutput, pattern: ContainsP
 export interface ClauseDialect {
   placeholder(i: number): string;
   /**
-   * A column as the terms of an order or keyset that order by it (PostgreSQL: a name or folded name is ordered
-   * by its indexed leading characters, then by the whole text, by code points).
+   * A column as the terms of an order or keyset that order by it (PostgreSQL: the folded name is ordered by its
+   * indexed leading characters, then by the whole text, by code points).
    */
   orderTerms(column: PlantColumn): readonly string[];
   /** The terms a cursor's value at `place` compares with orderTerms(column), one for each. */
