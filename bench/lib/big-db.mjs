@@ -11,7 +11,7 @@ const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 export async function bigDatabase(rows, log) {
   const dir = join(BENCH_DIR, '.data');
   // The schema version in the name: a file of an older one would be migrated (and its folded names filled) at start.
-  const file = join(dir, `plants-${rows}-v11.db`);
+  const file = join(dir, `plants-${rows}-v12.db`);
   mkdirSync(dir, { recursive: true });
   if (existsSync(file)) {
     log(`reusing ${file}`);

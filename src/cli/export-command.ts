@@ -3,7 +3,7 @@
 import { plantJsonLine } from '../bulk/records.js';
 import { loadConfig } from '../config.js';
 import { PLANT_ORDERS, type PlantOrder, type PlantQuery } from '../plants/plant.js';
-import { SEARCH_MIN_LENGTH } from '../plants/plant-search.js';
+import { SEARCH_MIN_LENGTH, searchTextProblem } from '../plants/plant-search.js';
 import { openCommandStore } from './database.js';
 import { commandArgs, UsageError } from './subcommand.js';
 
@@ -13,8 +13,8 @@ Writes every plant in the store at DATABASE_URL to stdout as JSON Lines, in id o
 {"id":..,"name":..,"tag":..} object a line with ids digit for digit: the input plant-store import reads.
 It reads page by page, so a running server keeps serving; plants written meanwhile may or may not appear.
 The database is named on stderr; a SQLite file that does not exist is refused, not created.
---q TEXT   only plants whose name contains TEXT (case-insensitive, at least ${SEARCH_MIN_LENGTH} characters), as GET /plants?q=
---sort=S   the order, as GET /plants?sort=: id (default), -id, name (by Unicode code points), -name
+--q TEXT   only plants whose name contains TEXT (ignoring case and accents, at least ${SEARCH_MIN_LENGTH} characters), as GET /plants?q=
+--sort=S   the order, as GET /plants?sort=: id (default), -id, name (as a person reads: folded name, name, id), -name
 A reader that stops early (plant-store export | head -1) ends the export quietly, with exit code 0.
 Exit codes: 0 done, or the reader stopped; 1 the store could not be opened; 2 usage; 3 stopped before the
 end (write or read error).
@@ -28,7 +28,8 @@ export async function exportCommand(args: string[]): Promise<number> {
   if (parsed.positionals.length > 0) throw new UsageError(`Unexpected argument "${parsed.positionals[0]}" for "export".`, 'export');
   const { q, sort = 'id' } = parsed.values as { q?: string; sort?: string };
   if (!(PLANT_ORDERS as readonly string[]).includes(sort)) throw new UsageError(`--sort must be one of ${PLANT_ORDERS.join(', ')}, not "${sort}".`, 'export');
-  if (q !== undefined && [...q].length < SEARCH_MIN_LENGTH) throw new UsageError(`--q needs at least ${SEARCH_MIN_LENGTH} characters.`, 'export');
+  const qProblem = q === undefined ? undefined : searchTextProblem(q);
+  if (qProblem !== undefined) throw new UsageError(`--q: ${qProblem}`, 'export');
   const order = sort as PlantOrder;
   const { store } = await openCommandStore(loadConfig(), { create: false });
   // A stream error after the one a write reports (a second EPIPE) must not surface as an uncaught error.

@@ -1510,19 +1510,26 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-         *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
-         *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
-         *     characters (Unicode code points): the search reads an index of each name's three-character pieces
-         *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
-         *     on every store: the index cannot look for that character.
+         * @description Return only plants whose name contains this text, ignoring case, accents and compatibility forms: the
+         *     name and `q` are both folded by Unicode compatibility decomposition (NFKD), every combining mark (`\p{M}`)
+         *     removed, then full case folding (JavaScript's upper then lower case, with `ß` and final `ς` folded on to
+         *     `ss` and `σ`). So `epi`, `ÉPI` and `épi` find `Épipremnum aureum`, `strasse` finds `Straße Palm`, and
+         *     `ficus` finds `ﬁcus` and `Ｆｉｃｕｓ`. Every character is literal: `%`, `_`, `*`, quotes, backslashes,
+         *     parentheses and words such as `AND` or `NEAR` match themselves. At least 3 characters (Unicode code
+         *     points), written and once folded (a `q` that folds shorter, such as `e` with two combining accents, is
+         *     400): the search reads an index of each name's three-character pieces (trigrams), and a shorter text
+         *     would read every name. A `q` holding U+0000 (`%00`) is refused with 400 on every store: the index cannot
+         *     look for that character.
          * @example ELI
          */
         PlantSearch: string;
         /**
-         * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
-         *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
-         *     by id, and `-name` is exactly its reverse.
+         * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders as a
+         *     person reads: by the name folded as `q` folds it (case, accents and compatibility forms set aside), then
+         *     by the name itself, then by the id, each text by Unicode code points (not a language's collation):
+         *     `Épipremnum aureum`, `ficus benjamina`, `FICUS elastica`, `Ficus lyrata`, `Straße Palm`; names that fold
+         *     alike, such as `FICUS`, `Ficus` and `ficus`, in that order. `-name` is exactly its reverse. The cursor is
+         *     the last plant's name and id (`after_name`, `after`): the page after it starts past that place.
          * @example name
          */
         PlantSort: "id" | "-id" | "name" | "-name";
@@ -1664,19 +1671,26 @@ export interface operations {
                  */
                 tag?: string;
                 /**
-                 * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
-                 *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
-                 *     characters (Unicode code points): the search reads an index of each name's three-character pieces
-                 *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
-                 *     on every store: the index cannot look for that character.
+                 * @description Return only plants whose name contains this text, ignoring case, accents and compatibility forms: the
+                 *     name and `q` are both folded by Unicode compatibility decomposition (NFKD), every combining mark (`\p{M}`)
+                 *     removed, then full case folding (JavaScript's upper then lower case, with `ß` and final `ς` folded on to
+                 *     `ss` and `σ`). So `epi`, `ÉPI` and `épi` find `Épipremnum aureum`, `strasse` finds `Straße Palm`, and
+                 *     `ficus` finds `ﬁcus` and `Ｆｉｃｕｓ`. Every character is literal: `%`, `_`, `*`, quotes, backslashes,
+                 *     parentheses and words such as `AND` or `NEAR` match themselves. At least 3 characters (Unicode code
+                 *     points), written and once folded (a `q` that folds shorter, such as `e` with two combining accents, is
+                 *     400): the search reads an index of each name's three-character pieces (trigrams), and a shorter text
+                 *     would read every name. A `q` holding U+0000 (`%00`) is refused with 400 on every store: the index cannot
+                 *     look for that character.
                  * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
-                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
-                 *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
-                 *     by id, and `-name` is exactly its reverse.
+                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders as a
+                 *     person reads: by the name folded as `q` folds it (case, accents and compatibility forms set aside), then
+                 *     by the name itself, then by the id, each text by Unicode code points (not a language's collation):
+                 *     `Épipremnum aureum`, `ficus benjamina`, `FICUS elastica`, `Ficus lyrata`, `Straße Palm`; names that fold
+                 *     alike, such as `FICUS`, `Ficus` and `ficus`, in that order. `-name` is exactly its reverse. The cursor is
+                 *     the last plant's name and id (`after_name`, `after`): the page after it starts past that place.
                  * @example name
                  */
                 sort?: components["parameters"]["PlantSort"];
@@ -1882,19 +1896,26 @@ export interface operations {
                  */
                 tag?: string;
                 /**
-                 * @description Return only plants whose name contains this text, compared case-insensitively by Unicode case folding
-                 *     (`ÉMILE` finds `Émile's Ivy`, `STRASSE` finds `Straße`). Every character is literal: `%`, `_`, `*`,
-                 *     quotes, backslashes, parentheses and words such as `AND` or `NEAR` match themselves. At least 3
-                 *     characters (Unicode code points): the search reads an index of each name's three-character pieces
-                 *     (trigrams), and a shorter text would read every name. A `q` holding U+0000 (`%00`) is refused with 400
-                 *     on every store: the index cannot look for that character.
+                 * @description Return only plants whose name contains this text, ignoring case, accents and compatibility forms: the
+                 *     name and `q` are both folded by Unicode compatibility decomposition (NFKD), every combining mark (`\p{M}`)
+                 *     removed, then full case folding (JavaScript's upper then lower case, with `ß` and final `ς` folded on to
+                 *     `ss` and `σ`). So `epi`, `ÉPI` and `épi` find `Épipremnum aureum`, `strasse` finds `Straße Palm`, and
+                 *     `ficus` finds `ﬁcus` and `Ｆｉｃｕｓ`. Every character is literal: `%`, `_`, `*`, quotes, backslashes,
+                 *     parentheses and words such as `AND` or `NEAR` match themselves. At least 3 characters (Unicode code
+                 *     points), written and once folded (a `q` that folds shorter, such as `e` with two combining accents, is
+                 *     400): the search reads an index of each name's three-character pieces (trigrams), and a shorter text
+                 *     would read every name. A `q` holding U+0000 (`%00`) is refused with 400 on every store: the index cannot
+                 *     look for that character.
                  * @example ELI
                  */
                 q?: components["parameters"]["PlantSearch"];
                 /**
-                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders by the
-                 *     name's Unicode code points (not a language's collation: `Z` comes before `a`, `é` after `z`), ties broken
-                 *     by id, and `-name` is exactly its reverse.
+                 * @description The order: `id` (the default) or `name`, ascending; `-id` and `-name` descending. `name` orders as a
+                 *     person reads: by the name folded as `q` folds it (case, accents and compatibility forms set aside), then
+                 *     by the name itself, then by the id, each text by Unicode code points (not a language's collation):
+                 *     `Épipremnum aureum`, `ficus benjamina`, `FICUS elastica`, `Ficus lyrata`, `Straße Palm`; names that fold
+                 *     alike, such as `FICUS`, `Ficus` and `ficus`, in that order. `-name` is exactly its reverse. The cursor is
+                 *     the last plant's name and id (`after_name`, `after`): the page after it starts past that place.
                  * @example name
                  */
                 sort?: components["parameters"]["PlantSort"];

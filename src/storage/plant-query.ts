@@ -3,12 +3,13 @@
 // builder only renders these (sqlite/sqlite-plant-queries.ts, postgres/pg-plant-queries.ts: placeholders,
 // text escaping, the page's JSON) and keeps one statement per shape. A new filter or order is a case here, and
 // one in each builder where the engines write it differently (ClauseDialect); a value that needs escaping (a
-// LIKE pattern, an FTS5 phrase) is escaped here, once. A name order compares names by code points on both
-// engines, and a `q` compares the folded name (plants/plant-search.ts) through each engine's trigram index.
+// LIKE pattern, an FTS5 phrase) is escaped here, once. A name order is the folded name (plants/plant-search.ts),
+// then the name, then the id, texts by code points on both engines; a `q` compares the folded name through each
+// engine's trigram index.
 import { foldName } from '../plants/plant-search.js';
 import type { PlantQuery } from '../plants/plant.js';
 
-export type PlantColumn = 'id' | 'name' | 'tag';
+export type PlantColumn = 'id' | 'name' | 'name_folded' | 'tag';
 
 /** One key of an order. */
 export interface OrderKey {
@@ -16,15 +17,22 @@ export interface OrderKey {
   descending: boolean;
 }
 
-/** The keys of each order, the id last (PlantOrder). */
+/**
+ * The keys of each order, the id last (PlantOrder). A name order reads as a person reads: by the folded name
+ * (`ficus`, `Ficus` and `FICUS` together, `É` beside `E`), then by the name itself (so the order is total and
+ * the same on every engine), then by the id. A cursor needs only the last plant's name and id: its folded name
+ * is the fold of that name.
+ */
 const ORDERS = {
   id: [{ column: 'id', descending: false }],
   '-id': [{ column: 'id', descending: true }],
   name: [
+    { column: 'name_folded', descending: false },
     { column: 'name', descending: false },
     { column: 'id', descending: false },
   ],
   '-name': [
+    { column: 'name_folded', descending: true },
     { column: 'name', descending: true },
     { column: 'id', descending: true },
   ],
@@ -69,6 +77,9 @@ export interface ListPlan {
   values: (bigint | string | number)[];
 }
 
+/** Whether a plan's order is a name order (its page's cursor then carries the last name). */
+export const byName = (plan: ListPlan): boolean => plan.order[0]?.column === 'name_folded';
+
 /** The plan of `query`; `pattern` is how the engine writes a `q` (ContainsPattern). */
 export function planOf(query: PlantQuery, output: PlanOutput, pattern: ContainsPattern): ListPlan {
   const orderName = query.order ?? 'id';
@@ -92,7 +103,7 @@ export function planOf(query: PlantQuery, output: PlanOutput, pattern: ContainsP
     for (const key of order) {
       const value = key.column === 'id' ? query.after : query.afterName;
       if (value === undefined) throw new Error(`a cursor of the ${orderName} order needs its ${key.column}`);
-      values.push(value);
+      values.push(key.column === 'name_folded' ? foldName(value as string) : value);
     }
     shape += ':after';
   }
@@ -104,8 +115,8 @@ export function planOf(query: PlantQuery, output: PlanOutput, pattern: ContainsP
 export interface ClauseDialect {
   placeholder(i: number): string;
   /**
-   * A column as the terms of an order or keyset that order by it (PostgreSQL: a name is ordered by its indexed
-   * leading characters, then by the whole name, by code points).
+   * A column as the terms of an order or keyset that order by it (PostgreSQL: the folded name is ordered by its
+   * indexed leading characters, then by the whole text, by code points).
    */
   orderTerms(column: PlantColumn): readonly string[];
   /** The terms a cursor's value at `place` compares with orderTerms(column), one for each. */

@@ -41,9 +41,20 @@ export interface SchemaDialect {
    * itself (an index, or an FTS5 table and its triggers).
    */
   nameTrigramIndex: string;
+  /**
+   * The key a name-order index holds (the order: folded name, name, id; storage/plant-query.ts): the folded name
+   * and the name where an index entry may be any size (SQLite), the folded name's first characters where it may
+   * not (PostgreSQL: its statements order by the whole folded name and the name after that key).
+   */
+  foldedNameKey: string;
+  /** A condition on a plants row: its name holds a character beyond ASCII (or one whose length the engine miscounts). */
+  nameBeyondAscii: string;
 }
 
-/** The schema version that added plants.name_folded: a store migrated to it fills the names written before. */
+/**
+ * The schema version that added plants.name_folded: a store migrated to it fills the folded names that are NULL
+ * (written before it, or set NULL by a later version that changed the folding) when it opens.
+ */
 export const FOLDED_NAMES_VERSION = 11;
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
@@ -230,6 +241,21 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       CREATE INDEX plants_name_id ON plants (${d.nameKey}, id);
       CREATE INDEX plants_tag_name_id ON plants (tag, ${d.nameKey}, id) WHERE tag IS NOT NULL;
       ${d.nameTrigramIndex}
+    `,
+  },
+  {
+    version: 12,
+    name: 'names folded without accents, in reading order',
+    ddl: (d) => `
+      -- The folding gained compatibility decomposition and lost combining marks (plants/plant-search.ts). An ASCII
+      -- name folds as before; every other folded name is set NULL here, and the store folds those names again
+      -- when it opens (version 11's fill), which also puts them back in the trigram index.
+      UPDATE plants SET name_folded = NULL WHERE name_folded IS NOT NULL AND ${d.nameBeyondAscii};
+      -- A name order is now the folded name, then the name, then the id. plants_name_id and plants_tag_name_id
+      -- stay while instances of the previous release may run on this schema (a rolling update): their name order
+      -- reads them. A later version drops them.
+      CREATE INDEX plants_folded_name_id ON plants (${d.foldedNameKey}, id);
+      CREATE INDEX plants_tag_folded_name_id ON plants (tag, ${d.foldedNameKey}, id) WHERE tag IS NOT NULL;
     `,
   },
 ];

@@ -10,25 +10,34 @@ import { INT64_MAX, INT64_MIN, call, expectError, nextLink, pageOf, seed, type P
 const ORDERS = ['id', '-id', 'name', '-name'] as const;
 type Order = (typeof ORDERS)[number];
 
-// Pieces of names: cases that fold together (É/é, ß/SS/ss, Σ/σ/ς), LIKE's and SQL's special characters, and
-// characters on both sides of the UTF-16 surrogate range (code point order differs from UTF-16 order there).
-const PIECES = ['a', 'A', 'b', 'É', 'é', 'e', 'ß', 'SS', 'ss', 'Σ', 'σ', 'ς', '%', '_', "'", '"', '\\', ' ', 'z', 'Z', '🌿', '\uff5e', 'fern', 'FERN', 'Émile'];
+// Pieces of names: cases and forms that fold together (É/é/e/e + U+0301, ß/ẞ/SS/ss, Σ/σ/ς, ﬁ/fi, full-width Ｆ/F),
+// LIKE's and SQL's special characters, and characters on both sides of the UTF-16 surrogate range (code point
+// order differs from UTF-16 order there).
+const PIECES = ['a', 'A', 'b', 'É', 'é', 'e', 'e\u0301', 'ß', 'ẞ', 'SS', 'ss', 'Σ', 'σ', 'ς', 'ﬁ', 'fi', 'Ｆ', '%', '_', "'", '"', '\\', ' ', 'z', 'Z', '🌿', '\uff5e', 'fern', 'FERN', 'Émile'];
 
-/** The contract's folding: Unicode full case folding as upper then lower case. */
-const fold = (s: string) => s.toUpperCase().toLowerCase();
+/**
+ * The documented folding, written out again here: NFKD, combining marks removed, upper then lower case, and the
+ * lower-case results that Unicode case folding maps further (ß to ss, final ς to σ).
+ */
+const fold = (s: string) =>
+  s.normalize('NFKD').replace(/\p{M}/gu, '').toUpperCase().toLowerCase().replaceAll('ß', 'ss').replaceAll('ς', 'σ');
 
-/** Names by Unicode code points (UTF-8 byte order is the same), ties by id. */
+/** Texts by Unicode code points (UTF-8 byte order is the same). */
+const byCodePoints = (x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y));
+
+/** Names as a person reads them: by the folded name, then the name, then the id. */
 function compare(order: Order, a: PlantText, b: PlantText): number {
   const byId = (x: PlantText, y: PlantText) => (BigInt(x.id) < BigInt(y.id) ? -1 : BigInt(x.id) > BigInt(y.id) ? 1 : 0);
+  const byName = (x: PlantText, y: PlantText) => byCodePoints(fold(x.name), fold(y.name)) || byCodePoints(x.name, y.name) || byId(x, y);
   switch (order) {
     case 'id':
       return byId(a, b);
     case '-id':
       return byId(b, a);
     case 'name':
-      return Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)) || byId(a, b);
+      return byName(a, b);
     case '-name':
-      return Buffer.compare(Buffer.from(b.name), Buffer.from(a.name)) || byId(b, a);
+      return byName(b, a);
   }
 }
 
@@ -87,7 +96,7 @@ test('q, tag and sort against a model: random names, random queries, every order
     const source = pick(plants).name;
     const start = Math.floor(rnd() * source.length);
     let q: string | undefined = [...source].slice(start, start + 3 + Math.floor(rnd() * 3)).join('');
-    if ([...q].length < 3) q = round % 2 === 0 ? undefined : 'fer';
+    if ([...q].length < 3 || [...fold(q)].length < 3) q = round % 2 === 0 ? undefined : 'fer';
     else if (rnd() < 0.5) q = rnd() < 0.5 ? q.toUpperCase() : q.toLowerCase();
     const limit = 1 + Math.floor(rnd() * 40);
     const expected = plants
@@ -142,6 +151,48 @@ test('q folds case beyond ASCII and takes %, _, quotes and backslashes literally
   assert.equal(plain.headers.get('x-total-count'), null, 'no count unless asked');
   assert.equal(plain.headers.get('preference-applied'), null);
   await plain.arrayBuffer();
+});
+
+test('q ignores case and accents (epi finds Épipremnum, strasse finds Straße, ficus finds ﬁcus), sort=name reads as a person reads, pages exact across ties', async (t) => {
+  const s = await startApp(t);
+  // The issue's names, a ligature and full-width letters (NFKD), a decomposed accent, and ties: one folded name
+  // in several cases, and one exact name under several ids.
+  const plants: PlantText[] = [
+    { id: '1', name: 'Épipremnum aureum' },
+    { id: '2', name: 'Straße Palm' },
+    { id: '3', name: 'ﬁcus microcarpa' },
+    { id: '4', name: 'FICUS elastica' },
+    { id: '5', name: 'Ficus lyrata' },
+    { id: '6', name: 'ficus benjamina' },
+    { id: '7', name: 'Ｆｉｃｕｓ pumila' },
+    { id: '8', name: 'Ficus' },
+    { id: '9', name: 'ficus' },
+    { id: '10', name: 'FICUS' },
+    { id: '-3', name: 'Ficus' },
+    { id: '11', name: 'Epipremnum pinnatum' },
+    { id: '12', name: 'e\u0301pi' },
+  ];
+  await seed(s, plants);
+  const found = async (q: string) => (await pageOf(await call(s, listPath({ q, sort: 'id' })))).plants.map((p) => p.id);
+  for (const q of ['epi', 'ÉPI', 'épi', 'EPI', 'e\u0301pi']) assert.deepEqual(await found(q), ['1', '11', '12'], `q=${q}`);
+  assert.deepEqual(await found('strasse'), ['2']);
+  assert.deepEqual(await found('STRAẞE'), ['2'], 'capital sharp s');
+  assert.deepEqual(await found('ficus'), ['-3', '3', '4', '5', '6', '7', '8', '9', '10']);
+  assert.deepEqual(await found('ﬁcus m'), ['3']);
+  assert.deepEqual(await found('ＣＵＳ ｐ'), ['7']);
+  const short = await expectError(await call(s, listPath({ q: 'e\u0301\u0301' })), 400, 'three code points that fold to one');
+  assert.match(short.message, /at least 3 characters once folded/);
+
+  // By folded name, then the name (code points: FICUS, Ficus, ficus), then the id.
+  const reading = ['12', '1', '11', '10', '-3', '8', '9', '6', '4', '5', '3', '7', '2'];
+  const all = (await pageOf(await call(s, listPath({ sort: 'name', limit: '100' })))).plants;
+  assert.deepEqual(all.map((p) => p.id), reading, all.map((p) => p.name).join(', '));
+  // Every page size walks the same order, without a plant twice or missing, across every tie; -name reverses it.
+  for (const limit of ['1', '2', '3', '5']) {
+    assert.deepEqual((await walk(s, listPath({ sort: 'name', limit }))).map((p) => p.id), reading, `sort=name limit=${limit}`);
+    assert.deepEqual((await walk(s, listPath({ sort: '-name', limit }))).map((p) => p.id), [...reading].reverse(), `sort=-name limit=${limit}`);
+  }
+  assert.deepEqual((await walk(s, listPath({ sort: 'name', q: 'FICUS', limit: '2' }))).map((p) => p.id), reading.filter((id) => ['-3', '3', '4', '5', '6', '7', '8', '9', '10'].includes(id)));
 });
 
 test('walks in every order under concurrent creates, renames and deletes see every lasting plant once', async (t) => {

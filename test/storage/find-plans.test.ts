@@ -1,9 +1,10 @@
 // The plans of every list statement (GET /plants: each order, with and without tag, q and a cursor, and the
 // count of Prefer: count=exact) read indexes, on both engines: no full scan of plants, and no sort of plants
 // unless q is given in a name order (then the trigram index finds the matches, which are sorted, or, on SQLite
-// when many match, the order's index is walked: both plans are checked). EXPLAIN,
-// so a later change cannot turn a query into a scan unnoticed. And the upgrade to schema version 11 of a store
-// holding plants: their folded names filled and indexed.
+// when many match, the order's index is walked: both plans are checked); a name order without q reads the
+// folded-name index (schema version 12). EXPLAIN, so a later change cannot turn a query into a scan unnoticed.
+// And the upgrades of a store holding plants: to schema version 11, their folded names filled and indexed; to
+// version 12, the names beyond ASCII folded again (accents removed) and the name order read as a person reads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
@@ -15,6 +16,7 @@ import { sqliteListStatement } from '../../src/storage/sqlite/sqlite-plant-queri
 import { pgListStatement } from '../../src/storage/postgres/pg-plant-queries.js';
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/storage/sqlite/migrations.js';
 import { MIGRATIONS as PG_MIGRATIONS } from '../../src/storage/postgres/migrations.js';
+import { toDbText } from '../../src/storage/postgres/text.js';
 
 /** Every shape of query the list endpoint can send (limit aside). */
 function queries(): { query: PlantQuery; output: 'page' | 'count' }[] {
@@ -51,11 +53,12 @@ test('every list statement reads indexes: no full scan, no sort without q', asyn
       // A q in an id order reads the trigram index in id order, a page of matches and no more: no sort either.
       if (query.q === undefined || !byName || output === 'count') assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), `no sort: ${what}`);
       if (query.q !== undefined) assert.ok(plan.some((d) => /plant_names VIRTUAL TABLE/.test(d)), `the trigram index: ${what}`);
+      if (query.q === undefined && byName && output === 'page') assert.ok(plan.some((d) => /USING (COVERING )?INDEX plants_(tag_)?folded_name_id/.test(d)), `the folded-name index: ${what}`);
       if (query.q !== undefined && byName && output === 'page') {
         // Many matches: the order's index walked, each name tested, no sort.
         const walk = sqliteListStatement(query, output, 'walk');
         const walked = (db.prepare(`EXPLAIN QUERY PLAN ${walk.sql}`).all(walk.values) as { detail: string }[]).map((r) => r.detail);
-        assert.ok(walked.some((d) => /USING INDEX plants_(tag_)?name_id/.test(d)), `the name index walked: ${walked.join(' | ')}`);
+        assert.ok(walked.some((d) => /USING (COVERING )?INDEX plants_(tag_)?folded_name_id/.test(d)), `the folded-name index walked: ${walked.join(' | ')}`);
         assert.ok(!walked.some((d) => /TEMP B-TREE|^SCAN plants$/.test(d)), `no sort, no scan: ${walked.join(' | ')}`);
       }
     }
@@ -97,6 +100,9 @@ async function explainAll(client: pg.Client): Promise<void> {
     const what = `${JSON.stringify(query, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))} ${output}: ${nodes.join(' > ')}`;
     assert.ok(!nodes.includes('Seq Scan'), `no full scan: ${what}`);
     if (query.q === undefined) assert.ok(!nodes.includes('Sort'), `no sort: ${what}`);
+    const byName = query.order === 'name' || query.order === '-name';
+    // Only the plants that share the folded name's indexed key are sorted (Incremental Sort), not the table.
+    if (query.q === undefined && byName && output === 'page') assert.ok(nodes.some((n) => /plants_(tag_)?folded_name_id$/.test(n)), `the folded-name index: ${what}`);
     if (query.q !== undefined && query.after === undefined) {
       // With q the planner may walk an order's index and test each name (a common text fills a page soon) or read
       // the trigram index (a rare one): both plans must exist. Without the ordered walk, it is the trigram index.
@@ -139,11 +145,11 @@ test('a store of version 10 with plants, opened by this build: their folded name
   const ids = async (query: Partial<PlantQuery>) => (await store.listPlants({ limit: 10, ...query })).map((p) => Number(p.id));
   assert.deepEqual(await ids({ q: 'ÉMILE' }), [1]);
   assert.deepEqual(await ids({ q: 'strasse', tag: 'x' }), [3, 4, 5]);
-  assert.deepEqual(await ids({ order: '-name' }), [1, 6, 5, 4, 3, 2], 'É (U+00C9) after T after S after B; the long names by their last character, not their id');
-  assert.deepEqual(await ids({ order: 'name', tag: 'x' }), [3, 4, 5, 1]);
-  // A cursor on a long name: the page after it, both ways.
-  assert.deepEqual(await ids({ order: 'name', after: 4n, afterName: longs[1]!.name }), [5, 6, 1]);
-  assert.deepEqual(await ids({ order: '-name', after: 5n, afterName: longs[0]!.name }), [4, 3, 2]);
+  assert.deepEqual(await ids({ order: '-name' }), [6, 5, 4, 3, 1, 2], 'T after S after É (as E) after B; the long names by their last character, not their id');
+  assert.deepEqual(await ids({ order: 'name', tag: 'x' }), [1, 3, 4, 5]);
+  // A cursor on a long name (its folded name longer than the indexed key): the page after it, both ways.
+  assert.deepEqual(await ids({ order: 'name', after: 4n, afterName: longs[1]!.name }), [5, 6]);
+  assert.deepEqual(await ids({ order: '-name', after: 5n, afterName: longs[0]!.name }), [4, 3, 1, 2]);
   // The index follows the rows written before it: a rename and a delete of them.
   assert.equal((await store.patchPlant(2n, { name: 'Sword fern' })).kind, 'changed');
   assert.equal((await store.deletePlant(1n)).kind, 'changed');
@@ -151,4 +157,44 @@ test('a store of version 10 with plants, opened by this build: their folded name
   assert.deepEqual(await ids({ q: 'b\tf' }), [6]);
   assert.deepEqual(await ids({ q: 'émile' }), []);
   assert.equal(await store.countMatchingPlants({ limit: 1, q: 'SWORD' }), 1n);
+});
+
+test('a store of version 11, opened by this build: names beyond ASCII are folded again, q ignores accents, the name order reads as a person reads', async (t) => {
+  const url = await freshDatabaseUrl(t);
+  const v11 = (TEST_STORE === 'sqlite' ? SQLITE_MIGRATIONS : PG_MIGRATIONS).filter((m) => m.version <= 11);
+  await (await openStore(url, { migrations: v11 })).store.close();
+  // Rows as version 11 wrote them: folded upper then lower case, accents and ligatures kept.
+  const rows = [
+    { id: 1, name: 'Épipremnum aureum', tag: 'x' },
+    { id: 2, name: 'Straße Palm', tag: null },
+    { id: 3, name: 'ficus benjamina', tag: 'x' },
+    { id: 4, name: 'FICUS elastica', tag: null },
+    { id: 5, name: 'Ficus lyrata', tag: 'x' },
+    { id: 6, name: 'ﬁcus microcarpa', tag: null },
+    // Folded whole past its U+0000 (SQLite's length() stops there; PostgreSQL stores it escaped).
+    { id: 7, name: 'Nul\u0000Épi', tag: null },
+  ].map((r) => [r.id, TEST_STORE === 'postgres' ? toDbText(r.name) : r.name, r.tag, TEST_STORE === 'postgres' ? toDbText(r.name.toUpperCase().toLowerCase()) : r.name.toUpperCase().toLowerCase()] as const);
+  if (TEST_STORE === 'sqlite') {
+    const db = new Database(url.slice('sqlite:'.length));
+    const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at, name_folded) VALUES (?, ?, ?, 0, ?)');
+    for (const r of rows) insert.run(...r);
+    db.close();
+  } else {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    for (const r of rows) await client.query('INSERT INTO plants (id, name, tag, created_at, name_folded) VALUES ($1, $2, $3, to_timestamp(0), $4)', [...r]);
+    await client.end();
+  }
+  const { store } = await openStore(url);
+  t.after(() => store.close());
+  const ids = async (query: Partial<PlantQuery>) => (await store.listPlants({ limit: 10, ...query })).map((p) => Number(p.id));
+  assert.deepEqual(await ids({ q: 'epi' }), [1, 7]);
+  assert.deepEqual(await ids({ q: 'ÉPI' }), [1, 7]);
+  assert.deepEqual(await ids({ q: 'nul' }), [7]);
+  assert.deepEqual(await ids({ q: 'strasse' }), [2]);
+  assert.deepEqual(await ids({ q: 'FICUS', order: 'name' }), [3, 4, 5, 6], 'the ligature ﬁ is fi');
+  assert.deepEqual(await ids({ order: 'name' }), [1, 3, 4, 5, 6, 7, 2]);
+  assert.deepEqual(await ids({ order: '-name', tag: 'x' }), [5, 3, 1]);
+  assert.deepEqual(await ids({ order: 'name', after: 4n, afterName: 'FICUS elastica' }), [5, 6, 7, 2]);
+  assert.equal(await store.countMatchingPlants({ limit: 1, q: 'icu' }), 4n);
 });

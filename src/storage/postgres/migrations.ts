@@ -26,4 +26,8 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   // pg_trgm (PostgreSQL's contrib) is a trusted extension: the database's owner may create it.
   nameTrigramIndex: `CREATE EXTENSION IF NOT EXISTS pg_trgm;
       CREATE INDEX plants_name_trgm ON plants USING gin (name_folded gin_trgm_ops);`,
+  // The folded name's first NAME_KEY_CHARS characters, as nameKey: a fold may make a name several times longer.
+  foldedNameKey: `(left(name_folded, ${NAME_KEY_CHARS})) COLLATE "C"`,
+  // An escaped U+0000 (text.ts) is beyond ASCII too.
+  nameBeyondAscii: 'octet_length(name) <> char_length(name)',
 });

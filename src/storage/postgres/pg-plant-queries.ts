@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { PLANT_PAGE_ITEM, pageOf } from '../../plants/plant-page.js';
 import type { PlantPage, PlantQuery, PlantRecord } from '../../plants/plant.js';
-import { likeContains, planOf, whereAndOrder, type ClauseDialect, type ListPlan } from '../plant-query.js';
+import { byName, likeContains, planOf, whereAndOrder, type ClauseDialect, type ListPlan } from '../plant-query.js';
 import { plantOf, type PlantRow } from '../rows.js';
 import { NAME_KEY_CHARS } from './migrations.js';
 import { jsonFromDbText, pgText, toDbText } from './text.js';
@@ -18,16 +18,18 @@ const ITEM = `'{' || ${PLANT_PAGE_ITEM.map((m, i) => {
   return m.absentWhenNull ? `CASE WHEN ${m.column} IS NULL THEN '' ELSE ${member} END` : member;
 }).join(' || ')} || '}'`;
 
-const NAME_KEY = `left(name, ${NAME_KEY_CHARS}) COLLATE "C"`;
+const FOLDED_KEY = `left(name_folded, ${NAME_KEY_CHARS}) COLLATE "C"`;
 
 const DIALECT: ClauseDialect = {
   placeholder: (i) => `$${i + 1}`,
-  // Names order by code points (the "C" collation: UTF-8 bytes). The indexes hold a name's first NAME_KEY_CHARS
-  // characters (migrations.ts), so a name order is that key, then the whole name, then the id: the same order as
-  // the name and the id (keys that differ order as their names; names with equal keys are ordered by the second
-  // term), read from the index with only ties of the key sorted (every name since the limit is whole in its key).
-  orderTerms: (column) => (column === 'name' ? [NAME_KEY, 'name COLLATE "C"'] : [column]),
-  cursorTerms: (column, place) => (column === 'name' ? [`left(${place}, ${NAME_KEY_CHARS})`, place] : [place]),
+  // Texts order by code points (the "C" collation: UTF-8 bytes). The name-order indexes hold a folded name's
+  // first NAME_KEY_CHARS characters (migrations.ts), so a name order is that key, then the whole folded name, then
+  // the name and the id: the same order as the folded name, the name and the id (keys that differ order as their
+  // texts; texts with equal keys are ordered by the next term). The index gives the order of the key; only the
+  // plants that share it are sorted (one name in its cases and accents: a folded name is whole in its key unless
+  // its fold made it longer than a name may be).
+  orderTerms: (column) => (column === 'name_folded' ? [FOLDED_KEY, 'name_folded COLLATE "C"'] : column === 'name' ? ['name COLLATE "C"'] : [column]),
+  cursorTerms: (column, place) => (column === 'name_folded' ? [`left(${place}, ${NAME_KEY_CHARS})`, place] : [place]),
   // The pattern is escaped with backslashes (likeContains), LIKE's default escape; plants_name_trgm answers it.
   contains: (place) => `name_folded LIKE ${place}`,
 };
@@ -35,7 +37,9 @@ const DIALECT: ClauseDialect = {
 function render(plan: ListPlan): string {
   const { where, orderBy } = whereAndOrder(plan, DIALECT);
   if (plan.output === 'count') return `SELECT count(*) AS n FROM plants${where}`;
-  const rows = `SELECT id, name, tag FROM plants${where} ORDER BY ${orderBy} LIMIT $${plan.values.length}`;
+  // The page's aggregate orders the rows again by the order's terms: a name order's need the folded name too.
+  const columns = plan.output === 'page' && byName(plan) ? 'id, name, tag, name_folded' : 'id, name, tag';
+  const rows = `SELECT ${columns} FROM plants${where} ORDER BY ${orderBy} LIMIT $${plan.values.length}`;
   return plan.output === 'records'
     ? rows
     : `SELECT '[' || coalesce(string_agg(${ITEM}, ',' ORDER BY ${orderBy}), '') || ']' AS json, count(*) AS items FROM (${rows}) p`;
@@ -66,7 +70,7 @@ export class PgPlantQueries {
     const plan = planOf(query, 'page', likeContains);
     const { rows } = await this.query<{ json: string; items: bigint }>(this.statement(plan));
     const row = rows[0]!;
-    return pageOf({ json: jsonFromDbText(row.json), items: Number(row.items) }, query.limit, plan.order[0]!.column === 'name');
+    return pageOf({ json: jsonFromDbText(row.json), items: Number(row.items) }, query.limit, byName(plan));
   }
 
   /** How many plants match the query's filters (its cursor and limit aside). */

@@ -29,4 +29,8 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
         INSERT INTO plant_names (plant_names, rowid, name_folded) SELECT 'delete', old.id, old.name_folded WHERE old.name_folded IS NOT NULL;
         INSERT INTO plant_names (rowid, name_folded) SELECT new.id, new.name_folded WHERE new.name_folded IS NOT NULL;
       END;`,
+  // The whole texts: BINARY compares UTF-8 bytes (code point order), and an index entry may be any size.
+  foldedNameKey: 'name_folded, name',
+  // The byte length differs from the length in characters (which stops at a U+0000) unless every character is ASCII.
+  nameBeyondAscii: 'length(CAST(name AS BLOB)) <> length(name)',
 });
