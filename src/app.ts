@@ -30,6 +30,7 @@ import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { eventHandlers } from './events/event-handlers.js';
+import { createCountLane } from './limits/count-lane.js';
 import { createWaitPlaces } from './events/waiting.js';
 import type { ServiceLinks } from './background.js';
 import type { Observers } from './observations.js';
@@ -208,6 +209,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           observe: observers.observe,
           maxPendingWrites: config.shedPendingCreates,
           requireIfMatch: config.requireIfMatch,
+          countLane: createCountLane({ maxWaiting: config.countsMaxWaiting, maxWaitingPerToken: config.countsMaxWaitingPerToken }),
         }),
       ),
       ...webhookHandlers(
