@@ -2,6 +2,8 @@
 // of `Prefer: count=exact` (sqlite-plant-queries.ts, the same statements as on the main connection), so a
 // count that reads every match of a common filter holds this thread, not the event loop. WAL lets it read
 // beside the writer; each count reads one snapshot.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { PlantQuery } from '../../plants/plant.js';
@@ -17,6 +19,15 @@ export type CountReply = { seq: number; n: bigint } | { seq: number; error: stri
 
 const { file, busyTimeoutMs } = workerData as CountData;
 const port = parentPort!;
+
+// On Linux, the lowest scheduling priority (nice 19) for this thread alone (/proc/thread-self names its thread
+// id, which setpriority takes): on a core shared with the event loop, serving requests always comes first and
+// a count takes what is left. Elsewhere it runs at the process's priority.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), 19);
+} catch {
+  // no /proc, or not allowed: the count lane still bounds counts to this one thread
+}
 let queries: SqlitePlantQueries;
 let db: Database.Database;
 try {
