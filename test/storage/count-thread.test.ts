@@ -1,12 +1,11 @@
 // Counts over many matches (Prefer: count=exact) on SQLite run on the store's count thread, not on the event
 // loop: another client's GET is answered while counts are in flight, and a server stopped while counts run
-// answers them and exits. (PostgreSQL counts in its server; the count lane's bounds: test/plants/count-lane.test.ts.)
+// answers them and exits; waiting counts take turns across tokens. (PostgreSQL counts in its server; the count lane's bounds: test/plants/count-lane.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import type DatabaseType from 'better-sqlite3';
-import { migratedDatabaseUrl, runCli, spawnServer, startApp } from '../helpers/app.js';
-import { errorOf } from '../helpers/app.js';
+import { errorOf, migratedDatabaseUrl, runCli, spawnServer, startApp } from '../helpers/app.js';
 
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof DatabaseType;
 
@@ -43,6 +42,22 @@ test('a GET of another token is answered while counts over every plant are in fl
     assert.equal(res.headers.get('x-total-count'), String(PLANTS));
     await res.arrayBuffer();
   }
+});
+
+test('waiting counts take turns across tokens: a second token\'s count is answered before the first token\'s later ones', async (t) => {
+  const s = await startApp(t, { databaseUrl: await seededUrl(t), config: { countsMaxWaitingPerToken: 4 } });
+  const order: string[] = [];
+  const counted = (token: string, name: string) =>
+    fetch(`${s.url}${COUNTED}`, { headers: { authorization: `Bearer ${token}`, prefer: 'count=exact' } }).then(async (res) => {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-total-count'), String(PLANTS));
+      await res.arrayBuffer();
+      order.push(name);
+    });
+  const first = [1, 2, 3, 4].map((i) => counted(s.token.all, `A${i}`));
+  await Promise.all([...first, counted(s.token.read, 'B')]);
+  // A1 runs while the others arrive; then A and B alternate: B comes before A's last.
+  assert.ok(order.indexOf('B') < order.indexOf('A4'), `answered in the order ${order.join(', ')}`);
 });
 
 test('SIGTERM while counts run: each is answered (its count, or 503) and the server exits 0', async (t) => {
