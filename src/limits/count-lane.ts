@@ -14,7 +14,8 @@ export interface CountLaneOptions {
 export interface CountLane {
   /**
    * Runs `count` when the lane is free and it is `principal`'s turn. Throws COUNTS_TOKEN_WAITING (429) or
-   * COUNTS_WAITING_FULL (503), both with Retry-After, when it may not wait.
+   * COUNTS_WAITING_FULL (503), both with Retry-After, at once (not as a rejection) when it may not wait, so a
+   * caller can refuse before doing anything else.
    */
   run<T>(principal: string, count: () => Promise<T>): Promise<T>;
 }
@@ -42,25 +43,30 @@ export function createCountLane(options: CountLaneOptions): CountLane {
     start();
   }
 
+  /** Runs a count that holds the lane (running is true), and hands the lane on when it ends. */
+  async function settled<T>(count: () => Promise<T>): Promise<T> {
+    try {
+      return await count();
+    } finally {
+      next();
+    }
+  }
+
   return {
-    async run(principal, count) {
-      if (running) {
-        const own = queues.get(principal);
-        // A count ends in about the time it took the one before: a second is the usual wait.
-        if ((own?.length ?? 0) >= options.maxWaitingPerToken) throw new AppError('COUNTS_TOKEN_WAITING', undefined, { headers: { 'retry-after': '1' } });
-        if (waiting >= options.maxWaiting) throw new AppError('COUNTS_WAITING_FULL');
-        waiting++;
-        await new Promise<void>((resolve) => {
-          if (own) own.push(resolve);
-          else queues.set(principal, [resolve]);
-        });
+    run(principal, count) {
+      if (!running) {
+        running = true;
+        return settled(count);
       }
-      running = true;
-      try {
-        return await count();
-      } finally {
-        next();
-      }
+      const own = queues.get(principal);
+      // A count ends in about the time it took the one before: a second is the usual wait.
+      if ((own?.length ?? 0) >= options.maxWaitingPerToken) throw new AppError('COUNTS_TOKEN_WAITING', undefined, { headers: { 'retry-after': '1' } });
+      if (waiting >= options.maxWaiting) throw new AppError('COUNTS_WAITING_FULL');
+      waiting++;
+      return new Promise<void>((resolve) => {
+        if (own) own.push(resolve);
+        else queues.set(principal, [resolve]);
+      }).then(() => settled(count));
     },
   };
 }

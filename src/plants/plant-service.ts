@@ -23,7 +23,8 @@ export interface PlantService {
   list(query: PlantQuery): Promise<PlantPage>;
   /**
    * How many plants match the query's filters (`Prefer: count=exact`), counted in the count lane in
-   * `principal`'s turn (the token or JWT subject asking): 429 or 503 when it may not wait there.
+   * `principal`'s turn (the token or JWT subject asking). Throws at once (400, or 429 or 503 when it may not
+   * wait in the lane) rather than rejecting.
    */
   count(query: PlantQuery, principal: string): Promise<bigint>;
   /** Replaces name and tag; 404 when absent, 412 when the precondition fails. */
@@ -135,7 +136,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       return store.listPlantsJson(query);
     },
 
-    async count(query, principal) {
+    count(query, principal) {
       searchable(query);
       const lane = options.countLane;
       return lane ? lane.run(principal, () => store.countMatchingPlants(query)) : store.countMatchingPlants(query);
