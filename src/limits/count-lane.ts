@@ -12,6 +12,8 @@ export interface CountLaneOptions {
 }
 
 export interface CountLane {
+  /** Counts waiting now, the running one aside (the counts_waiting metric). */
+  readonly waiting: number;
   /**
    * Runs `count` when the lane is free and it is `principal`'s turn. Throws COUNTS_TOKEN_WAITING (429) or
    * COUNTS_WAITING_FULL (503), both with Retry-After, at once (not as a rejection) when it may not wait, so a
@@ -53,6 +55,9 @@ export function createCountLane(options: CountLaneOptions): CountLane {
   }
 
   return {
+    get waiting() {
+      return waiting;
+    },
     run(principal, count) {
       if (!running) {
         running = true;
