@@ -7,6 +7,7 @@ export const ONLY_ON = {
   'dist/test/storage/migrations.test.js': ['sqlite', 'SQLite files and migration lists; test/storage/pg-*.test.ts cover PostgreSQL'],
   'dist/test/storage/write-worker.test.js': ['sqlite', 'holds a lock on the SQLite file from another process'],
   'dist/test/storage/sqlite-writer.test.js': ['sqlite', 'the SQLite writer of a cluster worker: one writer per file, which PostgreSQL does not have'],
+  'dist/test/storage/count-thread.test.js': ['sqlite', 'the SQLite count thread keeps counts off the event loop; PostgreSQL counts in its server (test/plants/count-lane.test.ts bounds both)'],
   'dist/test/storage/disk-full.test.js': ['sqlite', 'fills the filesystem under a SQLite file'],
   'dist/test/cli/backup.test.js': ['sqlite', 'backs up SQLite files; PostgreSQL uses pg_dump (docs/backup.md), and test/cli/backup-postgres.test.ts'],
   'dist/test/cli/backup-links.test.js': ['sqlite', 'backs up SQLite files next to the store and its -wal'],

@@ -30,6 +30,7 @@ import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { eventHandlers } from './events/event-handlers.js';
+import { createCountLane } from './limits/count-lane.js';
 import { createWaitPlaces } from './events/waiting.js';
 import type { ServiceLinks } from './background.js';
 import type { Observers } from './observations.js';
@@ -103,7 +104,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return compileSerializer({ schema, method, url, httpStatus: httpStatus! });
   };
   const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
-  const metrics = createMetrics({ contract, store: deps.store, logger: logger.child({ component: 'metrics' }), eventsWaiting: () => waitPlaces.waiting });
+  const countLane = createCountLane({ maxWaiting: config.countsMaxWaiting, maxWaitingPerToken: config.countsMaxWaitingPerToken });
+  const metrics = createMetrics({
+    contract,
+    store: deps.store,
+    logger: logger.child({ component: 'metrics' }),
+    eventsWaiting: () => waitPlaces.waiting,
+    countsWaiting: () => countLane.waiting,
+  });
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // One line per request, written by the onResponse hook below.
@@ -208,6 +216,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           observe: observers.observe,
           maxPendingWrites: config.shedPendingCreates,
           requireIfMatch: config.requireIfMatch,
+          countLane,
         }),
       ),
       ...webhookHandlers(

@@ -83,6 +83,10 @@ export interface Config {
   readonly webhookMaxSubscriptions: number;
   /** How long events stay in the feed (and finished deliveries in the history). */
   readonly eventRetentionMs: number;
+  /** Counted lists (Prefer: count=exact) waiting for this process's count lane at most (503 past it). */
+  readonly countsMaxWaiting: number;
+  /** Counted lists one token may have waiting for the count lane (429 past it). */
+  readonly countsMaxWaitingPerToken: number;
   /** GET /events requests waiting for an event at most at once (in this process). */
   readonly eventsMaxWaiting: number;
   /** The same for one token or JWT subject. */
@@ -345,6 +349,8 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
   { key: 'webhookMaxSubscriptions', env: 'WEBHOOK_MAX_SUBSCRIPTIONS', description: 'Webhook subscriptions the store may hold in all (every one adds a delivery to each matching write); POST /webhooks beyond it is 409', default: 100, parse: integer(1, 100_000) },
   { key: 'eventRetentionMs', env: 'EVENT_RETENTION', description: 'How long events stay in the feed (GET /events), as a number and a unit: 30m, 36h, 7d. Older events are removed in the background with their finished webhook deliveries and attempts; an event with a delivery still pending stays', default: 7 * 86_400_000, parse: duration(60_000, 3_650 * 86_400_000), show: (v) => durationText(v as number) },
+  { key: 'countsMaxWaiting', env: 'COUNTS_MAX_WAITING', description: 'GET /plants with Prefer: count=exact: counts waiting at most in this process while one runs (each process counts one at a time, off its event loop); past it a counted list is answered 503 with Retry-After', default: 16, parse: integer(0, 10_000) },
+  { key: 'countsMaxWaitingPerToken', env: 'COUNTS_MAX_WAITING_PER_TOKEN', description: 'GET /plants with Prefer: count=exact: counts one token (or JWT subject) may have waiting at once in this process; past it a counted list is answered 429 with Retry-After', default: 2, parse: integer(0, 10_000) },
   { key: 'eventsMaxWaiting', env: 'EVENTS_MAX_WAITING', description: 'GET /events requests waiting (wait=) for an event at most at once in this process; past it a request that would wait is answered 503 with Retry-After', default: 1_000, parse: integer(0, 100_000) },
   { key: 'eventsMaxWaitingPerToken', env: 'EVENTS_MAX_WAITING_PER_TOKEN', description: 'GET /events requests one token (or JWT subject) may have waiting at once in this process; past it a request that would wait is answered 429 with Retry-After', default: 4, parse: integer(0, 10_000) },
   { key: 'eventsPageBytes', env: 'EVENTS_PAGE_BYTES', description: 'Bytes of JSON one GET /events page holds at most: the page ends before the event that would pass it (with Link to the rest), and always holds at least one event. Bounds the memory each feed request takes', default: 262_144, parse: integer(1_024, 67_108_864) },

@@ -54,6 +54,11 @@ export const ERRORS = {
     status: 429,
     message: 'This token already has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING_PER_TOKEN); retry after Retry-After seconds, or wait with fewer requests at once.',
   },
+  /** Prefer: count=exact: the token already has its share of counts waiting (COUNTS_MAX_WAITING_PER_TOKEN). */
+  COUNTS_TOKEN_WAITING: {
+    status: 429,
+    message: 'This token already has as many counted lists (Prefer: count=exact) waiting as it may (COUNTS_MAX_WAITING_PER_TOKEN); retry after Retry-After seconds, count with fewer requests at once, or list without Prefer: count=exact.',
+  },
   /**
    * A 4xx that Fastify or a plugin raised with no code of its own here: the only code whose status is not
    * fixed, since it is the framework's (the reply keeps it, with its reason phrase as the message).
@@ -71,6 +76,11 @@ export const ERRORS = {
   EVENTS_WAITING_FULL: {
     status: 503,
     message: 'This instance has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING); retry after Retry-After seconds.',
+  },
+  /** Prefer: count=exact: every waiting place of this process's count lane is taken (COUNTS_MAX_WAITING). */
+  COUNTS_WAITING_FULL: {
+    status: 503,
+    message: 'This instance has as many counted lists (Prefer: count=exact) waiting as it may (COUNTS_MAX_WAITING); retry after Retry-After seconds, or list without Prefer: count=exact.',
   },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -1544,7 +1544,10 @@ export interface components {
         PlantAfterName: string;
         /**
          * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
-         *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+         *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored. Each instance
+         *     counts one at a time, off the path of other requests, and waiting counts take turns across tokens: a
+         *     token that already has `COUNTS_MAX_WAITING_PER_TOKEN` counts waiting gets 429, and an instance with
+         *     `COUNTS_MAX_WAITING` waiting answers 503, both at once with `Retry-After` and without the page.
          * @example count=exact
          */
         PreferCount: string;
@@ -1611,7 +1614,8 @@ export interface components {
     headers: {
         /**
          * @description With `Prefer: count=exact`: how many plants match the request's `q` and `tag` (every page), counted
-         *     when the request is answered. It reads every match, so it costs time in proportion to their number.
+         *     exactly when the request is answered (never an estimate). It reads every match, so it costs time in
+         *     proportion to their number, and it may wait for the instance's other counts (see `Prefer`).
          * @example 1234
          */
         XTotalCount: bigint;
@@ -1707,7 +1711,10 @@ export interface operations {
             header?: {
                 /**
                  * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
-                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored. Each instance
+                 *     counts one at a time, off the path of other requests, and waiting counts take turns across tokens: a
+                 *     token that already has `COUNTS_MAX_WAITING_PER_TOKEN` counts waiting gets 429, and an instance with
+                 *     `COUNTS_MAX_WAITING` waiting answers 503, both at once with `Retry-After` and without the page.
                  * @example count=exact
                  */
                 Prefer?: components["parameters"]["PreferCount"];
@@ -1932,7 +1939,10 @@ export interface operations {
             header?: {
                 /**
                  * @description `count=exact` (RFC 7240) adds `X-Total-Count`, the number of plants matching `q` and `tag` (all pages,
-                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored.
+                 *     not only this one), and `Preference-Applied: count=exact`. Other preferences are ignored. Each instance
+                 *     counts one at a time, off the path of other requests, and waiting counts take turns across tokens: a
+                 *     token that already has `COUNTS_MAX_WAITING_PER_TOKEN` counts waiting gets 429, and an instance with
+                 *     `COUNTS_MAX_WAITING` waiting answers 503, both at once with `Retry-After` and without the page.
                  * @example count=exact
                  */
                 Prefer?: components["parameters"]["PreferCount"];

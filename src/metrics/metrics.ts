@@ -60,8 +60,8 @@ export interface Metrics {
  * `contract` names the request series by operationId; a process that serves no HTTP (a shared writer's
  * primary) has none. `eventsWaiting` counts the feed's waiting readers, where this process has some.
  */
-export function createMetrics(options: { contract?: Contract; store: Store; logger?: MetricsLogger; eventsWaiting?: () => number }): Metrics {
-  const { contract, store, logger, eventsWaiting } = options;
+export function createMetrics(options: { contract?: Contract; store: Store; logger?: MetricsLogger; eventsWaiting?: () => number; countsWaiting?: () => number }): Metrics {
+  const { contract, store, logger, eventsWaiting, countsWaiting } = options;
   const registry = new Registry();
 
   // Route (method + Fastify url) -> operationId; HEAD answers a GET route.
@@ -173,6 +173,16 @@ export function createMetrics(options: { contract?: Contract; store: Store; logg
       registers: [registry],
       collect() {
         this.set(eventsWaiting());
+      },
+    });
+  }
+  if (countsWaiting) {
+    new Gauge({
+      name: `${PREFIX}counts_waiting`,
+      help: 'GET /plants requests with Prefer: count=exact waiting for the count lane now (the running count aside), read at scrape time.',
+      registers: [registry],
+      collect() {
+        this.set(countsWaiting());
       },
     });
   }

@@ -86,8 +86,10 @@ export function plantHandlers(plants: PlantService) {
         ...cursorOf(order, query.after, query.after_name),
       };
       const counted = countRequested(request.headers.prefer);
-      // The count only when asked: the plain page stays one statement and one await.
-      const [page, total] = counted ? await Promise.all([plants.list(listQuery), plants.count(listQuery)]) : [await plants.list(listQuery), undefined];
+      // The count only when asked: the plain page stays one statement and one await. The count is asked
+      // first, so a count refused its place in the lane (thrown at once) reads no page. Every request here has
+      // passed the bearer guard, which names its token.
+      const [total, page] = counted ? await Promise.all([plants.count(listQuery, request.tokenId ?? ''), plants.list(listQuery)]) : [undefined, await plants.list(listQuery)];
       if (total !== undefined) reply.header('x-total-count', total.toString()).header('preference-applied', 'count=exact');
       if (page.more && page.lastId !== undefined) {
         const next = new URLSearchParams({ limit: String(limit) });

@@ -5,6 +5,7 @@ import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type
 import type { EventType } from '../webhooks/events.js';
 import type { Observer } from '../observations.js';
 import { searchTextProblem } from './plant-search.js';
+import type { CountLane } from '../limits/count-lane.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -20,8 +21,12 @@ export interface PlantService {
   /** At once where the store reads at once (SQLite); a missing plant is thrown (or rejected) as 404. */
   get(id: bigint): VersionedPlant | Promise<VersionedPlant>;
   list(query: PlantQuery): Promise<PlantPage>;
-  /** How many plants match the query's filters (`Prefer: count=exact`). */
-  count(query: PlantQuery): Promise<bigint>;
+  /**
+   * How many plants match the query's filters (`Prefer: count=exact`), counted in the count lane in
+   * `principal`'s turn (the token or JWT subject asking). Throws at once (400, or 429 or 503 when it may not
+   * wait in the lane) rather than rejecting.
+   */
+  count(query: PlantQuery, principal: string): Promise<bigint>;
   /** Replaces name and tag; 404 when absent, 412 when the precondition fails. */
   replace(plant: PlantRecord, precondition: Precondition): Promise<VersionedPlant>;
   /** Applies a merge patch to the plant as it is when the write commits (or as the precondition names it). */
@@ -41,6 +46,8 @@ export interface PlantServiceOptions {
   maxPendingWrites?: number;
   /** Updates and deletes without If-Match are refused with 428. */
   requireIfMatch?: boolean;
+  /** Where counts run, one at a time (limits/count-lane.ts); absent: each at once. */
+  countLane?: CountLane;
 }
 
 export function createPlantService(store: PlantStore, options: PlantServiceOptions = {}): PlantService {
@@ -129,9 +136,10 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
       return store.listPlantsJson(query);
     },
 
-    count(query) {
+    count(query, principal) {
       searchable(query);
-      return store.countMatchingPlants(query);
+      const lane = options.countLane;
+      return lane ? lane.run(principal, () => store.countMatchingPlants(query)) : store.countMatchingPlants(query);
     },
 
     async replace(plant, precondition) {

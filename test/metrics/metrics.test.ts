@@ -94,6 +94,7 @@ test('the scrape is Prometheus text 0.0.4 with the service metrics and process m
     plant_store_webhook_outbox_pending: 'gauge',
     plant_store_events_unplaced: 'gauge',
     plant_store_events_waiting: 'gauge',
+    plant_store_counts_waiting: 'gauge',
     plant_store_webhook_events_behind: 'gauge',
     plant_store_webhook_delivery_attempts_total: 'counter',
     plant_store_auth_failures_total: 'counter',
@@ -106,6 +107,7 @@ test('the scrape is Prometheus text 0.0.4 with the service metrics and process m
   assert.equal(samples.get('plant_store_webhook_outbox_pending'), 0);
   assert.equal(samples.get('plant_store_events_unplaced'), 0);
   assert.equal(samples.get('plant_store_events_waiting'), 0);
+  assert.equal(samples.get('plant_store_counts_waiting'), 0);
   assert.equal(samples.get('plant_store_webhook_events_behind'), 0);
   // HEAD answers like GET, without a body.
   const head = await fetch(`${url}/metrics`, { method: 'HEAD', headers: { authorization: `Bearer ${token.metrics}` } });

@@ -14,6 +14,7 @@ import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
+import { CountReader } from './count-reader.js';
 import { foldName } from '../../plants/plant-search.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
@@ -84,6 +85,8 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   private readonly transport: WriteTransport;
   /** Whether the writer is another connection (so this one only reads). */
   private readonly writesElsewhere: boolean;
+  /** The thread that runs counts (count-reader.ts), for a database in a file. */
+  private readonly counts?: CountReader;
   /** Plant batches other processes sent (serveWrite): each turn's join one group commit. */
   private readonly servedBatches?: Batcher<WireItems, BatchResults>;
 
@@ -124,6 +127,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     const here = file === ':memory:' || options.commitOnThisThread === true;
     this.transport = shared ?? (here ? sameThreadTransport(this.db) : new WorkerTransport({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000, autoCheckpoint: options.autoCheckpoint ?? true }));
     this.writesElsewhere = !here;
+    if (file !== ':memory:') this.counts = new CountReader({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
     // Not refused once closing: the group commit commits what it accepted before (close()).
     const committer: BatchCommitter<PlantWrite, WriteResult> = {
       // To a shared writer, a batch is handed over untimed: the writer's own commit span shows the statements.
@@ -228,7 +232,11 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   }
 
   async countMatchingPlants(query: PlantQuery): Promise<bigint> {
-    return this.guard(() => this.plantQueries().count(query));
+    // A count reads every match: on the count thread, so the event loop goes on serving meanwhile. An
+    // in-memory database exists on this connection only.
+    if (this.counts === undefined) return this.guard(() => this.plantQueries().count(query));
+    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
+    return this.counts.count(query);
   }
 
   private listQueries?: SqlitePlantQueries;
@@ -275,6 +283,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   protected async release(): Promise<void> {
     await this.servedBatches?.drain();
+    await this.counts?.close();
     this.db.close();
     if (this.serving) removeServingMark(this.file);
   }
