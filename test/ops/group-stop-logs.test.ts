@@ -107,3 +107,21 @@ test('SIGTERM to the process group with WORKERS=2 under light load: every last l
   const db = await databaseWithToken(t);
   check(t, [await stopUnderLoad(t, db, 'SIGTERM', 0)]);
 });
+
+test('SIGINT to the process group with WORKERS=2 while a worker is still starting: the server stops, exit 0, no error line', async (t) => {
+  const db = await databaseWithToken(t);
+  // spawnServer returns at the first worker's listening line, before the primary's start line: the other worker
+  // is starting or has just listened.
+  const server = await spawnServer(t, { DATABASE_URL: db.databaseUrl, BOOTSTRAP_TOKEN: 'false', WORKERS: '2' }, { group: true });
+  const closed = new Promise<number | null>((resolve) => server.proc.once('close', (code) => resolve(code)));
+  process.kill(-server.proc.pid!, 'SIGINT');
+  assert.equal(await closed, 0, server.stdout());
+  assert.equal(server.stderr(), '');
+  const lines = server
+    .stdout()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine & { level: number });
+  assert.deepEqual(lines.filter((l) => l.level >= 50), []);
+  assert.ok(lines.some((l) => l.role === 'primary' && l.msg === 'stopped'), server.stdout());
+});
