@@ -1,5 +1,6 @@
 // What every serving process does on the way up, whether it serves alone or as the primary of several:
-// open the store (migrations, secrets at rest) and report it, and make the first token on an empty store.
+// open the store (migrations, secrets at rest) and report it, make the first token on an empty store, and heed
+// the stop signals (a worker too).
 import type { Logger } from 'pino';
 import { ConfigError, describeConfig, maskUrl, type Config } from './config.js';
 import { VERSION } from './health/version.js';
