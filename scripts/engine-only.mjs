@@ -14,6 +14,7 @@ export const ONLY_ON = {
   'dist/test/ops/replication.test.js': ['sqlite', 'Litestream replicates a SQLite file; PostgreSQL fails over to a standby (test/scale/)'],
   'dist/test/ops/file-modes.test.js': ['sqlite', 'the modes of SQLite files; PostgreSQL creates no local file'],
   'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
+  'dist/test/ops/group-stop-logs.test.js': ['sqlite', 'how processes write their last log lines at a stop does not depend on the store, and 21 starts of three processes are run once'],
   'dist/test/auth/secret-storage.test.js': ['sqlite', 'scans the SQLite file bytes for secrets'],
   'dist/test/storage/pg-cluster.test.js': ['postgres', 'the PostgreSQL test helper'],
   'dist/test/cli/backup-postgres.test.js': ['postgres', 'runs the pg_dump and pg_restore recipe of docs/backup.md'],

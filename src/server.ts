@@ -13,7 +13,7 @@ import { createBackground, createWorkerBackground, type Background } from './bac
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { startTracing, stopTracing } from './tracing.js';
-import { announce, bootstrapToken, openServiceStore, startReplication } from './startup.js';
+import { announce, bootstrapToken, openServiceStore, startReplication, stopSignals, type StopSignals } from './startup.js';
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
@@ -34,8 +34,11 @@ export async function serve(config: Config): Promise<number> {
 async function serveTraced(config: Config): Promise<number> {
   const logger = createLogger(config);
   if (cluster.isWorker) {
+    // Heeded from the start: the signal to the process group can reach a worker that is still starting, whose
+    // default action would end it with its lines unwritten (and the primary would call it a failed start).
+    const signals = stopSignals();
     try {
-      return await serveHttp(config, logger.child({ worker: cluster.worker!.id }), createWorkerLink());
+      return await serveHttp(config, logger.child({ worker: cluster.worker!.id }), signals, createWorkerLink());
     } finally {
       // The channel to the primary would keep this process alive. The worker's own disconnect lets it exit with
       // its exit code; the bare channel's (process.disconnect) makes Node's cluster exit 0, even after a failed start.
@@ -97,7 +100,7 @@ function workerCount(config: Config): number {
  * Alone, it owns everything; as a worker (`link`), the primary made the first token and announces the server,
  * and on a shared-writer engine commits for it and runs the passes and the deliveries.
  */
-async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Promise<number> {
+async function serveHttp(config: Config, logger: Logger, early?: StopSignals, link?: WorkerLink): Promise<number> {
   const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
   const store = await openServiceStore(config, logger, { sharedWriter, reseal: !link });
   const replication = link ? undefined : await startReplication(config, logger).catch(async (err: unknown) => {
@@ -123,6 +126,8 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
   replication?.register(app.metrics.registry);
 
   const connections = trackConnections(app.server, app.answersOwed);
+  // Alone, heeded from here: a signal before the server listens ends the process, with nothing to drain.
+  const signals = early ?? stopSignals();
   // Listening comes first: a port already in use stops start-up before a first token is made and shown.
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -139,9 +144,7 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
     await bootstrapToken(config, store, tokens, url, logger);
   }
   return new Promise<number>((resolve) => {
-    let stopping = false;
     const stop = async (signal: string) => {
-      stopping = true;
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       // Every request that reaches the server from now on is answered 503 with Connection: close.
       app.drain();
@@ -179,26 +182,16 @@ async function serveHttp(config: Config, logger: Logger, link?: WorkerLink): Pro
       await replication?.stop();
       clearTimeout(force);
       logger.info('stopped');
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
       resolve(code);
     };
-    // Listeners stay installed until the end: a repeated signal must not fall back to the default action,
-    // which kills the process mid-shutdown. That is common: Ctrl-C under `npm start` delivers SIGINT twice
-    // (from the terminal and forwarded by npm). The shutdown timeout already bounds the wait.
+    // A repeated signal changes nothing (the shutdown timeout already bounds the wait). Said once, and not by a
+    // worker, which gets every signal to the process group twice.
     let toldAgain = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        // Said once, and not by a worker: a signal to the process group (Ctrl-C, systemd's stop) reaches each
-        // worker twice, directly and forwarded by the primary.
-        if (!link && !toldAgain) logger.info({ signal }, 'already shutting down; waiting for in-flight requests');
-        toldAgain = true;
-        return;
-      }
-      void stop(signal);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+    signals.onRepeat((signal) => {
+      if (!link && !toldAgain) logger.info({ signal }, 'already shutting down; waiting for in-flight requests');
+      toldAgain = true;
+    });
+    void signals.received.then(stop);
   });
 }
 

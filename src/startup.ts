@@ -1,5 +1,6 @@
 // What every serving process does on the way up, whether it serves alone or as the primary of several:
-// open the store (migrations, secrets at rest) and report it, and make the first token on an empty store.
+// open the store (migrations, secrets at rest) and report it, make the first token on an empty store, and heed
+// the stop signals (a worker too).
 import type { Logger } from 'pino';
 import { ConfigError, describeConfig, maskUrl, type Config } from './config.js';
 import { VERSION } from './health/version.js';
@@ -79,4 +80,47 @@ export function announce(config: Config, logger: Logger, port: number, workers: 
   const url = publicUrl(config.host, port);
   logger.info({ node: process.version, version: VERSION, url, docs: `${url}/docs`, workers, config: describeConfig(config) }, 'plant-store is listening');
   return url;
+}
+
+/** The stop signals a serving process heeds (stopSignals). */
+export interface StopSignals {
+  /** The first SIGTERM or SIGINT, once one came. */
+  readonly signal: NodeJS.Signals | undefined;
+  /** Resolves with the first SIGTERM or SIGINT. */
+  readonly received: Promise<NodeJS.Signals>;
+  /** `listener` hears every signal after the first. */
+  onRepeat(listener: (signal: NodeJS.Signals) => void): void;
+}
+
+/**
+ * SIGTERM and SIGINT, listened for from now until the process exits: the first stops the server (once it is up,
+ * if it came during start-up), and none after it falls back to the default action, which would end the process
+ * before its last log lines are written. A signal to the process group (Ctrl-C, systemd's stop) reaches a worker
+ * twice, directly and forwarded by the primary, and `npm start` passes Ctrl-C on as a second SIGINT; either can
+ * come after the shutdown is done, while the process exits. The listeners keep no process alive.
+ */
+export function stopSignals(): StopSignals {
+  let first: NodeJS.Signals | undefined;
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const received = new Promise<NodeJS.Signals>((r) => (resolve = r));
+  const repeats: ((signal: NodeJS.Signals) => void)[] = [];
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (first) {
+      for (const listener of repeats) listener(signal);
+      return;
+    }
+    first = signal;
+    resolve(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    get signal() {
+      return first;
+    },
+    received,
+    onRepeat(listener) {
+      repeats.push(listener);
+    },
+  };
 }

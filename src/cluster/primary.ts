@@ -16,7 +16,7 @@ import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
-import { announce, bootstrapToken, openServiceStore, startReplication } from '../startup.js';
+import { announce, bootstrapToken, openServiceStore, startReplication, stopSignals } from '../startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -31,6 +31,8 @@ const MAX_RESTART_DELAY_MS = 10_000;
 
 export async function runPrimary(config: Config, logger: Logger, count: number): Promise<number> {
   const log = logger.child({ role: 'primary' });
+  // From the start: a signal during start-up stops the server once it is up, rather than killing this process
+  // under its workers.
   const stop = stopSignals();
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
   // The primary of a shared writer does little but commit: on its own thread, a commit skips two thread hops
@@ -55,19 +57,22 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   const pool = workerPool(workers, log, onMessage, () => stop.signal !== undefined);
 
   const outcome = await startWorkers(pool, count);
-  if ('failed' in outcome) {
+  // After a stop signal, a worker that exits during start-up stopped as told (or died of the signal before it
+  // could heed it): the server stops as it would once up.
+  if ('failed' in outcome && stop.signal === undefined) {
     log.error({ exit: outcome.failed }, 'a worker could not start (its reason is on standard error); stopping');
     pool.stop();
     await stopWorkers(workers, config.shutdownTimeoutMs, log);
     await writer?.services.stop();
     await store.close().catch(() => {});
     await replication?.stop();
-    stop.remove();
     return 1;
   }
-  pool.serveOn(outcome.port);
-  const url = announce(config, log, outcome.port, count);
-  await bootstrapToken(config, store, tokens, url, log);
+  if ('port' in outcome) {
+    pool.serveOn(outcome.port);
+    const url = announce(config, log, outcome.port, count);
+    await bootstrapToken(config, store, tokens, url, log);
+  }
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) await store.close();
 
@@ -87,36 +92,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   // After the store: Litestream sends the last commits before it exits.
   await replication?.stop();
   log.info('stopped');
-  stop.remove();
   return code;
-}
-
-/**
- * SIGTERM and SIGINT, listened for from the start, so that a signal during start-up stops the server once it is
- * up, rather than killing this process under its workers; kept to the end, since a repeated signal (Ctrl-C under
- * npm) must not kill it mid-shutdown.
- */
-function stopSignals(): { readonly signal: NodeJS.Signals | undefined; received: Promise<NodeJS.Signals>; remove(): void } {
-  let signal: NodeJS.Signals | undefined;
-  let resolve!: (signal: NodeJS.Signals) => void;
-  const received = new Promise<NodeJS.Signals>((r) => (resolve = r));
-  const onSignal = (s: NodeJS.Signals) => {
-    if (signal) return;
-    signal = s;
-    resolve(s);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  return {
-    get signal() {
-      return signal;
-    },
-    received,
-    remove() {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-    },
-  };
 }
 
 /**

@@ -133,17 +133,19 @@ export interface ChildServer {
 /**
  * Runs `plant-store serve` for real and waits until it listens. `env` is added to this process's
  * environment unless `fullEnv` gives the whole environment; `cwd` sets the working directory; `node` is the
- * Node.js executable (default: this process's).
+ * Node.js executable (default: this process's); `group` makes it the leader of a process group of its own,
+ * which its workers join (signal it as a terminal or systemd does: `process.kill(-proc.pid, signal)`).
  */
 export async function spawnServer(
   t: TestContext,
   env: Record<string, string>,
-  options: { cwd?: string; fullEnv?: Record<string, string>; node?: string } = {},
+  options: { cwd?: string; fullEnv?: Record<string, string>; node?: string; group?: boolean } = {},
 ): Promise<ChildServer> {
   const proc = spawn(options.node ?? process.execPath, [BIN, 'serve'], {
     cwd: options.cwd,
     env: options.fullEnv ?? { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: options.group ?? false,
   });
   let out = '';
   let err = '';
@@ -151,7 +153,10 @@ export async function spawnServer(
   proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   t.after(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    if (proc.exitCode === null && proc.signalCode === null) {
+      if (options.group) process.kill(-proc.pid!, 'SIGKILL');
+      else proc.kill('SIGKILL');
+    }
   });
   try {
     return { url: await listeningUrl(proc, () => `${out}\n${err}`), proc, stdout: () => out, stderr: () => err, exited };

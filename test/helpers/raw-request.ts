@@ -147,10 +147,16 @@ export function splitResponses(raw: string): { status: number; headers: Record<s
 }
 
 /** One request on a connection of its own, so that requests spread over the workers. */
-export function fresh(port: number, path: string, token: string, init: { method?: string; body?: string; timeoutMs?: number; contentType?: string } = {}): Promise<{ status: number; body: string }> {
+export function fresh(
+  port: number,
+  path: string,
+  token: string,
+  init: { method?: string; body?: string; timeoutMs?: number; contentType?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
+    const headers = { authorization: `Bearer ${token}`, ...(init.body !== undefined && { 'content-type': init.contentType ?? 'application/json' }), ...init.headers };
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', agent: false, timeout: init.timeoutMs, headers: { authorization: `Bearer ${token}`, ...(init.body !== undefined && { 'content-type': init.contentType ?? 'application/json' }) } },
+      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', agent: false, timeout: init.timeoutMs, headers },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d.toString()));
