@@ -160,7 +160,15 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   const running = litestreamPids(server.output()).at(-1)!;
   process.kill(running, 'SIGKILL');
   await eventually(async () => (await counter(server.url, token, 'plant_store_replication_restarts_total')) === restarts + 1, 'Litestream restarted', 20_000, 100);
+  const restartedAt = Date.now();
   await eventually(async () => ((await lagOf(server.url, token, 'file')) ?? 99) <= 2.5 && ((await lagOf(server.url, token, 'sftp')) ?? 99) <= 2.5, 'both replicas caught up after the restart', 30_000, 200);
+  // --at restores from the generation whose span holds the time. A Litestream killed mid-write may start a new
+  // generation when it comes back, and under load its first snapshot can come seconds later: the time is taken
+  // once both replicas have synced in it since the restart (seen once as "no matching backups found").
+  await eventually(async () => {
+    const synced = [...(await cli(['replica', 'status'])).stdout.matchAll(/^(?:file|sftp) .* synced (\S+) /gm)].map((m) => Date.parse(m[1]!));
+    return synced.length === 2 && synced.every((at) => at > restartedAt);
+  }, 'both replicas synced since the restart', 30_000, 250);
 
   // The point in time for --at, in the middle of the load.
   await acknowledged(live.ok.size + 300);
