@@ -279,7 +279,9 @@ export async function* followEvents(client: PlantStoreClient, options: FollowEve
       await retry(backoff(), { error });
       continue;
     }
-    const { data, error, response } = result;
+    const { error, response } = result;
+    // A page (this asks for JSON): the document's other answer, a stream, is for Accept: text/event-stream.
+    const data = result.data as Exclude<typeof result.data, string>;
     if (data === undefined) {
       if (!RETRYABLE.has(response.status)) throw new PlantStoreError(response.status, error as ErrorBody | undefined);
       idle++;

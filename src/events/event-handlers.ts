@@ -1,12 +1,14 @@
 // GET /events: the feed after a cursor, a page at a time, waiting for the next event when asked to.
 import { traceFromText } from '../tracing.js';
-import type { FastifyReply } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
 import { eventIdTime } from '../webhooks/events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
+import { acceptsEventStream, OpenStream, runStream, StreamHub, type StreamOptions } from './event-stream.js';
 
 export interface EventFeedOptions {
   /** How long events are kept, for the 410 message (EVENT_RETENTION). */
@@ -15,7 +17,17 @@ export interface EventFeedOptions {
   places: WaitPlaces;
   /** Bytes of JSON a page holds at most, beyond its first event (EVENTS_PAGE_BYTES). */
   pageBytes: number;
+  /**
+   * The places of open streams (per process and per token), how streams run, and the access line of a stream
+   * whose response never finished (its reader left, or was cut off): Fastify writes none then.
+   */
+  streams: { places: WaitPlaces; ended: (request: FastifyRequest, reply: FastifyReply) => void } & StreamOptions;
 }
+
+/** An event id, as `after` takes it (the document's pattern): what Last-Event-ID must be. */
+const EVENT_ID = /^msg_[A-Za-z0-9_-]{22}$/;
+/** How often a stream whose cursor is not placed yet looks again (only for a moment after its commit). */
+const PENDING_LOOK_MS = 200;
 
 /**
  * The page as JSON text, and how many of `events` it holds: up to `limit`, ending before the event that would
@@ -54,6 +66,14 @@ export function spelledDuration(ms: number): string {
   return `${s} second${s === 1 ? '' : 's'}`;
 }
 
+/** Events a stream reads at once: one write to its socket, however many. */
+const STREAM_READ_EVENTS = 1_000;
+
+/** The stream's first line: how long its client waits before reconnecting. */
+function encodeRetry(ms: number): string {
+  return `retry: ${ms}\n\n`;
+}
+
 type Page = { events: FeedEvent[]; page: { json: string; count: number } };
 
 /**
@@ -64,10 +84,12 @@ type Page = { events: FeedEvent[]; page: { json: string; count: number } };
 class WakeReads {
   readonly positions = new Map<string, Promise<bigint | null | undefined>>();
   readonly pages = new Map<string, Promise<Page>>();
+  readonly streams = new Map<string, Promise<FeedEvent[]>>();
   constructor(readonly wake: number) {}
 }
 
 export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options: EventFeedOptions) {
+  const hub = new StreamHub(options.streams);
   let shared: WakeReads | undefined;
   const readsOf = (wake: number): WakeReads => {
     if (shared?.wake !== wake) {
@@ -108,8 +130,68 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     throw new AppError('EVENT_NOT_FOUND', `after=${after} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
   }
 
+  /** Streams at one position after a wake read together, as waiting pages do. */
+  const streamRead = (position: bigint): Promise<FeedEvent[]> => {
+    const reads = readsOf(feed.wakes);
+    return once(reads.streams, position.toString(), () => store.readAfter(position, STREAM_READ_EVENTS, options.pageBytes));
+  };
+
+  /**
+   * GET /events with Accept: text/event-stream. Everything that can refuse the request (the cursor, the places)
+   * is decided before the head is written, so a refusal is an ordinary Error answer; once streaming, an error
+   * ends the stream (the client resumes with Last-Event-ID).
+   */
+  async function streamEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply): Promise<void> {
+    const header = request.headers['last-event-id'];
+    const lastId = typeof header === 'string' && header !== '' ? header : undefined;
+    if (lastId !== undefined && !EVENT_ID.test(lastId)) {
+      throw new AppError('VALIDATION_FAILED', 'headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent it.');
+    }
+    const cursor = lastId ?? request.query.after;
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    reply.raw.once('close', onClose);
+    let release: (() => void) | undefined;
+    let removal: (() => void) | undefined;
+    try {
+      // Without a cursor, only what is placed from now on.
+      let from = cursor === undefined ? await store.lastPosition() : await positionAfter(cursor);
+      while (from === undefined) {
+        if ((await feed.next(PENDING_LOOK_MS, gone.signal)) === 'released') throw new AppError('SHUTTING_DOWN');
+        from = await positionAfter(cursor);
+      }
+      release = options.streams.places.take(request.tokenId ?? '', Number.POSITIVE_INFINITY);
+      reply.raw.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
+        'content-type': 'text/event-stream; charset=utf-8',
+        // Proxies that buffer answers (nginx) pass this one on as it comes.
+        'x-accel-buffering': 'no',
+      });
+      const stream = new OpenStream(reply.raw);
+      removal = hub.add(stream);
+      stream.send(encodeRetry(options.streams.retryMs));
+      let outcome: 'ended' | 'stalled';
+      try {
+        outcome = await runStream(stream, from ?? -1n, { readAfter: streamRead, feed }, options.streams, gone.signal);
+      } catch (err) {
+        request.log.warn({ err }, 'event stream ended by an error; its reader resumes with Last-Event-ID');
+        outcome = 'ended';
+      }
+      if (outcome === 'stalled') {
+        request.log.info('event stream cut off: its reader read nothing for the stall bound');
+        reply.raw.destroy();
+      } else reply.raw.end();
+      if (outcome === 'stalled' || gone.signal.aborted) options.streams.ended(request, reply);
+    } finally {
+      removal?.();
+      release?.();
+      reply.raw.removeListener('close', onClose);
+    }
+  }
+
   return {
     async listEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply) {
+      if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) return streamEvents(request, reply);
       const { after } = request.query;
       const limit = request.query.limit as number; // defaulted by the schema
       const waitMs = (request.query.wait as number) * 1000;

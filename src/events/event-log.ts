@@ -61,6 +61,8 @@ export interface EventLogStore {
    * byte budget, whatever size the events are, not by `limit` times the largest event.
    */
   readAfter(position: bigint | null, limit: number, maxBytes?: number): Promise<FeedEvent[]>;
+  /** The position of the newest event placed (0 when none ever was): a stream without a cursor starts after it. */
+  lastPosition(): Promise<bigint>;
   /**
    * Removes up to `maxEvents` events created before `cutoff` with no pending delivery, with their deliveries
    * and attempts; returns how many it removed. A subscription whose cursor is still behind such an event never

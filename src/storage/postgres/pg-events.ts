@@ -11,6 +11,7 @@ const CHANNEL = 'plant_store_events';
 
 const SQL = {
   lock: 'SELECT last_position FROM event_log WHERE id = 1 FOR UPDATE',
+  lastPosition: 'SELECT last_position FROM event_log WHERE id = 1',
   // Positions last+1.. in insertion order.
   place: `WITH batch AS (
       SELECT id, $2::int8 + row_number() OVER (ORDER BY seq) AS position FROM webhook_events
@@ -152,6 +153,10 @@ export class PgEventStore implements EventLogStore {
 
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number> {
     return this.guard(() => transaction(this.pool, (client) => runStepsAsync(retentionBatch(cutoff, maxEvents), passStatements(client))));
+  }
+
+  lastPosition(): Promise<bigint> {
+    return this.guard(async () => (await this.pool.query<{ last_position: bigint }>(named('lastPosition', []))).rows[0]!.last_position);
   }
 
   backlog(): Promise<{ unplaced: number; behind: number }> {

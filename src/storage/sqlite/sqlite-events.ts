@@ -39,6 +39,7 @@ export class SqliteEventStore implements EventLogStore {
     return {
       positionOf: db.prepare('SELECT position FROM webhook_events WHERE id = ?').safeIntegers(true),
       removedThrough: db.prepare('SELECT removed_through FROM event_log WHERE id = 1').pluck().safeIntegers(true),
+      lastPosition: db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true),
       restores: db.prepare('SELECT restored_at, newest_event_at FROM store_restores ORDER BY restored_at DESC'),
       unplaced: db.prepare('SELECT count(*) FROM webhook_events WHERE position IS NULL').pluck(),
       behind: db
@@ -91,6 +92,10 @@ export class SqliteEventStore implements EventLogStore {
   async readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
     const rows = this.guard(() => this.statements().readAfter.all({ after: position ?? -1n, limit, maxBytes })) as EventRow[];
     return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position, ...(r.trace_context ? { trace: r.trace_context } : {}) }));
+  }
+
+  async lastPosition(): Promise<bigint> {
+    return this.guard(() => this.statements().lastPosition.get() as bigint);
   }
 
   async backlog(): Promise<{ unplaced: number; behind: number }> {
