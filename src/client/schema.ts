@@ -2322,6 +2322,20 @@ export interface operations {
                  */
                 after?: string;
                 /**
+                 * @description Only events of these types, comma-separated (`newPlant,plantDeleted`), on a page and on a stream alike.
+                 *     The cursor stays the event id, so a filtered reader resumes exactly; `Link` keeps the filter. A type
+                 *     named twice counts once; any other value is 400.
+                 * @example newPlant,plantDeleted
+                 */
+                types?: string;
+                /**
+                 * @description Only the events of the plant with this id (exact int64), on a page and on a stream alike; with
+                 *     `types`, the events that match both. Read through an index of each event's plant: following one plant
+                 *     costs its own events, not the whole feed's.
+                 * @example 10042
+                 */
+                plant?: bigint;
+                /**
                  * @description Maximum number of events in the answer.
                  * @example 100
                  */
@@ -2477,6 +2491,20 @@ export interface operations {
                  */
                 after?: string;
                 /**
+                 * @description Only events of these types, comma-separated (`newPlant,plantDeleted`), on a page and on a stream alike.
+                 *     The cursor stays the event id, so a filtered reader resumes exactly; `Link` keeps the filter. A type
+                 *     named twice counts once; any other value is 400.
+                 * @example newPlant,plantDeleted
+                 */
+                types?: string;
+                /**
+                 * @description Only the events of the plant with this id (exact int64), on a page and on a stream alike; with
+                 *     `types`, the events that match both. Read through an index of each event's plant: following one plant
+                 *     costs its own events, not the whole feed's.
+                 * @example 10042
+                 */
+                plant?: bigint;
+                /**
                  * @description Maximum number of events in the answer.
                  * @example 100
                  */
@@ -2487,7 +2515,16 @@ export interface operations {
                  */
                 wait?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A stream's cursor (with `Accept: text/event-stream`): the `id` of the last event the client handled,
+                 *     as EventSource sends it when it reconnects. It wins over `after`. Not an event id: 400
+                 *     ("headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent
+                 *     it."); an id the feed does not hold: 400 or 410, as for `after`. A page ignores it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2496,6 +2533,11 @@ export interface operations {
             /** @description Events after the cursor, oldest first (empty when none followed within `wait`). */
             200: {
                 headers: {
+                    /**
+                     * @description `no`, on a stream only: a proxy that buffers answers (nginx) passes the stream on as it comes.
+                     * @example no
+                     */
+                    "X-Accel-Buffering"?: "no";
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];

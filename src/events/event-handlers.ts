@@ -4,7 +4,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
-import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
+import { unknownCursor, type EventFilter, type EventLogStore, type FeedEvent } from './event-log.js';
 import { eventIdTime } from '../webhooks/events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
@@ -66,6 +66,21 @@ export function spelledDuration(ms: number): string {
   return `${s} second${s === 1 ? '' : 's'}`;
 }
 
+/** The filters of a page or stream request (`types`, `plant`), or undefined for the whole feed. */
+function filterOf(query: { types?: string; plant?: bigint }): EventFilter | undefined {
+  if (query.types === undefined && query.plant === undefined) return undefined;
+  return {
+    // The schema's pattern admits only the three types, comma-separated; a type named twice counts once.
+    ...(query.types !== undefined && { types: [...new Set(query.types.split(','))] }),
+    ...(query.plant !== undefined && { plant: query.plant }),
+  };
+}
+
+/** A filter as part of a shared read's key. */
+function filterKey(filter: EventFilter | undefined): string {
+  return filter ? `${filter.types?.join(',') ?? ''}/${filter.plant ?? ''}` : '';
+}
+
 /** Events a stream reads at once: one write to its socket, however many. */
 const STREAM_READ_EVENTS = 1_000;
 
@@ -105,8 +120,8 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     if (!p) map.set(key, (p = read()));
     return p;
   };
-  const readPage = async (position: bigint | null, limit: number): Promise<Page> => {
-    const events = await store.readAfter(position, limit + 1, options.pageBytes);
+  const readPage = async (position: bigint | null, limit: number, filter: EventFilter | undefined): Promise<Page> => {
+    const events = await store.readAfter(position, limit + 1, options.pageBytes, filter);
     return { events, page: pageJson(events, limit, options.pageBytes) };
   };
 
@@ -131,9 +146,9 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
   }
 
   /** Streams at one position after a wake read together, as waiting pages do. */
-  const streamRead = (position: bigint): Promise<FeedEvent[]> => {
+  const streamRead = (position: bigint, filter: EventFilter | undefined): Promise<FeedEvent[]> => {
     const reads = readsOf(feed.wakes);
-    return once(reads.streams, position.toString(), () => store.readAfter(position, STREAM_READ_EVENTS, options.pageBytes));
+    return once(reads.streams, `${position} ${filterKey(filter)}`, () => store.readAfter(position, STREAM_READ_EVENTS, options.pageBytes, filter));
   };
 
   /**
@@ -172,7 +187,8 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       stream.send(encodeRetry(options.streams.retryMs));
       let outcome: 'ended' | 'stalled';
       try {
-        outcome = await runStream(stream, from ?? -1n, { readAfter: streamRead, feed }, options.streams, gone.signal);
+        const filter = filterOf(request.query);
+        outcome = await runStream(stream, from ?? -1n, { readAfter: (position) => streamRead(position, filter), feed }, options.streams, gone.signal);
       } catch (err) {
         request.log.warn({ err }, 'event stream ended by an error; its reader resumes with Last-Event-ID');
         outcome = 'ended';
@@ -194,6 +210,7 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) return streamEvents(request, reply);
       const { after } = request.query;
       const limit = request.query.limit as number; // defaulted by the schema
+      const filter = filterOf(request.query);
       const waitMs = (request.query.wait as number) * 1000;
       const deadline = Date.now() + waitMs;
       let read: Page = { events: [], page: { json: '[]', count: 0 } };
@@ -213,7 +230,7 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
         for (;;) {
           const position = await (woken ? once(woken.positions, after ?? '', () => positionAfter(after)) : positionAfter(after));
           if (position !== undefined) {
-            read = await (woken ? once(woken.pages, `${position} ${limit}`, () => readPage(position, limit)) : readPage(position, limit));
+            read = await (woken ? once(woken.pages, `${position} ${limit} ${filterKey(filter)}`, () => readPage(position, limit, filter)) : readPage(position, limit, filter));
           }
           const left = deadline - Date.now();
           if (read.events.length > 0 || left <= 0 || gone.signal.aborted) break;
@@ -236,7 +253,11 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       const { events, page } = read;
       // Cut at `limit` (the extra row read says more follow) or at the byte budget: the rest is behind Link.
       if (page.count < events.length) {
-        reply.header('link', `</events?${new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) })}>; rel="next"`);
+        const next = new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) });
+        // The next page keeps the filters, so following Link reads the same events a stream would send.
+        if (request.query.types !== undefined) next.set('types', request.query.types);
+        if (request.query.plant !== undefined) next.set('plant', request.query.plant.toString());
+        reply.header('link', `</events?${next}>; rel="next"`);
       }
       return reply.type('application/json; charset=utf-8').send(page.json);
     },
