@@ -1,7 +1,7 @@
 // buildApp(config, deps): assembles the HTTP service from the contract and its features. Never listens, and
 // builds no background service (background.ts): server.ts, tests and benchmarks do both.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler } from 'fastify';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Logger } from 'pino';
 import { bearerGuard } from './auth/bearer-guard.js';
@@ -83,6 +83,8 @@ function pathOf(url: string): string {
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+/** An event stream's `retry:`: a client reconnects this soon after a stream ends (a deploy, a cut-off). */
+const STREAM_RETRY_MS = 2_000;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const logger = deps.logger ?? createLogger(config);
@@ -104,6 +106,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return compileSerializer({ schema, method, url, httpStatus: httpStatus! });
   };
   const waitPlaces = createWaitPlaces({ maxWaiting: config.eventsMaxWaiting, maxWaitingPerToken: config.eventsMaxWaitingPerToken });
+  const streamPlaces = createWaitPlaces({
+    maxWaiting: config.eventsMaxStreams,
+    maxWaitingPerToken: config.eventsMaxStreamsPerToken,
+    refusals: { token: 'EVENTS_TOKEN_STREAMS', full: 'EVENTS_STREAMS_FULL' },
+  });
   const countLane = createCountLane({ maxWaiting: config.countsMaxWaiting, maxWaitingPerToken: config.countsMaxWaitingPerToken });
   const metrics = createMetrics({
     contract,
@@ -171,12 +178,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     done();
   });
   const accessLine = accessLog(logger);
-  app.addHook('onResponse', (request, reply, done) => {
+  const responded = (request: FastifyRequest, reply: FastifyReply) => {
     // The root logger's line with the request id as a field: the same line as the request's child would write.
     // The path only: a query string may carry a client's secret (RFC 6750's access_token). The catalogue code
     // of an error answer; none on success.
     accessLine(request.id, request.method, pathOf(request.url), reply.statusCode, reply.errorCode, Math.round(reply.elapsedTime * 100) / 100);
     metrics.observeRequest(request, reply);
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    responded(request, reply);
     done();
   });
 
@@ -227,7 +237,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           onDue: services.deliveriesDue,
         }),
       ),
-      ...eventHandlers(deps.store.events, services.feed, { retentionMs: config.eventRetentionMs, places: waitPlaces, pageBytes: config.eventsPageBytes }),
+      ...eventHandlers(deps.store.events, services.feed, {
+        retentionMs: config.eventRetentionMs,
+        places: waitPlaces,
+        pageBytes: config.eventsPageBytes,
+        streams: { places: streamPlaces, heartbeatSeconds: config.eventsHeartbeatSeconds, retryMs: STREAM_RETRY_MS, stallMs: config.eventsStreamStallSeconds * 1000, ended: responded },
+      }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),
       ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),

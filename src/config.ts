@@ -93,6 +93,14 @@ export interface Config {
   readonly eventsMaxWaitingPerToken: number;
   /** Bytes of JSON a GET /events page holds at most (beyond its first event); then it ends with Link to the rest. */
   readonly eventsPageBytes: number;
+  /** Seconds between keep-alive comments on an idle event stream. */
+  readonly eventsHeartbeatSeconds: number;
+  /** Event streams open at most at once in this process. */
+  readonly eventsMaxStreams: number;
+  /** Event streams one token or JWT subject may have open at once in this process. */
+  readonly eventsMaxStreamsPerToken: number;
+  /** Seconds an event stream's socket may stay full before the stream is cut off. */
+  readonly eventsStreamStallSeconds: number;
   /** Where traces go: 'otlp' (OTLP over HTTP), 'none', or '' (otlp when an OTLP endpoint is set). */
   readonly otelTracesExporter: '' | 'otlp' | 'none';
   /** The OTLP/HTTP collector's base URL ('' when unset); traces go to its /v1/traces. */
@@ -354,6 +362,10 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'eventsMaxWaiting', env: 'EVENTS_MAX_WAITING', description: 'GET /events requests waiting (wait=) for an event at most at once in this process; past it a request that would wait is answered 503 with Retry-After', default: 1_000, parse: integer(0, 100_000) },
   { key: 'eventsMaxWaitingPerToken', env: 'EVENTS_MAX_WAITING_PER_TOKEN', description: 'GET /events requests one token (or JWT subject) may have waiting at once in this process; past it a request that would wait is answered 429 with Retry-After', default: 4, parse: integer(0, 10_000) },
   { key: 'eventsPageBytes', env: 'EVENTS_PAGE_BYTES', description: 'Bytes of JSON one GET /events page holds at most: the page ends before the event that would pass it (with Link to the rest), and always holds at least one event. Bounds the memory each feed request takes', default: 262_144, parse: integer(1_024, 67_108_864) },
+  { key: 'eventsHeartbeatSeconds', env: 'EVENTS_HEARTBEAT_SECONDS', description: 'Seconds between the keep-alive comments (": keep-alive") a GET /events stream (Accept: text/event-stream) sends while it has no event to send, so that proxies keep the connection', default: 15, parse: integer(1, 3_600) },
+  { key: 'eventsMaxStreams', env: 'EVENTS_MAX_STREAMS', description: 'GET /events streams (Accept: text/event-stream) open at most at once in this process; past it a new stream is answered 503 with Retry-After', default: 10_000, parse: integer(0, 1_000_000) },
+  { key: 'eventsMaxStreamsPerToken', env: 'EVENTS_MAX_STREAMS_PER_TOKEN', description: 'GET /events streams one token (or JWT subject) may have open at once in this process; past it a new stream is answered 429 with Retry-After', default: 16, parse: integer(0, 100_000) },
+  { key: 'eventsStreamStallSeconds', env: 'EVENTS_STREAM_STALL_SECONDS', description: 'Seconds a GET /events stream may leave its socket full (its reader reads nothing) before it is cut off; the reader resumes with Last-Event-ID. Bounds what a stream holds to its socket buffer and one read', default: 30, parse: integer(1, 3_600) },
   { key: 'otelTracesExporter', env: 'OTEL_TRACES_EXPORTER', description: 'otlp sends OpenTelemetry traces over OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); none turns tracing off even with an endpoint; empty: on exactly when an OTLP endpoint is set. Off, no OpenTelemetry code is loaded', default: '', parse: (raw) => {
     const v = raw.trim().toLowerCase();
     if (v !== 'otlp' && v !== 'none') throw new ConfigError(`expected otlp or none (only OTLP over HTTP is built in), got "${raw}"`);

@@ -63,6 +63,11 @@ export const ERRORS = {
    * A 4xx that Fastify or a plugin raised with no code of its own here: the only code whose status is not
    * fixed, since it is the framework's (the reply keeps it, with its reason phrase as the message).
    */
+  /** GET /events as a stream: the token already holds its share of streams (EVENTS_MAX_STREAMS_PER_TOKEN). */
+  EVENTS_TOKEN_STREAMS: {
+    status: 429,
+    message: 'This token already has as many GET /events streams open as it may (EVENTS_MAX_STREAMS_PER_TOKEN); close one, or retry after Retry-After seconds.',
+  },
   CLIENT_ERROR: { status: 400, message: 'Bad Request.' },
   INTERNAL: { status: 500, message: 'Internal server error.' },
   STORE_UNAVAILABLE: { status: 503, message: 'The store is unavailable; nothing was saved. Retry later.' },
@@ -81,6 +86,11 @@ export const ERRORS = {
   COUNTS_WAITING_FULL: {
     status: 503,
     message: 'This instance has as many counted lists (Prefer: count=exact) waiting as it may (COUNTS_MAX_WAITING); retry after Retry-After seconds, or list without Prefer: count=exact.',
+  },
+  /** GET /events as a stream: every stream place of this process is taken (EVENTS_MAX_STREAMS). */
+  EVENTS_STREAMS_FULL: {
+    status: 503,
+    message: 'This instance has as many GET /events streams open as it may (EVENTS_MAX_STREAMS); retry after Retry-After seconds.',
   },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -120,7 +120,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The events feed, in commit order, a page at a time, with long polling.
+         * The events feed, in commit order, a page at a time, with long polling, or as a stream (Server-Sent Events).
          * @description Every plant change is an event (`newPlant`, `plantUpdated`, `plantDeleted`), the same events the
          *     webhooks send, kept for `EVENT_RETENTION` (default 7 days) whether or not anyone subscribes. This
          *     returns the events that follow the one named by `after` (the `id` of the last event the client has
@@ -153,6 +153,23 @@ export interface paths {
          *     start again without `after`, from the oldest event retained. After the store was restored from a
          *     backup, an `after` naming an event made after the backup (lost with its change) is 410 as well; start
          *     again without `after` and read the plants again, which are as the backup held them.
+         *
+         *     **As a stream.** With `Accept: text/event-stream` the answer is a Server-Sent Events stream that stays
+         *     open: every event after the cursor, then each one as it is placed, in feed order, each as `id:` (the
+         *     event's `id`, the `webhook-id` of its deliveries), `event:` (its type) and `data:` (its `data`, the same
+         *     bytes as on a page: ids digit for digit). The cursor is the `Last-Event-ID` header (as EventSource sends
+         *     it when it reconnects) or else `after`; without either the stream starts at the end of the feed (only new
+         *     events). A reader that reconnects with the last id it handled misses nothing and sees nothing twice.
+         *     The stream opens with `retry: 2000` (how long a client waits before reconnecting) and sends a comment
+         *     (`: keep-alive`) when it sent nothing for `EVENTS_HEARTBEAT_SECONDS` (default 15), so proxies keep the
+         *     connection. `limit` and `wait` do not apply to a stream. A cursor the page refuses (400, 410) is refused
+         *     the same way before the stream starts, as are a token with `EVENTS_MAX_STREAMS_PER_TOKEN` streams open
+         *     on this instance (default 16; 429) and an instance with `EVENTS_MAX_STREAMS` (default 10000; 503). A
+         *     reader that leaves its socket full for `EVENTS_STREAM_STALL_SECONDS` (default 30) is cut off (it
+         *     resumes with `Last-Event-ID`), so a stream holds at most its socket's buffer and one read. When the
+         *     instance shuts down it ends every stream: the client reconnects, to another instance, after `retry`.
+         *     Streams hear of events written on any worker and any instance sharing the database. HEAD is never a
+         *     stream.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2305,6 +2322,20 @@ export interface operations {
                  */
                 after?: string;
                 /**
+                 * @description Only events of these types, comma-separated (`newPlant,plantDeleted`), on a page and on a stream alike.
+                 *     The cursor stays the event id, so a filtered reader resumes exactly; `Link` keeps the filter. A type
+                 *     named twice counts once; any other value is 400.
+                 * @example newPlant,plantDeleted
+                 */
+                types?: string;
+                /**
+                 * @description Only the events of the plant with this id (exact int64), on a page and on a stream alike; with
+                 *     `types`, the events that match both. Read through an index of each event's plant: following one plant
+                 *     costs its own events, not the whole feed's.
+                 * @example 10042
+                 */
+                plant?: bigint;
+                /**
                  * @description Maximum number of events in the answer.
                  * @example 100
                  */
@@ -2315,15 +2346,32 @@ export interface operations {
                  */
                 wait?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A stream's cursor (with `Accept: text/event-stream`): the `id` of the last event the client handled,
+                 *     as EventSource sends it when it reconnects. It wins over `after`. Not an event id: 400
+                 *     ("headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent
+                 *     it."); an id the feed does not hold: 400 or 410, as for `after`. A page ignores it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Events after the cursor, oldest first (empty when none followed within `wait`). */
+            /**
+             * @description Events after the cursor, oldest first (empty when none followed within `wait`); with
+             *     `Accept: text/event-stream`, the stream of them (see the operation's description).
+             */
             200: {
                 headers: {
+                    /**
+                     * @description `no`, on a stream only: a proxy that buffers answers (nginx) passes the stream on as it comes.
+                     * @example no
+                     */
+                    "X-Accel-Buffering"?: "no";
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2370,6 +2418,20 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["FeedEvent"][];
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     event: newPlant
+                     *     id: msg_2KWPBgLlAfxdpx2AI54pPJ
+                     *     data: {"id":10042,"name":"Monstera deliciosa","tag":"tropical","version":17}
+                     *
+                     *     event: plantDeleted
+                     *     id: msg_Q1xLk9a0VbT3mZr8hY2wEu
+                     *     data: {"id":10042,"version":19}
+                     *
+                     *     : keep-alive
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2382,7 +2444,9 @@ export interface operations {
             /**
              * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
              *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
-             *     rate limit was reached, as on every operation (`RATE_LIMIT_PER_TOKEN`, `AUTH_FAILURES_PER_MINUTE`).
+             *     rate limit was reached, as on every operation (`RATE_LIMIT_PER_TOKEN`, `AUTH_FAILURES_PER_MINUTE`). Or, for
+             *     a stream, the token already has `EVENTS_MAX_STREAMS_PER_TOKEN` streams open on this instance
+             *     (`Retry-After` 30: a stream ends only when its reader leaves).
              */
             429: {
                 headers: {
@@ -2399,8 +2463,9 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             /**
-             * @description Every waiting place of this instance is taken (`EVENTS_MAX_WAITING`) and this request would wait;
-             *     retry after `Retry-After` seconds, here or on another instance. Or, as on every operation, the store
+             * @description Every waiting place of this instance is taken (`EVENTS_MAX_WAITING`) and this request would wait, or
+             *     this request asks for a stream and `EVENTS_MAX_STREAMS` are open on this instance; retry after
+             *     `Retry-After` seconds, here or on another instance. Or, as on every operation, the store
              *     cannot be reached, the service is shutting down or it is overloaded.
              */
             503: {
@@ -2426,6 +2491,20 @@ export interface operations {
                  */
                 after?: string;
                 /**
+                 * @description Only events of these types, comma-separated (`newPlant,plantDeleted`), on a page and on a stream alike.
+                 *     The cursor stays the event id, so a filtered reader resumes exactly; `Link` keeps the filter. A type
+                 *     named twice counts once; any other value is 400.
+                 * @example newPlant,plantDeleted
+                 */
+                types?: string;
+                /**
+                 * @description Only the events of the plant with this id (exact int64), on a page and on a stream alike; with
+                 *     `types`, the events that match both. Read through an index of each event's plant: following one plant
+                 *     costs its own events, not the whole feed's.
+                 * @example 10042
+                 */
+                plant?: bigint;
+                /**
                  * @description Maximum number of events in the answer.
                  * @example 100
                  */
@@ -2436,7 +2515,16 @@ export interface operations {
                  */
                 wait?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description A stream's cursor (with `Accept: text/event-stream`): the `id` of the last event the client handled,
+                 *     as EventSource sends it when it reconnects. It wins over `after`. Not an event id: 400
+                 *     ("headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent
+                 *     it."); an id the feed does not hold: 400 or 410, as for `after`. A page ignores it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ
+                 */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2445,6 +2533,11 @@ export interface operations {
             /** @description Events after the cursor, oldest first (empty when none followed within `wait`). */
             200: {
                 headers: {
+                    /**
+                     * @description `no`, on a stream only: a proxy that buffers answers (nginx) passes the stream on as it comes.
+                     * @example no
+                     */
+                    "X-Accel-Buffering"?: "no";
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -1,12 +1,14 @@
 // GET /events: the feed after a cursor, a page at a time, waiting for the next event when asked to.
 import { traceFromText } from '../tracing.js';
-import type { FastifyReply } from 'fastify';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
-import { unknownCursor, type EventLogStore, type FeedEvent } from './event-log.js';
+import { unknownCursor, type EventFilter, type EventLogStore, type FeedEvent } from './event-log.js';
 import { eventIdTime } from '../webhooks/events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
+import { acceptsEventStream, OpenStream, runStream, StreamHub, type StreamOptions } from './event-stream.js';
 
 export interface EventFeedOptions {
   /** How long events are kept, for the 410 message (EVENT_RETENTION). */
@@ -15,7 +17,17 @@ export interface EventFeedOptions {
   places: WaitPlaces;
   /** Bytes of JSON a page holds at most, beyond its first event (EVENTS_PAGE_BYTES). */
   pageBytes: number;
+  /**
+   * The places of open streams (per process and per token), how streams run, and the access line of a stream
+   * whose response never finished (its reader left, or was cut off): Fastify writes none then.
+   */
+  streams: { places: WaitPlaces; ended: (request: FastifyRequest, reply: FastifyReply) => void } & StreamOptions;
 }
+
+/** An event id, as `after` takes it (the document's pattern): what Last-Event-ID must be. */
+const EVENT_ID = /^msg_[A-Za-z0-9_-]{22}$/;
+/** How often a stream whose cursor is not placed yet looks again (only for a moment after its commit). */
+const PENDING_LOOK_MS = 200;
 
 /**
  * The page as JSON text, and how many of `events` it holds: up to `limit`, ending before the event that would
@@ -54,6 +66,29 @@ export function spelledDuration(ms: number): string {
   return `${s} second${s === 1 ? '' : 's'}`;
 }
 
+/** The filters of a page or stream request (`types`, `plant`), or undefined for the whole feed. */
+function filterOf(query: { types?: string; plant?: bigint }): EventFilter | undefined {
+  if (query.types === undefined && query.plant === undefined) return undefined;
+  return {
+    // The schema's pattern admits only the three types, comma-separated; a type named twice counts once.
+    ...(query.types !== undefined && { types: [...new Set(query.types.split(','))] }),
+    ...(query.plant !== undefined && { plant: query.plant }),
+  };
+}
+
+/** A filter as part of a shared read's key. */
+function filterKey(filter: EventFilter | undefined): string {
+  return filter ? `${filter.types?.join(',') ?? ''}/${filter.plant ?? ''}` : '';
+}
+
+/** Events a stream reads at once: one write to its socket, however many. */
+const STREAM_READ_EVENTS = 1_000;
+
+/** The stream's first line: how long its client waits before reconnecting. */
+function encodeRetry(ms: number): string {
+  return `retry: ${ms}\n\n`;
+}
+
 type Page = { events: FeedEvent[]; page: { json: string; count: number } };
 
 /**
@@ -64,10 +99,12 @@ type Page = { events: FeedEvent[]; page: { json: string; count: number } };
 class WakeReads {
   readonly positions = new Map<string, Promise<bigint | null | undefined>>();
   readonly pages = new Map<string, Promise<Page>>();
+  readonly streams = new Map<string, Promise<FeedEvent[]>>();
   constructor(readonly wake: number) {}
 }
 
 export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options: EventFeedOptions) {
+  const hub = new StreamHub(options.streams);
   let shared: WakeReads | undefined;
   const readsOf = (wake: number): WakeReads => {
     if (shared?.wake !== wake) {
@@ -83,8 +120,8 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     if (!p) map.set(key, (p = read()));
     return p;
   };
-  const readPage = async (position: bigint | null, limit: number): Promise<Page> => {
-    const events = await store.readAfter(position, limit + 1, options.pageBytes);
+  const readPage = async (position: bigint | null, limit: number, filter: EventFilter | undefined): Promise<Page> => {
+    const events = await store.readAfter(position, limit + 1, options.pageBytes, filter);
     return { events, page: pageJson(events, limit, options.pageBytes) };
   };
 
@@ -108,10 +145,72 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     throw new AppError('EVENT_NOT_FOUND', `after=${after} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
   }
 
+  /** Streams at one position after a wake read together, as waiting pages do. */
+  const streamRead = (position: bigint, filter: EventFilter | undefined): Promise<FeedEvent[]> => {
+    const reads = readsOf(feed.wakes);
+    return once(reads.streams, `${position} ${filterKey(filter)}`, () => store.readAfter(position, STREAM_READ_EVENTS, options.pageBytes, filter));
+  };
+
+  /**
+   * GET /events with Accept: text/event-stream. Everything that can refuse the request (the cursor, the places)
+   * is decided before the head is written, so a refusal is an ordinary Error answer; once streaming, an error
+   * ends the stream (the client resumes with Last-Event-ID).
+   */
+  async function streamEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply): Promise<void> {
+    const header = request.headers['last-event-id'];
+    const lastId = typeof header === 'string' && header !== '' ? header : undefined;
+    if (lastId !== undefined && !EVENT_ID.test(lastId)) {
+      throw new AppError('VALIDATION_FAILED', 'headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent it.');
+    }
+    const cursor = lastId ?? request.query.after;
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    reply.raw.once('close', onClose);
+    let release: (() => void) | undefined;
+    let removal: (() => void) | undefined;
+    try {
+      // Without a cursor, only what is placed from now on.
+      let from = cursor === undefined ? await store.lastPosition() : await positionAfter(cursor);
+      while (from === undefined) {
+        if ((await feed.next(PENDING_LOOK_MS, gone.signal)) === 'released') throw new AppError('SHUTTING_DOWN');
+        from = await positionAfter(cursor);
+      }
+      release = options.streams.places.take(request.tokenId ?? '', Number.POSITIVE_INFINITY);
+      reply.raw.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
+        'content-type': 'text/event-stream; charset=utf-8',
+        // Proxies that buffer answers (nginx) pass this one on as it comes.
+        'x-accel-buffering': 'no',
+      });
+      const stream = new OpenStream(reply.raw);
+      removal = hub.add(stream);
+      stream.send(encodeRetry(options.streams.retryMs));
+      let outcome: 'ended' | 'stalled';
+      try {
+        const filter = filterOf(request.query);
+        outcome = await runStream(stream, from ?? -1n, { readAfter: (position) => streamRead(position, filter), feed }, options.streams, gone.signal);
+      } catch (err) {
+        request.log.warn({ err }, 'event stream ended by an error; its reader resumes with Last-Event-ID');
+        outcome = 'ended';
+      }
+      if (outcome === 'stalled') {
+        request.log.info('event stream cut off: its reader read nothing for the stall bound');
+        reply.raw.destroy();
+      } else reply.raw.end();
+      if (outcome === 'stalled' || gone.signal.aborted) options.streams.ended(request, reply);
+    } finally {
+      removal?.();
+      release?.();
+      reply.raw.removeListener('close', onClose);
+    }
+  }
+
   return {
     async listEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply) {
+      if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) return streamEvents(request, reply);
       const { after } = request.query;
       const limit = request.query.limit as number; // defaulted by the schema
+      const filter = filterOf(request.query);
       const waitMs = (request.query.wait as number) * 1000;
       const deadline = Date.now() + waitMs;
       let read: Page = { events: [], page: { json: '[]', count: 0 } };
@@ -131,7 +230,7 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
         for (;;) {
           const position = await (woken ? once(woken.positions, after ?? '', () => positionAfter(after)) : positionAfter(after));
           if (position !== undefined) {
-            read = await (woken ? once(woken.pages, `${position} ${limit}`, () => readPage(position, limit)) : readPage(position, limit));
+            read = await (woken ? once(woken.pages, `${position} ${limit} ${filterKey(filter)}`, () => readPage(position, limit, filter)) : readPage(position, limit, filter));
           }
           const left = deadline - Date.now();
           if (read.events.length > 0 || left <= 0 || gone.signal.aborted) break;
@@ -154,7 +253,11 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       const { events, page } = read;
       // Cut at `limit` (the extra row read says more follow) or at the byte budget: the rest is behind Link.
       if (page.count < events.length) {
-        reply.header('link', `</events?${new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) })}>; rel="next"`);
+        const next = new URLSearchParams({ after: events[page.count - 1]!.id, limit: String(limit) });
+        // The next page keeps the filters, so following Link reads the same events a stream would send.
+        if (request.query.types !== undefined) next.set('types', request.query.types);
+        if (request.query.plant !== undefined) next.set('plant', request.query.plant.toString());
+        reply.header('link', `</events?${next}>; rel="next"`);
       }
       return reply.type('application/json; charset=utf-8').send(page.json);
     },

@@ -16,6 +16,17 @@ export interface FeedEvent {
   trace?: string;
 }
 
+/** What a reader asks the feed for: events of these types only, events of this plant only (both: both). */
+export interface EventFilter {
+  types?: readonly string[];
+  plant?: bigint;
+}
+
+/** The shape of a filter, where statements are kept per shape: '', 't', 'p' or 'tp'. */
+export function filterShape(filter: EventFilter | undefined): '' | 't' | 'p' | 'tp' {
+  return `${filter?.types ? 't' : ''}${filter?.plant !== undefined ? 'p' : ''}` as '' | 't' | 'p' | 'tp';
+}
+
 /** What one sequencing pass did. */
 export interface SequencePass {
   /** Events that joined the feed since the previous pass of this process: placed by it, by another instance's passes, or (SQLite) by their commits. */
@@ -58,9 +69,12 @@ export interface EventLogStore {
   /**
    * Up to `limit` events after `position` (from the oldest retained when null), in position order, and only as
    * many as `maxBytes` of payload allow (READ_AT_LEAST's rule): what one read loads is bounded by the page's
-   * byte budget, whatever size the events are, not by `limit` times the largest event.
+   * byte budget, whatever size the events are, not by `limit` times the largest event. With a filter, only the
+   * events it keeps (types, plant: webhook_events_plant serves the plant's), in the same order.
    */
-  readAfter(position: bigint | null, limit: number, maxBytes?: number): Promise<FeedEvent[]>;
+  readAfter(position: bigint | null, limit: number, maxBytes?: number, filter?: EventFilter): Promise<FeedEvent[]>;
+  /** The position of the newest event placed (0 when none ever was): a stream without a cursor starts after it. */
+  lastPosition(): Promise<bigint>;
   /**
    * Removes up to `maxEvents` events created before `cutoff` with no pending delivery, with their deliveries
    * and attempts; returns how many it removed. A subscription whose cursor is still behind such an event never

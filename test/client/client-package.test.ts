@@ -63,8 +63,9 @@ async function run(cmd: string, args: string[], cwd: string): Promise<string> {
 
 /** The module a package's "exports" hand an ESM importer: what a bundler or import map points at. */
 function esmEntry(packageDir: string): string {
-  const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { exports: { '.': { import: string } } };
-  return pkg.exports['.'].import.replace(/^\.\//, '');
+  const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { exports: { '.': { import?: string; default: string } } };
+  const entry = pkg.exports['.'];
+  return (entry.import ?? entry.default).replace(/^\.\//, '');
 }
 
 test('the packed client installs alone and works from Node.js, TypeScript and Chromium with exact bigint ids', { timeout: 180_000 }, async (t) => {
@@ -77,12 +78,12 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed.filename)], consumer);
 
-  // Nothing of the service came along: no Fastify, no SQLite driver, no pg.
+  // Nothing of the service came along: no Fastify, no SQLite driver, no pg. eventsource-parser reads streamEvents' stream.
   const installed = readdirSync(join(consumer, 'node_modules'), { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
     .flatMap((e) => (e.name.startsWith('@') ? readdirSync(join(consumer, 'node_modules', e.name)).map((n) => `${e.name}/${n}`) : [e.name]))
     .sort();
-  assert.deepEqual(installed, ['@plant-store/client', 'openapi-fetch', 'openapi-typescript-helpers']);
+  assert.deepEqual(installed, ['@plant-store/client', 'eventsource-parser', 'openapi-fetch', 'openapi-typescript-helpers']);
 
   const s = await startApp(t);
 
@@ -118,6 +119,7 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
       imports: {
         '@plant-store/client': `/consumer/@plant-store/client/${esmEntry(join(modules, '@plant-store/client'))}`,
         'openapi-fetch': `/consumer/openapi-fetch/${esmEntry(join(modules, 'openapi-fetch'))}`,
+        'eventsource-parser': `/consumer/eventsource-parser/${esmEntry(join(modules, 'eventsource-parser'))}`,
       },
     };
     const page$ = `<!doctype html><meta charset="utf-8"><title>client</title><script type="importmap">${JSON.stringify(importMap)}</script>`;

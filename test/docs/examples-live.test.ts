@@ -27,7 +27,7 @@ import { stringifyJson } from '../../src/json/lossless-json.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { markRestored } from '../../src/storage/restores.js';
 import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
-import { sequenced } from '../helpers/events.js';
+import { openStream, sequenced } from '../helpers/events.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -42,7 +42,7 @@ const PACKAGE_VERSION: string = JSON.parse(readFileSync(fileURLToPath(new URL('.
 /** The clock of the server: fixed, so that a message that prints the time (recover's 400) is exact. */
 const NOW = Date.parse('2026-03-14T09:30:00.000Z');
 /** The second server's limits: each small enough to reach in a request or two. */
-const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1 };
+const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1, eventsMaxStreams: 2, eventsMaxStreamsPerToken: 1 };
 /** REQUEST_TIMEOUT_MS of the first server: its least, so that the 408 comes while the other examples run. */
 const REQUEST_TIMEOUT_MS = 1_000;
 /** EVENT_RETENTION of the first server: the default, which the retention 410 example names. */
@@ -444,7 +444,11 @@ test('every example request, sent to the service, is answered as the document\'s
 
   // ---- The feed: the events of the example plant, after the last event before it (the `after` example).
   await sequenced(s.store, { now: () => NOW });
-  const exampleQuery = Object.fromEntries((operation('listEvents').op.parameters as Node[]).map((p) => [p.name, String(p.example)]));
+  // The query's examples (a header's, Last-Event-ID, is a stream's cursor), but types: its example leaves out the
+  // plantUpdated the page's example holds.
+  const exampleQuery = Object.fromEntries(
+    (operation('listEvents').op.parameters as Node[]).filter((p) => p.in === 'query' && p.name !== 'types').map((p) => [p.name, String(p.example)]),
+  );
   const events = await call('listEvents', { query: { ...exampleQuery, after: lastBefore } });
   const eventIds = expectExample('listEvents', events, 200);
   const newPlantEvent = eventIds.get('msg_2KWPBgLlAfxdpx2AI54pPJ');
@@ -543,8 +547,18 @@ test('every example request, sent to the service, is answered as the document\'s
   held.push(wait(w2));
   await waits(2);
   expectExample('listEvents', await wait(w3), 503, { name: 'waitingFull', headers: ['retry-after'] });
-  // A shutdown answers the waiting requests (no events), and refuses what comes after.
+  // Streams (Accept: text/event-stream): a token's one (EVENTS_MAX_STREAMS_PER_TOKEN), then the instance's two
+  // (EVENTS_MAX_STREAMS). The refusals are ordinary answers, read whole; the open streams are held aside.
+  const [s1, s2, s3] = [await bToken('s1'), await bToken('s2'), await bToken('s3')];
+  const streamAsked = (token: string) => call('listEvents', { server: b, token, query: {}, headers: { accept: 'text/event-stream' } });
+  const streams = [await openStream(b.url, s1)];
+  expectExample('listEvents', await streamAsked(s1), 429, { name: 'tokenStreams', headers: ['retry-after'] });
+  streams.push(await openStream(b.url, s2));
+  expectExample('listEvents', await streamAsked(s3), 503, { name: 'streamsFull', headers: ['retry-after'] });
+  assert.deepEqual(streams.map((x) => x.status), [200, 200]);
+  // A shutdown answers the waiting requests (no events), ends the streams, and refuses what comes after.
   b.app.drain();
+  assert.deepEqual(await Promise.all(streams.map((x) => x.ended)), ['ended', 'ended']);
   for (const answer of await Promise.all(held)) assert.deepEqual([answer.status, answer.text], [200, '[]']);
   expectExample('listEvents', await wait(w3), 503, { name: 'shuttingDown', headers: ['retry-after'] });
 

@@ -1,9 +1,9 @@
 // The feed with two instances on one PostgreSQL database: writes on both, one commit order for every reader,
-// and a reader waiting on one instance woken by a commit on the other (LISTEN/NOTIFY).
+// a reader waiting on one instance woken by a commit on the other (LISTEN/NOTIFY), and a stream likewise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { eventsWaiting } from '../helpers/events.js';
+import { eventsWaiting, openStream } from '../helpers/events.js';
 
 interface FeedEvent {
   id: string;
@@ -95,4 +95,21 @@ test('a reader waiting on one instance is answered within 1 s of a commit on the
   t.diagnostic(`instance a answered ${took} ms after instance b acknowledged the write`);
   assert.deepEqual(woke.events.map((e) => e.data.id), [2]);
   assert.ok(took < 1_000, `${took} ms`);
+});
+
+test('a stream on one instance hears of the writes on the other, and resumes there with Last-Event-ID after a disconnect', async (t) => {
+  const a = await startApp(t);
+  const b = await startApp(t, { databaseUrl: a.databaseUrl });
+  const stream = await openStream(a.url, a.token.read);
+  for (const id of [1, 2]) assert.equal((await send(b, 'POST', id, { id, name: `p${id}` })).status, 200);
+  const first = await stream.received(2);
+  stream.close();
+  await stream.ended;
+  for (const id of [3, 4]) assert.equal((await send(a, 'POST', id, { id, name: `p${id}` })).status, 200);
+  // Resumed on the other instance, where none of these was read.
+  const again = await openStream(b.url, b.token.read, { 'last-event-id': first.at(-1)!.id! });
+  assert.equal((await send(a, 'POST', 5, { id: 5, name: 'p5' })).status, 200);
+  const rest = await again.received(3);
+  assert.deepEqual([...first, ...rest].map((m) => (JSON.parse(m.data) as { id: number }).id), [1, 2, 3, 4, 5]);
+  again.close();
 });

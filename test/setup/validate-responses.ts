@@ -33,7 +33,9 @@ export function installResponseValidation(validator = new ResponseValidator()): 
     }
     const res = await original(input, init);
     if (skip) return res;
-    const body = res.body === null ? '' : await res.clone().text();
+    // A stream (text/event-stream) does not end: its status and headers are checked, its body is not read.
+    const streaming = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+    const body = res.body === null || streaming ? '' : await res.clone().text();
     const problems = await validator.check(method, url.pathname, { status: res.status, headers: res.headers, body });
     // CONFORMANCE_LOG=file lists every checked response, to see what the suite covers.
     if (process.env.CONFORMANCE_LOG) {

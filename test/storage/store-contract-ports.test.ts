@@ -91,6 +91,7 @@ test('the event log: a cursor names a placed event\'s position; retention remove
   const store = await freshStore(t);
   assert.deepEqual(await store.events.backlog(), { unplaced: 0, behind: 0 });
   assert.deepEqual(await store.events.cursor(UNKNOWN_EVENT), { kind: 'unknown', removedThrough: 0n, restores: [] });
+  assert.equal(await store.events.lastPosition(), 0n, 'no event placed yet');
   for (const id of [1n, 2n, 3n]) await store.createPlant({ id, name: `p${id}` });
   assert.deepEqual(await store.events.sequence(100, new Date()), { events: 3, deliveries: 0, more: false });
   assert.deepEqual(await store.events.sequence(100, new Date()), { events: 0, deliveries: 0, more: false });
@@ -99,6 +100,7 @@ test('the event log: a cursor names a placed event\'s position; retention remove
   const events = await store.events.readAfter(null, 10);
   assert.equal(events.length, 3);
   for (const e of events) assert.deepEqual(await store.events.cursor(e.id), { kind: 'at', position: e.position });
+  assert.equal(await store.events.lastPosition(), events[2]!.position);
 
   const later = new Date(Date.now() + 60_000);
   assert.equal(await store.events.removeOlderThan(later, 2), 2);
@@ -108,6 +110,7 @@ test('the event log: a cursor names a placed event\'s position; retention remove
   assert.equal(await store.events.removeOlderThan(new Date(0), 10), 0);
   assert.equal(await store.events.removeOlderThan(later, 10), 1);
   assert.deepEqual(await store.events.readAfter(null, 10), []);
+  assert.equal(await store.events.lastPosition(), events[2]!.position, 'retention keeps the log\'s end');
 });
 
 test('watch: a listener hears of events another process sequenced (PostgreSQL), and is removed by what watch returns', async (t) => {

@@ -3,7 +3,7 @@
 // unsequenced; it sees only committed events, so a position is never given before a lower one can still
 // appear. It notifies the other instances on commit (NOTIFY), which wake their long-polling readers.
 import type pg from 'pg';
-import { MAX_PENDING_PER_SUBSCRIPTION, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { filterShape, MAX_PENDING_PER_SUBSCRIPTION, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventFilter, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { PassCounter, retentionBatch, runStepsAsync, sequencePass, type AsyncPassStatements } from '../../events/passes.js';
 import { guarded, pgDriver, transaction } from './pool.js';
 
@@ -11,6 +11,7 @@ const CHANNEL = 'plant_store_events';
 
 const SQL = {
   lock: 'SELECT last_position FROM event_log WHERE id = 1 FOR UPDATE',
+  lastPosition: 'SELECT last_position FROM event_log WHERE id = 1',
   // Positions last+1.. in insertion order.
   place: `WITH batch AS (
       SELECT id, $2::int8 + row_number() OVER (ORDER BY seq) AS position FROM webhook_events
@@ -50,6 +51,28 @@ const SQL = {
         WHERE before < $3 OR n <= ${READ_AT_LEAST})
     SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
     WHERE position > $1 AND position <= (SELECT position FROM last) ORDER BY position`,
+  // The same with a filter's conditions in both scans (a plant's through webhook_events_plant).
+  readAfterT: `WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > $1 AND type = ANY($4::text[]) ORDER BY position LIMIT $2),
+      last AS (SELECT max(position) AS position FROM (
+        SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+        WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING)) c
+        WHERE before < $3 OR n <= ${READ_AT_LEAST})
+    SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
+    WHERE position > $1 AND position <= (SELECT position FROM last) AND type = ANY($4::text[]) ORDER BY position`,
+  readAfterP: `WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > $1 AND plant_id = $4 ORDER BY position LIMIT $2),
+      last AS (SELECT max(position) AS position FROM (
+        SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+        WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING)) c
+        WHERE before < $3 OR n <= ${READ_AT_LEAST})
+    SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
+    WHERE position > $1 AND position <= (SELECT position FROM last) AND plant_id = $4 ORDER BY position`,
+  readAfterTP: `WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > $1 AND type = ANY($4::text[]) AND plant_id = $5 ORDER BY position LIMIT $2),
+      last AS (SELECT max(position) AS position FROM (
+        SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+        WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING)) c
+        WHERE before < $3 OR n <= ${READ_AT_LEAST})
+    SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
+    WHERE position > $1 AND position <= (SELECT position FROM last) AND type = ANY($4::text[]) AND plant_id = $5 ORDER BY position`,
   lockRemoved: 'SELECT removed_through FROM event_log WHERE id = 1 FOR UPDATE',
   old: `SELECT e.id FROM webhook_events e
     WHERE e.created_at < $1 AND e.position IS NOT NULL
@@ -61,6 +84,14 @@ const SQL = {
     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) RETURNING e.position`,
   setRemoved: 'UPDATE event_log SET removed_through = greatest(removed_through, $1) WHERE id = 1',
 } as const;
+
+/** The feed's read of a filter's shape (test/events/event-filters.test.ts explains it). */
+const READ_AFTER = { '': 'readAfter', t: 'readAfterT', p: 'readAfterP', tp: 'readAfterTP' } as const;
+
+/** The feed's read of a filter's shape (test/events/event-filters.test.ts explains it). */
+export function readAfterSql(shape: '' | 't' | 'p' | 'tp'): string {
+  return SQL[READ_AFTER[shape]];
+}
 
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
   return { name: `events_${name}`, text: SQL[name], values };
@@ -143,15 +174,24 @@ export class PgEventStore implements EventLogStore {
     });
   }
 
-  readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
+  readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES, filter?: EventFilter): Promise<FeedEvent[]> {
+    const name = READ_AFTER[filterShape(filter)];
+    const values: unknown[] = [(position ?? -1n).toString(), limit, maxBytes];
+    if (filter?.types) values.push([...filter.types]);
+    if (filter?.plant !== undefined) values.push(filter.plant.toString());
     return this.guard(async () => {
-      const { rows } = await this.pool.query<EventRow>(named('readAfter', [(position ?? -1n).toString(), limit, maxBytes]));
+      const { rows } = await this.pool.query<EventRow>(named(name, values));
       return rows.map((r) => ({ id: r.id, type: r.type, createdAt: r.created_at, payload: r.payload, position: r.position, ...(r.trace_context ? { trace: r.trace_context } : {}) }));
     });
   }
 
+
   removeOlderThan(cutoff: Date, maxEvents: number): Promise<number> {
     return this.guard(() => transaction(this.pool, (client) => runStepsAsync(retentionBatch(cutoff, maxEvents), passStatements(client))));
+  }
+
+  lastPosition(): Promise<bigint> {
+    return this.guard(async () => (await this.pool.query<{ last_position: bigint }>(named('lastPosition', []))).rows[0]!.last_position);
   }
 
   backlog(): Promise<{ unplaced: number; behind: number }> {

@@ -33,4 +33,6 @@ export const MIGRATIONS: readonly Migration[] = migrationsFor({
   foldedNameKey: 'name_folded, name',
   // The byte length differs from the length in characters (which stops at a U+0000) unless every character is ASCII.
   nameBeyondAscii: 'length(CAST(name AS BLOB)) <> length(name)',
+  // VIRTUAL: the only kind ADD COLUMN may add; the index holds it. An integer beyond 2^53 stays exact (64-bit).
+  eventPlantColumn: "plant_id INTEGER GENERATED ALWAYS AS (json_extract(payload, '$.id')) VIRTUAL",
 });

@@ -1,6 +1,6 @@
 // The events feed on SQLite: reads on the main connection; the passes (event-jobs.ts) where plant batches commit.
 import type Database from 'better-sqlite3';
-import { READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
+import { filterShape, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventFilter, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 
 type Guard = <T>(fn: () => T) => T;
 
@@ -21,6 +21,8 @@ interface EventRow {
 
 export class SqliteEventStore implements EventLogStore {
   private prepared?: ReturnType<SqliteEventStore['prepare']>;
+  /** The filtered reads, prepared on first use. */
+  private readonly filtered: Partial<Record<'t' | 'p' | 'tp', Database.Statement>> = {};
   readonly passIdle?: () => boolean;
 
   constructor(
@@ -39,6 +41,7 @@ export class SqliteEventStore implements EventLogStore {
     return {
       positionOf: db.prepare('SELECT position FROM webhook_events WHERE id = ?').safeIntegers(true),
       removedThrough: db.prepare('SELECT removed_through FROM event_log WHERE id = 1').pluck().safeIntegers(true),
+      lastPosition: db.prepare('SELECT last_position FROM event_log WHERE id = 1').pluck().safeIntegers(true),
       restores: db.prepare('SELECT restored_at, newest_event_at FROM store_restores ORDER BY restored_at DESC'),
       unplaced: db.prepare('SELECT count(*) FROM webhook_events WHERE position IS NULL').pluck(),
       behind: db
@@ -46,15 +49,7 @@ export class SqliteEventStore implements EventLogStore {
           FROM webhook_subscriptions WHERE disabled_at IS NULL`)
         .pluck(),
       // The byte rule (event-log.ts) over octet_length, which reads the length from the record, not the payload.
-      readAfter: db
-        .prepare(`WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > @after ORDER BY position LIMIT +@limit),
-            last AS (SELECT max(position) AS position FROM (
-              SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
-              WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING))
-              WHERE before < @maxBytes OR n <= ${READ_AT_LEAST})
-          SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
-          WHERE position > @after AND position <= (SELECT position FROM last) ORDER BY position`)
-        .safeIntegers(true),
+      readAfter: readAfterStatement(db, ''),
       // Two index lookups (webhook_events_position, the partial webhook_subscriptions_fan_out).
       passIdle: db
         .prepare(`SELECT NOT EXISTS (SELECT 1 FROM webhook_events WHERE position IS NULL)
@@ -88,9 +83,24 @@ export class SqliteEventStore implements EventLogStore {
     });
   }
 
-  async readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES): Promise<FeedEvent[]> {
-    const rows = this.guard(() => this.statements().readAfter.all({ after: position ?? -1n, limit, maxBytes })) as EventRow[];
+  async readAfter(position: bigint | null, limit: number, maxBytes = UNBOUNDED_BYTES, filter?: EventFilter): Promise<FeedEvent[]> {
+    const shape = filterShape(filter);
+    const rows = this.guard(() => {
+      const st = shape === '' ? this.statements().readAfter : (this.filtered[shape] ??= readAfterStatement(this.db, shape));
+      return st.all({
+        after: position ?? -1n,
+        limit,
+        maxBytes,
+        ...(filter?.types && { types: JSON.stringify(filter.types) }),
+        ...(filter?.plant !== undefined && { plant: filter.plant }),
+      });
+    }) as EventRow[];
     return rows.map((r) => ({ id: r.id, type: r.type, createdAt: new Date(Number(r.created_at)), payload: r.payload, position: r.position, ...(r.trace_context ? { trace: r.trace_context } : {}) }));
+  }
+
+
+  async lastPosition(): Promise<bigint> {
+    return this.guard(() => this.statements().lastPosition.get() as bigint);
   }
 
   async backlog(): Promise<{ unplaced: number; behind: number }> {
@@ -104,4 +114,22 @@ export class SqliteEventStore implements EventLogStore {
     // Without a shared writer this process runs every pass, and its own sequencer reports them.
     return this.placedElsewhere?.(listener) ?? (() => {});
   }
+}
+
+/**
+ * The feed's read after a position: the byte rule (event-log.ts) over octet_length, which reads the length from
+ * the record, not the payload; a filter's conditions in both of its scans (`t`: @types, a JSON array; `p`:
+ * @plant, through webhook_events_plant).
+ */
+export function readAfterStatement(db: Database.Database, shape: '' | 't' | 'p' | 'tp') {
+  const kept = `${shape.includes('t') ? ' AND type IN (SELECT value FROM json_each(@types))' : ''}${shape.includes('p') ? ' AND plant_id = @plant' : ''}`;
+  return db
+    .prepare(`WITH sized AS (SELECT position, octet_length(payload) AS bytes FROM webhook_events WHERE position > @after${kept} ORDER BY position LIMIT +@limit),
+        last AS (SELECT max(position) AS position FROM (
+          SELECT position, sum(bytes) OVER w - bytes AS before, row_number() OVER w AS n FROM sized
+          WINDOW w AS (ORDER BY position ROWS UNBOUNDED PRECEDING))
+          WHERE before < @maxBytes OR n <= ${READ_AT_LEAST})
+      SELECT id, type, created_at, payload, position, trace_context FROM webhook_events
+      WHERE position > @after AND position <= (SELECT position FROM last)${kept} ORDER BY position`)
+    .safeIntegers(true);
 }
