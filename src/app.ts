@@ -30,7 +30,7 @@ import { createPlantService } from './plants/plant-service.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { eventHandlers } from './events/event-handlers.js';
-import { createCountLane } from './limits/count-lane.js';
+import { createCountLane } from './plants/count-lane.js';
 import { createWaitPlaces } from './events/waiting.js';
 import type { ServiceLinks } from './background.js';
 import type { Observers } from './observations.js';

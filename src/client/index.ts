@@ -185,7 +185,23 @@ export async function* listAllPlants(
   }
 }
 
-export interface FollowEventsOptions {
+/** How a follower of the feed pauses before asking again (followEvents, streamEvents). */
+export interface RetryOptions {
+  /**
+   * The back-off after requests in a row that failed (or, for followEvents, brought nothing): it starts at
+   * `initialMs` (default 1000) and doubles with each, up to `maxMs` (default 30000), each pause drawn at random
+   * between half of it and all of it (jitter), so that many followers do not come back in step.
+   */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Told before each pause ahead of a retry or reconnect; throw from it to stop following. */
+  onRetry?: (info: { status?: number; error?: unknown; delayMs: number }) => void;
+  /** Pauses `ms` milliseconds, or less when `signal` aborts (default: a timer). Tests inject their own. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** A number in [0, 1) for the jitter (default Math.random). */
+  random?: () => number;
+}
+
+export interface FollowEventsOptions extends RetryOptions {
   /** The id of the last event already handled; without it, from the oldest event the service keeps. */
   after?: string;
   /** Seconds each request waits for a new event (0 to 30, default 30). */
@@ -194,20 +210,8 @@ export interface FollowEventsOptions {
   limit?: number;
   /** Ends the iteration (a request waiting, or a pause between requests, is cancelled). */
   signal?: AbortSignal;
-  /**
-   * The back-off between requests that brought nothing: it starts at `initialMs` (default 1000) and doubles
-   * with each such request in a row, up to `maxMs` (default 30000), each pause drawn at random between half
-   * of it and all of it (jitter), so that many followers do not come back in step.
-   */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** Told before each pause after a failed request that will be retried; throw from it to stop following. */
-  onRetry?: (info: { status?: number; error?: unknown; delayMs: number }) => void;
-  /** Pauses `ms` milliseconds, or less when `signal` aborts (default: a timer). Tests inject their own. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The time in epoch milliseconds (default Date.now): how long a request took, and a Retry-After date. */
   now?: () => number;
-  /** A number in [0, 1) for the jitter (default Math.random). */
-  random?: () => number;
 }
 
 /** Answers worth asking again: a limit (429), and an instance or proxy that cannot answer now. */
@@ -224,6 +228,24 @@ function timerSleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** The pauses of RetryOptions: jitter, the back-off after `n` failures in a row, and a pause onRetry is told of. */
+function retryPauses(options: RetryOptions, signal: AbortSignal | undefined) {
+  const sleep = options.sleep ?? timerSleep;
+  const random = options.random ?? Math.random;
+  const initialMs = options.backoff?.initialMs ?? 1_000;
+  const maxMs = Math.max(initialMs, options.backoff?.maxMs ?? 30_000);
+  const jitter = (ms: number) => ms / 2 + (random() * ms) / 2;
+  return {
+    sleep: (ms: number) => sleep(ms, signal),
+    jitter,
+    backoff: (n: number) => jitter(Math.min(maxMs, initialMs * 2 ** Math.min(n - 1, 30))),
+    async pause(delayMs: number, info: { status?: number; error?: unknown }) {
+      options.onRetry?.({ ...info, delayMs });
+      await sleep(delayMs, signal);
+    },
+  };
 }
 
 /** Retry-After (RFC 9110 10.2.3) in milliseconds from `now`: delay-seconds or an HTTP-date; undefined without one. */
@@ -252,21 +274,12 @@ export async function* followEvents(client: PlantStoreClient, options: FollowEve
   const limit = options.limit ?? 100;
   const wait = options.wait ?? 30;
   const signal = options.signal;
-  const sleep = options.sleep ?? timerSleep;
   const now = options.now ?? Date.now;
-  const random = options.random ?? Math.random;
-  const initialMs = options.backoff?.initialMs ?? 1_000;
-  const maxMs = Math.max(initialMs, options.backoff?.maxMs ?? 30_000);
+  const pauses = retryPauses(options, signal);
   // Requests in a row that brought nothing: the back-off's exponent.
   let idle = 0;
-  const backoff = () => {
-    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(idle - 1, 30));
-    return ceiling / 2 + (random() * ceiling) / 2;
-  };
-  const retry = async (delayMs: number, info: { status?: number; error?: unknown }) => {
-    options.onRetry?.({ ...info, delayMs });
-    await sleep(delayMs, signal);
-  };
+  const backoff = () => pauses.backoff(idle);
+  const retry = pauses.pause;
   while (!signal?.aborted) {
     const started = now();
     let result;
@@ -298,7 +311,7 @@ export async function* followEvents(client: PlantStoreClient, options: FollowEve
       }
       idle++;
       const delay = backoff() - took;
-      if (delay > 0) await sleep(delay, signal);
+      if (delay > 0) await pauses.sleep(delay);
       continue;
     }
     idle = 0;
@@ -313,7 +326,7 @@ export async function* followEvents(client: PlantStoreClient, options: FollowEve
 /** An event as the stream sends it: the page's `id`, `type` and `data` (ids and versions as bigints). */
 export type StreamedEvent = Pick<FeedEvent, 'id' | 'type' | 'data'>;
 
-export interface StreamEventsOptions {
+export interface StreamEventsOptions extends RetryOptions {
   /** The id of the last event already handled; without it, the stream starts with the events placed from now. */
   after?: string;
   /** Only events of these types (all by default). */
@@ -322,14 +335,6 @@ export interface StreamEventsOptions {
   plant?: bigint;
   /** Ends the iteration (the stream is closed). */
   signal?: AbortSignal;
-  /** The back-off after failures in a row, as for followEvents (default 1000 to 30000 ms, with jitter). */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** Told before each pause ahead of a reconnect; throw from it to stop. */
-  onRetry?: (info: { status?: number; error?: unknown; delayMs: number }) => void;
-  /** Pauses `ms` milliseconds, or less when `signal` aborts (default: a timer). Tests inject their own. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** A number in [0, 1) for the jitter (default Math.random). */
-  random?: () => number;
 }
 
 /** Where int64 values sit in one event's data: the page's paths without the array item and `data`. */
@@ -346,20 +351,12 @@ const STREAM_INT64 = (responseInt64['GET /events']?.['200'] ?? []).filter((p) =>
  */
 export async function* streamEvents(client: PlantStoreClient, options: StreamEventsOptions = {}): AsyncGenerator<StreamedEvent, void, undefined> {
   const { signal } = options;
-  const sleep = options.sleep ?? timerSleep;
-  const random = options.random ?? Math.random;
-  const initialMs = options.backoff?.initialMs ?? 1_000;
-  const maxMs = Math.max(initialMs, options.backoff?.maxMs ?? 30_000);
-  const jitter = (ms: number) => ms / 2 + (random() * ms) / 2;
+  const { pause, jitter, backoff: backoffAfter } = retryPauses(options, signal);
   let last = options.after;
   // The stream's own retry: (until it says, the server's default).
   let retryMs = 2_000;
   let failures = 0;
-  const pause = async (delayMs: number, info: { status?: number; error?: unknown }) => {
-    options.onRetry?.({ ...info, delayMs });
-    await sleep(delayMs, signal);
-  };
-  const backoff = () => jitter(Math.min(maxMs, initialMs * 2 ** Math.min(failures - 1, 30)));
+  const backoff = () => backoffAfter(failures);
   const query = { ...(options.types && { types: options.types.join(',') }), ...(options.plant !== undefined && { plant: options.plant }) };
   while (!signal?.aborted) {
     let response: Response;

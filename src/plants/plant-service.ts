@@ -5,7 +5,7 @@ import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type
 import type { EventType } from '../webhooks/events.js';
 import type { Observer } from '../observations.js';
 import { searchTextProblem } from './plant-search.js';
-import type { CountLane } from '../limits/count-lane.js';
+import type { CountLane } from './count-lane.js';
 
 /**
  * What a conditional write requires of the plant's version: undefined (nothing), `*` (that it exists), or
@@ -46,7 +46,7 @@ export interface PlantServiceOptions {
   maxPendingWrites?: number;
   /** Updates and deletes without If-Match are refused with 428. */
   requireIfMatch?: boolean;
-  /** Where counts run, one at a time (limits/count-lane.ts); absent: each at once. */
+  /** Where counts run, one at a time (count-lane.ts); absent: each at once. */
   countLane?: CountLane;
 }
 

@@ -1,6 +1,6 @@
 // The main thread's side of the count thread (count-worker.ts): started on the first count (a store that is
 // never asked for one costs no thread and no isolate), started again after it dies, ended with the store.
-// The count lane (limits/count-lane.ts) sends one count at a time; replies are matched by sequence anyway.
+// The count lane (plants/count-lane.ts) sends one count at a time; replies are matched by sequence anyway.
 import { Worker } from 'node:worker_threads';
 import type { PlantQuery } from '../../plants/plant.js';
 import { StoreUnavailableError } from '../errors.js';

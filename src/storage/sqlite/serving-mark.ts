@@ -7,6 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { RunningServer } from '../store.js';
+import { takeExclusive } from './sqlite-backup.js';
 
 interface Mark {
   pid: number;
@@ -40,7 +41,7 @@ function readMark(file: string): Mark | undefined {
   }
 }
 
-/** Whether another process holds `file` open: every connection to a WAL database keeps a shared lock. */
+/** Whether another process holds `file` open (the lock restore checks: sqlite-backup.ts takeExclusive). */
 function heldOpen(file: string): boolean {
   let db: Database.Database;
   try {
@@ -49,13 +50,9 @@ function heldOpen(file: string): boolean {
     return false;
   }
   try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.exec('BEGIN EXCLUSIVE');
+    if (!takeExclusive(db)) return true;
     db.exec('COMMIT');
     return false;
-  } catch (err) {
-    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return true;
-    throw err;
   } finally {
     db.close();
   }

@@ -152,6 +152,21 @@ export type TargetState =
   | { state: 'holds'; counts: TableCounts };
 
 /**
+ * Begins an exclusive transaction on `db` (opened with no busy timeout), or answers false when another process
+ * has the file open: every connection to a WAL database keeps a shared lock for as long as it is open.
+ */
+export function takeExclusive(db: Database.Database): boolean {
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return false;
+    throw err;
+  }
+}
+
+/**
  * What restoring into `file` would replace: nothing, an empty store, or rows. A database another process
  * has open (a running server holds a shared lock on a WAL database for as long as it runs) is in use.
  */
@@ -166,13 +181,7 @@ export function inspectTarget(file: string): TargetState {
   if (size === 0) return { state: 'empty' };
   const db = openExisting(file, { timeout: 0 });
   try {
-    try {
-      db.pragma('locking_mode = EXCLUSIVE');
-      db.exec('BEGIN EXCLUSIVE');
-    } catch (err) {
-      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) return { state: 'in-use' };
-      throw err;
-    }
+    if (!takeExclusive(db)) return { state: 'in-use' };
     const counts = countsOf(db);
     db.exec('COMMIT');
     const rows = Object.entries(counts).filter(([t, n]) => !BOOKKEEPING_TABLES.has(t) && n > 0);
