@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler } from 'fastify';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Logger } from 'pino';
-import { bearerGuard } from './auth/bearer-guard.js';
+import { bearerGuard, credentialCheck, type ScopeRequirement } from './auth/bearer-guard.js';
+import { createTicketService } from './auth/stream-tickets.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import type { TokenService } from './auth/token-service.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
@@ -214,7 +215,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ? createSharedRequestCounter({ channel: shared.channel, limit: config.rateLimitPerToken, windowS: config.rateLimitWindowS, workers: shared.workers, clock })
       : createFixedWindowLimiter({ limit: config.rateLimitPerToken, windowMs: config.rateLimitWindowS * 1000, clock });
   const limits = { perToken, observe: observers.observe };
-  const guard = (requirements: { scopes: string[] }[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt), limits);
+  const tickets = createTicketService(deps.store, { ttlMs: config.eventsTicketSeconds * 1000, cacheTtlMs: config.tokenCacheTtlMs, clock });
+  const guard = (requirements: ScopeRequirement[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt, tickets), limits);
   registerContractRoutes(
     app,
     contract,
@@ -241,7 +243,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         retentionMs: config.eventRetentionMs,
         places: waitPlaces,
         pageBytes: config.eventsPageBytes,
-        streams: { places: streamPlaces, heartbeatSeconds: config.eventsHeartbeatSeconds, retryMs: STREAM_RETRY_MS, stallMs: config.eventsStreamStallSeconds * 1000, ended: responded },
+        streams: {
+          places: streamPlaces,
+          heartbeatSeconds: config.eventsHeartbeatSeconds,
+          retryMs: STREAM_RETRY_MS,
+          stallMs: config.eventsStreamStallSeconds * 1000,
+          ended: responded,
+          allowed: credentialCheck(tokens, jwt, tickets),
+        },
+        tickets,
       }),
       ...healthHandlers(deps.store),
       ...docsHandlers(contract),

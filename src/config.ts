@@ -101,6 +101,8 @@ export interface Config {
   readonly eventsMaxStreamsPerToken: number;
   /** Seconds an event stream's socket may stay full before the stream is cut off. */
   readonly eventsStreamStallSeconds: number;
+  /** How long a stream ticket (POST /events/tickets) lives. */
+  readonly eventsTicketSeconds: number;
   /** Where traces go: 'otlp' (OTLP over HTTP), 'none', or '' (otlp when an OTLP endpoint is set). */
   readonly otelTracesExporter: '' | 'otlp' | 'none';
   /** The OTLP/HTTP collector's base URL ('' when unset); traces go to its /v1/traces. */
@@ -366,6 +368,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'eventsMaxStreams', env: 'EVENTS_MAX_STREAMS', description: 'GET /events streams (Accept: text/event-stream) open at most at once in this process; past it a new stream is answered 503 with Retry-After', default: 10_000, parse: integer(0, 1_000_000) },
   { key: 'eventsMaxStreamsPerToken', env: 'EVENTS_MAX_STREAMS_PER_TOKEN', description: 'GET /events streams one token (or JWT subject) may have open at once in this process; past it a new stream is answered 429 with Retry-After', default: 16, parse: integer(0, 100_000) },
   { key: 'eventsStreamStallSeconds', env: 'EVENTS_STREAM_STALL_SECONDS', description: 'Seconds a GET /events stream may leave its socket full (its reader reads nothing) before it is cut off; the reader resumes with Last-Event-ID. Bounds what a stream holds to its socket buffer and one read', default: 30, parse: integer(1, 3_600) },
+  { key: 'eventsTicketSeconds', env: 'EVENTS_TICKET_SECONDS', description: "How long a stream ticket (POST /events/tickets: what a browser's EventSource opens GET /events with, as ?ticket=) lives: its EventSource reconnects with it until then, and a stream it opened ends then (the page makes a new ticket and resumes from its last id). A ticket dies sooner with its token", default: 600, parse: integer(10, 86_400) },
   { key: 'otelTracesExporter', env: 'OTEL_TRACES_EXPORTER', description: 'otlp sends OpenTelemetry traces over OTLP/HTTP (JSON) to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); none turns tracing off even with an endpoint; empty: on exactly when an OTLP endpoint is set. Off, no OpenTelemetry code is loaded', default: '', parse: (raw) => {
     const v = raw.trim().toLowerCase();
     if (v !== 'otlp' && v !== 'none') throw new ConfigError(`expected otlp or none (only OTLP over HTTP is built in), got "${raw}"`);

@@ -5,19 +5,27 @@ import type { ErrorCode } from '../errors.js';
 import type { CountedFailure, FailureThrottle } from './failure-throttle.js';
 import { looksLikeJwt, type JwtVerification, type JwtVerifier } from './jwt-verifier.js';
 import type { TokenService, Verification } from './token-service.js';
+import type { TicketService, TicketVerification } from './stream-tickets.js';
 
 export const REALM = 'plant-store';
 
 /** One security requirement of the document: all of `scopes` are needed. */
 export interface ScopeRequirement {
   scopes: string[];
+  /** The scheme: bearerAuth (the default) or eventTicket (a stream ticket in the query, GET /events only). */
+  scheme?: string;
 }
+
+/** The security scheme of a stream ticket (`?ticket=`). */
+export const TICKET_SCHEME = 'eventTicket';
 
 /** Who a verified token speaks for: an opaque token's record or a JWT's identity. */
 export interface Principal {
   /** `tok_...` or `jwt_...`: safe for logs, metrics and rate-limit keys. */
   id: string;
   scopes: readonly string[];
+  /** When it stops working, where it does (a stream ticket made with it never outlives it). */
+  expiresAt?: Date | null;
 }
 
 /** Why a request failed authentication or authorization (the label of the metrics counter). */
@@ -60,7 +68,10 @@ function refuse(reason: AuthFailureReason, code: ErrorCode, message: string | un
  * passes (OpenAPI semantics of a security list). `jwt` verifies JWTs from the identity provider, when one is
  * configured; opaque tokens go to `tokens`.
  */
-export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, requirements: ScopeRequirement[], jwt?: JwtVerifier): BearerGuard {
+export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, requirements: ScopeRequirement[], jwt?: JwtVerifier, tickets?: TicketService): BearerGuard {
+  const takesTicket = tickets !== undefined && requirements.some((r) => r.scheme === TICKET_SCHEME);
+  requirements = requirements.filter((r) => r.scheme !== TICKET_SCHEME);
+
   /** The verdict on a verified (or refused) token: its scopes, or the failure counted against the address. */
   function judged(request: FastifyRequest, result: Verification | JwtVerification): GuardResult | Promise<GuardResult> {
     if (!result.ok) return refused(request, result);
@@ -78,7 +89,7 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     return result;
   }
 
-  async function refused(request: FastifyRequest, result: Exclude<Verification | JwtVerification, { ok: true }>): Promise<GuardResult> {
+  async function refused(request: FastifyRequest, result: Exclude<Verification | JwtVerification | TicketVerification, { ok: true }>, what = 'access token'): Promise<GuardResult> {
     // Verified first: a valid token is never refused for its address's failures (a shared NAT or proxy).
     const counted = await throttle.recordFailure(request.ip);
     if (!counted.allowed) {
@@ -88,11 +99,37 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     }
     // Fixed phrases only: nothing of the token is echoed.
     const why = 'description' in result ? result.description : result.reason === 'unknown' ? 'not valid' : result.reason;
-    return refuse(result.reason, 'INVALID_TOKEN', `The access token is ${why}.`,
-      challenge(`, error="invalid_token", error_description="the access token is ${why}"`));
+    // A ticket's refusal says how to get another: EventSource gives up on it, the page makes a new one.
+    const next = what === 'ticket' ? (result.reason === 'revoked' ? ': its token was revoked' : ': make a new one with POST /events/tickets') : '';
+    return refuse(result.reason, 'INVALID_TOKEN', `The ${what} is ${why}${next}.`,
+      challenge(`, error="invalid_token", error_description="the ${what} is ${why}"`));
+  }
+
+  /** A stream ticket in the query, where the operation takes one; refusals that need no lookup. */
+  function ticketOf(request: FastifyRequest, ticket: unknown, hasHeader: boolean): GuardResult | Promise<GuardResult> {
+    if (!takesTicket) {
+      return refuse('malformed', 'UNAUTHENTICATED', 'A stream ticket opens GET /events only: send Authorization: Bearer <token>.', challenge());
+    }
+    if (hasHeader) {
+      return refuse('malformed', 'BAD_REQUEST', 'Send a token in Authorization or a ticket in the query, not both.', {});
+    }
+    if (typeof ticket !== 'string') return refuse('malformed', 'BAD_REQUEST', 'Send one ticket.', {});
+    // A ticket grants reading the feed and nothing else: no scope to judge.
+    const verdict = (r: TicketVerification): GuardResult | Promise<GuardResult> => (r.ok ? r : refused(request, r, 'ticket'));
+    const result = tickets!.verify(ticket);
+    return result instanceof Promise ? result.then(verdict) : verdict(result);
   }
 
   return function authenticate(request) {
+    const query = request.query as { access_token?: unknown; ticket?: unknown } | undefined;
+    // RFC 6750's access_token query parameter puts a long-lived secret where logs, history and Referer keep it:
+    // never accepted. Without Authorization the request has no credentials (401); beside one it is malformed (400).
+    if (query?.access_token !== undefined) {
+      const message = 'A token never goes in a URL: send Authorization: Bearer <token>, or, for a browser\'s EventSource, a ticket from POST /events/tickets as ?ticket=.';
+      return request.headers.authorization === undefined
+        ? refuse('malformed', 'UNAUTHENTICATED', message, challenge())
+        : refuse('malformed', 'BAD_REQUEST', message, {});
+    }
     const raw = request.raw.rawHeaders;
     let count = 0;
     for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
@@ -101,6 +138,7 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
         challenge(', error="invalid_request", error_description="more than one Authorization header"'));
     }
     const header = request.headers.authorization;
+    if (query?.ticket !== undefined) return ticketOf(request, query.ticket, header !== undefined);
     const match = header ? BEARER.exec(header) : null;
     if (!match) {
       // An empty token ("Bearer " arrives trimmed as "Bearer") is a missing token, not a wrong scheme.
@@ -114,5 +152,24 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
     const secret = match[1]!;
     const result = jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
     return result instanceof Promise ? result.then((r) => judged(request, r)) : judged(request, result);
+  };
+}
+
+/**
+ * Whether the credential a request was admitted with still verifies: a stream asks at each heartbeat, and ends
+ * once its token is revoked or expired, or its ticket expired. Counts no failure against the address.
+ */
+export function credentialCheck(tokens: TokenService, jwt?: JwtVerifier, tickets?: TicketService): (request: FastifyRequest) => boolean | Promise<boolean> {
+  const ok = (r: { ok: boolean }) => r.ok;
+  return (request) => {
+    const ticket = (request.query as { ticket?: unknown } | undefined)?.ticket;
+    let result: { ok: boolean } | Promise<{ ok: boolean }>;
+    if (typeof ticket === 'string' && tickets) result = tickets.verify(ticket);
+    else {
+      const secret = BEARER.exec(request.headers.authorization ?? '')?.[1];
+      if (!secret) return false;
+      result = jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
+    }
+    return result instanceof Promise ? result.then(ok) : result.ok;
   };
 }

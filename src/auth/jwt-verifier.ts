@@ -36,6 +36,8 @@ export interface JwtIdentity {
   /** `jwt_` and a hash of `iss` and `sub`: stable per subject, safe for logs and metrics. */
   id: string;
   scopes: string[];
+  /** Its `exp`: a stream ticket made with it never outlives it. */
+  expiresAt: Date;
 }
 
 export type JwtVerification =
@@ -112,7 +114,7 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
       if (payload.iss !== undefined && typeof payload.iss !== 'string') return { ok: false, reason: 'unknown', description: 'not valid: the iss claim is missing or wrong' };
       const scopes = scopesOf(payload);
       if (!scopes) return { ok: false, reason: 'unknown', description: 'not valid: its scope claim is not a string or a list of strings' };
-      const identity: JwtIdentity = { id: identityOf(payload), scopes };
+      const identity: JwtIdentity = { id: identityOf(payload), scopes, expiresAt: new Date(payload.exp! * 1000) };
       // `exp` is required, so the entry always has an end; a token is never trusted past it.
       const until = Math.min(now + options.cacheTtlMs, payload.exp! * 1000);
       if (options.cacheTtlMs > 0 && until > now) {

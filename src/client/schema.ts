@@ -170,6 +170,16 @@ export interface paths {
          *     instance shuts down it ends every stream: the client reconnects, to another instance, after `retry`.
          *     Streams hear of events written on any worker and any instance sharing the database. HEAD is never a
          *     stream.
+         *
+         *     **From a browser.** EventSource cannot send `Authorization`, so a page first makes a stream ticket
+         *     (`POST /events/tickets`, with its token) and opens `new EventSource('/events?ticket=...')`. The ticket
+         *     is good for this operation only, until its `expiresAt` (`EVENTS_TICKET_SECONDS`, default 600, and never
+         *     past its token's own expiry): EventSource's own reconnects reuse it, with `Last-Event-ID`. A stream
+         *     rechecks its credential once per `EVENTS_HEARTBEAT_SECONDS` and ends, cleanly, when its token was revoked
+         *     or expired or its ticket expired; the reconnect is then refused with 401 and the page makes a new ticket
+         *     and opens a new EventSource with `after` set to the last id it handled (docs/events.md). A token never
+         *     goes in a URL: `access_token` in the query is refused (400) on every operation. `CORS_ORIGINS` applies
+         *     to the stream as to every answer.
          */
         get: operations["listEvents"];
         put?: never;
@@ -181,6 +191,32 @@ export interface paths {
          * @description Answered as `GET` (`listEvents`) is, with the same status and headers (RFC 9110), and no body.
          */
         head: operations["headListEvents"];
+        patch?: never;
+        trace?: never;
+    };
+    "/events/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A stream ticket, for a browser's EventSource to open GET /events with.
+         * @description EventSource cannot send `Authorization`. A page makes a ticket with its token, then opens
+         *     `new EventSource('/events?ticket=' + ticket)`. The ticket opens `GET /events` (the stream, or a page)
+         *     and no other operation; it lives `EVENTS_TICKET_SECONDS` (default 600), never past the token's own
+         *     expiry (a JWT's `exp`), and dies with its token (revoked, expired) within `TOKEN_CACHE_TTL_MS`. Until
+         *     then EventSource's own reconnects reuse it; a stream it opened ends when it expires, and the page makes
+         *     a new one and resumes with `after` (docs/events.md). Only the ticket's hash is stored; it is shown
+         *     once, here. No request body.
+         */
+        post: operations["createEventTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -855,6 +891,22 @@ export interface components {
              * @example 19
              */
             version: bigint;
+        };
+        /**
+         * @description A stream ticket (POST /events/tickets), shown once.
+         * @example {
+         *       "ticket": "pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA",
+         *       "expiresAt": "2026-03-14T09:40:00.000Z"
+         *     }
+         */
+        EventTicket: {
+            /** @description Open the stream with `GET /events?ticket=<this>`; only its hash is stored. */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description When it stops opening streams (RFC 3339, UTC); a stream it opened ends then.
+             */
+            expiresAt: string;
         };
         /**
          * @description One event of the feed; its `type` says which body `data` is.
@@ -2317,6 +2369,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description A stream ticket from `POST /events/tickets`, for a browser's EventSource, which cannot send
+                 *     `Authorization` (send one or the other, not both: 400). Accepted by this operation only; never
+                 *     written to a log (the access line holds the path only).
+                 * @example pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA
+                 */
+                ticket?: string;
+                /**
                  * @description The `id` of the last event the client has seen; the answer starts after it.
                  * @example msg_2KWPAx7RzN4cV0bLq9sJ3w
                  */
@@ -2435,7 +2494,21 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /**
+             * @description No credentials, an unknown, expired or revoked token, or a ticket that is unknown, expired, or whose
+             *     token was revoked or expired. A ticket's refusal says so: make a new one.
+             */
+            401: {
+                headers: {
+                    /** @description RFC 6750 challenge, e.g. `Bearer realm="plant-store", error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
@@ -2485,6 +2558,13 @@ export interface operations {
     headListEvents: {
         parameters: {
             query?: {
+                /**
+                 * @description A stream ticket from `POST /events/tickets`, for a browser's EventSource, which cannot send
+                 *     `Authorization` (send one or the other, not both: 400). Accepted by this operation only; never
+                 *     written to a log (the access line holds the path only).
+                 * @example pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA
+                 */
+                ticket?: string;
                 /**
                  * @description The `id` of the last event the client has seen; the answer starts after it.
                  * @example msg_2KWPAx7RzN4cV0bLq9sJ3w
@@ -2551,7 +2631,19 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
+            /**
+             * @description No credentials, an unknown, expired or revoked token, or a ticket that is unknown, expired, or whose
+             *     token was revoked or expired. A ticket's refusal says so: make a new one.
+             */
+            401: {
+                headers: {
+                    /** @description RFC 6750 challenge, e.g. `Bearer realm="plant-store", error="invalid_token"`. */
+                    "WWW-Authenticate"?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
@@ -2589,6 +2681,45 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    createEventTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket, and when it stops opening streams. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ticket": "pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA",
+                     *       "expiresAt": "2026-03-14T09:40:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listWebhooks: {

@@ -8,6 +8,7 @@ import { unknownCursor, type EventFilter, type EventLogStore, type FeedEvent } f
 import { eventIdTime } from '../webhooks/events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
+import type { TicketService } from '../auth/stream-tickets.js';
 import { acceptsEventStream, OpenStream, runStream, StreamHub, type StreamOptions } from './event-stream.js';
 
 export interface EventFeedOptions {
@@ -21,7 +22,14 @@ export interface EventFeedOptions {
    * The places of open streams (per process and per token), how streams run, and the access line of a stream
    * whose response never finished (its reader left, or was cut off): Fastify writes none then.
    */
-  streams: { places: WaitPlaces; ended: (request: FastifyRequest, reply: FastifyReply) => void } & StreamOptions;
+  streams: {
+    places: WaitPlaces;
+    ended: (request: FastifyRequest, reply: FastifyReply) => void;
+    /** Whether the credential a stream was opened with still verifies (asked once per heartbeat interval). */
+    allowed?: (request: FastifyRequest) => boolean | Promise<boolean>;
+  } & StreamOptions;
+  /** Makes stream tickets (POST /events/tickets). */
+  tickets: TicketService;
 }
 
 /** An event id, as `after` takes it (the document's pattern): what Last-Event-ID must be. */
@@ -185,14 +193,17 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       const stream = new OpenStream(reply.raw);
       removal = hub.add(stream);
       stream.send(encodeRetry(options.streams.retryMs));
-      let outcome: 'ended' | 'stalled';
+      let outcome: 'ended' | 'stalled' | 'refused';
       try {
         const filter = filterOf(request.query);
-        outcome = await runStream(stream, from ?? -1n, { readAfter: (position) => streamRead(position, filter), feed }, options.streams, gone.signal);
+        const check = options.streams.allowed;
+        const source = { readAfter: (position: bigint) => streamRead(position, filter), feed, ...(check && { allowed: () => check(request) }) };
+        outcome = await runStream(stream, from ?? -1n, source, options.streams, gone.signal);
       } catch (err) {
         request.log.warn({ err }, 'event stream ended by an error; its reader resumes with Last-Event-ID');
         outcome = 'ended';
       }
+      if (outcome === 'refused') request.log.info('event stream ended: its token or ticket no longer verifies (revoked or expired)');
       if (outcome === 'stalled') {
         request.log.info('event stream cut off: its reader read nothing for the stall bound');
         reply.raw.destroy();
@@ -206,6 +217,11 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
   }
 
   return {
+    async createEventTicket(request: OperationRequest<'createEventTicket'>, reply: FastifyReply) {
+      const { ticket, expiresAt } = await options.tickets.issue(request.principal!);
+      return reply.code(201).send({ ticket, expiresAt: expiresAt.toISOString() });
+    },
+
     async listEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply) {
       if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) return streamEvents(request, reply);
       const { after } = request.query;

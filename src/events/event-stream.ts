@@ -104,16 +104,25 @@ export class OpenStream {
 export interface StreamSource {
   readAfter(position: bigint): Promise<FeedEvent[]>;
   feed: FeedNotifier;
+  /** Whether the stream's credential still verifies; asked once per heartbeat interval. */
+  allowed?: () => boolean | Promise<boolean>;
 }
 
 /**
  * Sends the events after `position`, then each event as it is placed, until the client leaves, the process
- * shuts down (`released`), or the reader stalls. The response's head is already written.
+ * shuts down (`released`), the reader stalls, or its credential no longer verifies. The response's head is already written.
  */
-export async function runStream(stream: OpenStream, from: bigint, source: StreamSource, options: StreamOptions, gone: AbortSignal): Promise<'ended' | 'stalled'> {
+export async function runStream(stream: OpenStream, from: bigint, source: StreamSource, options: StreamOptions, gone: AbortSignal): Promise<'ended' | 'stalled' | 'refused'> {
   let position = from;
+  const every = options.heartbeatSeconds * 1000;
+  let nextCheck = Date.now() + every;
   for (;;) {
     if (gone.aborted) return 'ended';
+    // A revoked token's stream, or an expired ticket's, ends: its reconnect is refused, and says why.
+    if (source.allowed && Date.now() >= nextCheck) {
+      nextCheck = Date.now() + every;
+      if (!(await source.allowed())) return 'refused';
+    }
     const wakes = source.feed.wakes;
     const events = await source.readAfter(position);
     if (events.length > 0) {

@@ -7,7 +7,7 @@ import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract, OperationSpec } from './contract.js';
 import { routeNotFoundMessage } from './error-replies.js';
-import type { ScopeRequirement } from '../auth/bearer-guard.js';
+import { TICKET_SCHEME, type ScopeRequirement } from '../auth/bearer-guard.js';
 
 // Each handler declares its own operation's request (OperationRequest), so the table takes any route generic.
 export type Handlers = Record<string, RouteHandlerMethod<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, any>>;
@@ -61,7 +61,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
   const methodsByUrl = new Map<string, Set<string>>();
   for (const op of contract.operations) {
     for (const s of op.security) {
-      if (s.scheme !== 'bearerAuth') throw new Error(`${op.operationId}: unsupported security scheme ${s.scheme}`);
+      if (s.scheme !== 'bearerAuth' && s.scheme !== TICKET_SCHEME) throw new Error(`${op.operationId}: unsupported security scheme ${s.scheme}`);
     }
     app.route({
       method: op.method,
@@ -76,7 +76,7 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
       onRequest: [
         // `/plants/` is not a plant whose id is empty: a path with an empty segment names no resource.
         ...(op.params ? [emptySegmentIsNotFound] : []),
-        ...(op.security.length > 0 ? [noStoreThen(guard(op.security.map((s) => ({ scopes: s.scopes }))))] : []),
+        ...(op.security.length > 0 ? [noStoreThen(guard(op.security.map((s) => ({ scopes: s.scopes, scheme: s.scheme }))))] : []),
         ...(op.body ? [] : [noBody]),
       ],
       ...(op.body && { preValidation: bodyCheck(op.body) }),

@@ -19,7 +19,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
 export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /** Request headers a browser page on an allowed origin may send. */
-const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id';
+const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
 /** Response headers its script may read. */
 const EXPOSED_HEADERS = 'ETag, Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id';
 

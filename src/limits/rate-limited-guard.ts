@@ -2,7 +2,7 @@
 // per-address failure throttle's 429 gains its RateLimit fields from the guard's refusal; an authenticated
 // request counts against its token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BearerGuard, GuardResult } from '../auth/bearer-guard.js';
+import type { BearerGuard, GuardResult, Principal } from '../auth/bearer-guard.js';
 import type { Observer } from '../observations.js';
 import { AppError } from '../errors.js';
 import { rateLimitHeaders, type WindowState } from './fixed-window.js';
@@ -11,6 +11,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the bearer token is verified. */
     tokenId?: string;
+    /** Who the verified token speaks for (POST /events/tickets makes a ticket for it). */
+    principal?: Principal;
   }
 }
 
@@ -47,6 +49,7 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
     }
     const tokenId = result.token.id;
     request.tokenId = tokenId;
+    request.principal = result.token;
     if (!perToken) return undefined;
     const state = perToken.hit(tokenId);
     return state instanceof Promise ? state.then((s) => counted(s, reply)) : counted(state, reply);

@@ -2,6 +2,7 @@
 // how they become the features' records. Engines differ only in how a time arrives (SQLite: milliseconds
 // since the epoch; PostgreSQL: a Date) and in how stored text is decoded (PostgreSQL escapes U+0000).
 import type { TokenRecord } from '../auth/token.js';
+import type { StoredTicket } from '../auth/stream-tickets.js';
 import type { PlantRecord, VersionedPlant } from '../plants/plant.js';
 import { WEBHOOK_FORMATS, type AttemptRecord, type ClaimedDelivery, type DeliveryRecord, type DeliveryStatus, type WebhookFormat, type WebhookSubscription } from '../webhooks/delivery.js';
 
@@ -49,6 +50,29 @@ export function tokenOf(row: TokenRow, text: TextDecoder = asStored): TokenRecor
     lastUsedAt: dateOf(row.last_used_at),
     expiresAt: dateOf(row.expires_at),
     revokedAt: dateOf(row.revoked_at),
+  };
+}
+
+/** A ticket with its token's state (no token row: a JWT's ticket, or its token was deleted); the engines bind `?` or `$1`. */
+export const TICKET_BY_HASH_SQL = (param: string) => `
+  SELECT t.ticket_hash, t.token_id, t.expires_at, a.id AS token_found, a.revoked_at AS token_revoked_at, a.expires_at AS token_expires_at
+  FROM event_tickets t LEFT JOIN api_tokens a ON a.id = t.token_id WHERE t.ticket_hash = ${param}`;
+
+export interface TicketRow {
+  ticket_hash: string;
+  token_id: string;
+  expires_at: Time;
+  token_found: string | null;
+  token_revoked_at: Time | null;
+  token_expires_at: Time | null;
+}
+
+export function ticketOf(row: TicketRow): StoredTicket {
+  return {
+    hash: row.ticket_hash,
+    tokenId: row.token_id,
+    expiresAt: new Date(row.expires_at),
+    token: row.token_found === null ? null : { revokedAt: dateOf(row.token_revoked_at), expiresAt: dateOf(row.token_expires_at) },
   };
 }
 

@@ -275,6 +275,21 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       CREATE INDEX webhook_events_plant ON webhook_events (plant_id, position);
     `,
   },
+  {
+    version: 14,
+    name: 'event stream tickets',
+    ddl: (d) => `
+      -- Tickets a browser's EventSource opens GET /events with (auth/stream-tickets.ts): the secret's hash only,
+      -- the token it speaks for (its record's state is read with the ticket, so a revoked token's tickets die
+      -- with it), and its end. Expired tickets are removed as new ones are made.
+      CREATE TABLE event_tickets (
+        ticket_hash TEXT PRIMARY KEY,   -- sha-256 hex of the ticket; the ticket itself is never stored
+        token_id    TEXT NOT NULL,
+        expires_at  ${d.time} NOT NULL
+      )${d.tableOptions};
+      CREATE INDEX event_tickets_expiry ON event_tickets (expires_at);
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL. */

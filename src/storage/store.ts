@@ -1,6 +1,7 @@
 // The store as a whole: each feature's port (plants, tokens, webhooks) plus what every engine shares
 // (migrations, health, commit observers, closing). Services depend on their feature's port, never on a driver.
 import type { TokenStore } from '../auth/token.js';
+import type { TicketStore } from '../auth/stream-tickets.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
@@ -35,7 +36,7 @@ export interface MigrationResult {
   error?: string;
 }
 
-export interface Store extends PlantStore, TokenStore {
+export interface Store extends PlantStore, TokenStore, TicketStore {
   readonly engine: string;
   /**
    * Applies pending migrations in order; stops at the first failure, which it reports. The engine's schema

@@ -63,9 +63,11 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
 
   // Authorize with a token that has plants:read and plants:write.
   await page.locator('.btn.authorize').first().click();
-  await page.locator('.modal-ux input').first().fill(s.token.all);
-  await page.locator('.modal-ux .btn.modal-btn.auth.authorize').click();
-  await page.locator('.modal-ux .btn-done').click();
+  // The bearer scheme's form (the other is the stream ticket's).
+  const bearer = page.locator('.modal-ux form', { hasText: 'bearerAuth' });
+  await bearer.locator('input').fill(s.token.all);
+  await bearer.locator('.btn.modal-btn.auth.authorize').click();
+  await bearer.locator('.btn-done').click();
   await page.locator('.modal-ux').waitFor({ state: 'detached' });
 
   // Open POST /plants ("Try it out" is already on by configuration) and send the body.
@@ -118,7 +120,7 @@ test('/docs in Chromium: authorize, POST /plants answers 200 with the plant, wit
   // Log out and send again: the service answers 401 and the page shows it.
   await page.locator('.btn.authorize').first().click();
   await page.locator('.modal-ux button', { hasText: 'Logout' }).click();
-  await page.locator('.modal-ux .btn-done').click();
+  await page.locator('.modal-ux form', { hasText: 'bearerAuth' }).locator('.btn-done').click();
   await page.locator('.modal-ux').waitFor({ state: 'detached' });
   const second = await execute(page, op, () => op.locator('textarea.body-param__text').fill(BODY), '/plants');
   assert.equal(second.status, '401', `POST /plants without a token: ${second.status} ${second.body}`);

@@ -69,6 +69,7 @@ const GENERATED: Record<string, (v: unknown, example: unknown) => boolean> = {
   version: (v, example) => (typeof example === 'string' ? v === PACKAGE_VERSION : typeof v === 'bigint' && v > 0n),
   // 256 random bits, shown once.
   secret: (v) => typeof v === 'string' && /^whsec_[A-Za-z0-9+/]{43}=$/.test(v),
+  ticket: (v) => typeof v === 'string' && /^pse_[A-Za-z0-9_-]{43}$/.test(v),
 };
 /** Ids the service makes: the example's stands for whichever the service made, with the same prefix. */
 const MADE_ID = /^(wh|dlv|msg)_[A-Za-z0-9_-]+$/;
@@ -447,11 +448,17 @@ test('every example request, sent to the service, is answered as the document\'s
   // The query's examples (a header's, Last-Event-ID, is a stream's cursor), but types: its example leaves out the
   // plantUpdated the page's example holds.
   const exampleQuery = Object.fromEntries(
-    (operation('listEvents').op.parameters as Node[]).filter((p) => p.in === 'query' && p.name !== 'types').map((p) => [p.name, String(p.example)]),
+    (operation('listEvents').op.parameters as Node[]).filter((p) => p.in === 'query' && p.name !== 'types' && p.name !== 'ticket').map((p) => [p.name, String(p.example)]),
   );
   const events = await call('listEvents', { query: { ...exampleQuery, after: lastBefore } });
   const eventIds = expectExample('listEvents', events, 200);
   const newPlantEvent = eventIds.get('msg_2KWPBgLlAfxdpx2AI54pPJ');
+  // A stream ticket: made at NOW, it lives the default EVENTS_TICKET_SECONDS, which is the example's expiresAt.
+  // Its ticketExpired answer comes once the clock moves (below).
+  const ticketMade = await call('createEventTicket', { token: tokens.read });
+  expectExample('createEventTicket', ticketMade, 201);
+  const ticket = String((JSON.parse(ticketMade.text) as { ticket?: string }).ticket);
+  expectExample('listEvents', await call('listEvents', { token: 'pst_' + 'E'.repeat(43), query: {} }), 401, { name: 'invalidToken', headers: ['www-authenticate'] });
 
   // ---- Deliveries: one round of attempts. `waiting` is answered 503 (pending, its next try due in 5 s of a
   // clock that does not move); `gone` is answered 410, which disables it and cancels the rest.
@@ -568,6 +575,10 @@ test('every example request, sent to the service, is answered as the document\'s
   clockAt = Date.now() + RETENTION_MS + 60_000;
   assert.ok((await s.sequencer.retainOnce()) > 0, 'the retention pass removed nothing');
   expectExample('listEvents', await call('listEvents', { query: { after: firstEvent } }), 410, { name: 'retention', ids: { msg_2KWPBgLlAfxdpx2AI54pPJ: firstEvent } });
+  expectExample('listEvents', await call('listEvents', { token: null, query: { ticket }, headers: { accept: 'text/event-stream' } }), 401, {
+    name: 'ticketExpired',
+    headers: ['www-authenticate'],
+  });
   // And its store closed: the example create is refused.
   await s.store.close();
   expectExample('addPlant', await call('addPlant'), 503, { headers: ['retry-after'] });

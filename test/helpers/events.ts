@@ -55,7 +55,8 @@ export interface Stream {
 export async function openStream(url: string, token: string, headers: Record<string, string> = {}, query = ''): Promise<Stream> {
   const reader = new AbortController();
   const res = await fetch(`${url}/events${query}`, {
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+    // No token: a ticket in `query` instead (what EventSource sends).
+    headers: { ...(token !== '' && { authorization: `Bearer ${token}` }), accept: 'text/event-stream', ...headers },
     signal: reader.signal,
   });
   const stream: Stream = {

@@ -36,7 +36,7 @@ test('migrate on a fresh path creates the folders and the file, applies every mi
   for (const m of MIGRATIONS) assert.match(first.stdout, new RegExp(`^${pad(m.version)} ${m.name}: applied$`, 'm'));
   // plant_names is the FTS5 index of names (schema version 11); the others are its shadow tables.
   const nameIndex = ['plant_names', 'plant_names_config', 'plant_names_data', 'plant_names_docsize', 'plant_names_idx'];
-  assert.deepEqual(tables(file), ['api_tokens', 'event_log', ...nameIndex, 'plant_version_counter', 'plants', 'schema_migrations', 'store_restores', 'webhook_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_subscriptions']);
+  assert.deepEqual(tables(file), ['api_tokens', 'event_log', 'event_tickets', ...nameIndex, 'plant_version_counter', 'plants', 'schema_migrations', 'store_restores', 'webhook_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_subscriptions']);
 
   // The file is in WAL mode (a property of the file, visible to any connection).
   const db = new Database(file, { readonly: true });

@@ -9,6 +9,7 @@ import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type Pla
 import { foldName } from '../../plants/plant-search.js';
 import { writeEvent } from '../../webhooks/events.js';
 import type { TokenRecord } from '../../auth/token.js';
+import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher } from '../batcher.js';
 import { Coalesced } from '../coalesced.js';
@@ -20,7 +21,7 @@ import { listenerName, runningOnDatabase } from './pg-servers.js';
 import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
 import { fromDbText, pgText, toDbText } from './text.js';
 import { PgPlantQueries } from './pg-plant-queries.js';
-import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
+import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
 import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
 import { parseDatabaseUrl } from '../database-url.js';
 import { FOLDED_NAMES_VERSION } from '../schema-history.js';
@@ -58,6 +59,10 @@ const SQL = {
   countTokens: 'SELECT count(*) AS n FROM api_tokens',
   touchTokens: `UPDATE api_tokens t SET last_used_at = greatest(t.last_used_at, u.at)
     FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE t.id = u.id`,
+  ticketByHash: TICKET_BY_HASH_SQL('$1'),
+  // Expired tickets go as new ones come, in the same statement.
+  insertTicket: `WITH expired AS (DELETE FROM event_tickets WHERE expires_at < $4)
+    INSERT INTO event_tickets (ticket_hash, token_id, expires_at) VALUES ($1, $2, $3)`,
   ping: 'SELECT 1 FROM schema_migrations LIMIT 1',
   connectionLimit: `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS n`,
 } as const;
@@ -203,6 +208,15 @@ export class PgStore extends GroupCommittedPlants implements Store {
   async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
     if (lastUsed.size === 0) return;
     await this.query('touchTokens', [[...lastUsed.keys()], [...lastUsed.values()]]);
+  }
+
+  async insertTicket(t: TicketRecord, expiredBefore: Date): Promise<void> {
+    await this.query('insertTicket', [t.hash, t.tokenId, t.expiresAt, expiredBefore]);
+  }
+
+  async findTicketByHash(hash: string): Promise<StoredTicket | undefined> {
+    const { rows } = await this.query<TicketRow>('ticketByHash', [hash]);
+    return rows[0] ? ticketOf(rows[0]) : undefined;
   }
 
   async ping(): Promise<void> {

@@ -10,9 +10,10 @@ import type { CommitObserver, Engine, EngineOptions, MigrationResult, ServedWrit
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
+import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
-import { tokenOf, versionedPlantOf, type PlantRow, type TokenRow } from '../rows.js';
+import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
 import { CountReader } from './count-reader.js';
 import { foldName } from '../../plants/plant-search.js';
@@ -198,6 +199,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       // Ties in insertion order, as on PostgreSQL (its seq column).
       listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, rowid'),
       countTokens: db.prepare('SELECT count(*) AS n FROM api_tokens').pluck(),
+      ticketByHash: db.prepare(TICKET_BY_HASH_SQL('?')),
     };
   }
 
@@ -274,6 +276,15 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   async touchTokens(lastUsed: ReadonlyMap<string, Date>): Promise<void> {
     if (lastUsed.size === 0) return;
     await this.writeCommand('touchTokens', [...lastUsed]);
+  }
+
+  async insertTicket(t: TicketRecord, expiredBefore: Date): Promise<void> {
+    await this.writeCommand('insertTicket', t, expiredBefore);
+  }
+
+  async findTicketByHash(hash: string): Promise<StoredTicket | undefined> {
+    const row = this.guard(() => this.statements().ticketByHash.get(hash)) as TicketRow | undefined;
+    return row ? ticketOf(row) : undefined;
   }
 
   async ping(): Promise<void> {

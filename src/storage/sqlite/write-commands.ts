@@ -12,6 +12,7 @@ import { createBatchWriter } from './plant-batch.js';
 import { createEventJobs, withoutSync } from './event-jobs.js';
 import type { ClaimRow, SubscriptionRow } from '../rows.js';
 import type { TokenRecord } from '../../auth/token.js';
+import type { TicketRecord } from '../../auth/stream-tickets.js';
 import type { RestoreRecord } from '../restores.js';
 import type { AttemptOutcome, AttemptRecord, ClaimRequest, DeliveryStatus, RequeueRequest, RequeueResult, WebhookSubscription } from '../../webhooks/delivery.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
@@ -39,6 +40,7 @@ export function createWriteCommands(db: Database.Database, { ready = false } = {
   const jobs = once(() => createEventJobs(db));
   const hooks = once(() => webhookWrites(db));
   const tokens = once(() => tokenWrites(db));
+  const tickets = once(() => ticketWrites(db));
   return {
     /** A batch of plant writes (writer-wire.ts's flat form), answered flat too (plant-batch.ts's BatchResults). */
     plants: (items: WireItems) => plants()(decodeItems(items)),
@@ -58,6 +60,7 @@ export function createWriteCommands(db: Database.Database, { ready = false } = {
     revokeToken: (id: string, at: Date) => tokens().revoke.run(at.getTime(), id).changes === 1,
     touchTokens: (lastUsed: readonly (readonly [string, Date])[]) => tokens().touch(lastUsed),
     recordRestore: (r: RestoreRecord) => tokens().recordRestore(r),
+    insertTicket: (t: TicketRecord, expiredBefore: Date) => tickets()(t, expiredBefore),
   };
 }
 
@@ -301,6 +304,15 @@ function tokenWrites(db: Database.Database) {
         insertRestore.run(r.restoredAt.getTime(), r.newestEventAt?.getTime() ?? null, r.versionsFrom);
       }).immediate(),
   };
+}
+
+function ticketWrites(db: Database.Database) {
+  const insert = db.prepare('INSERT INTO event_tickets (ticket_hash, token_id, expires_at) VALUES (?, ?, ?)');
+  const removeExpired = db.prepare('DELETE FROM event_tickets WHERE expires_at < ?');
+  return db.transaction((t: TicketRecord, expiredBefore: Date) => {
+    removeExpired.run(expiredBefore.getTime());
+    insert.run(t.hash, t.tokenId, t.expiresAt.getTime());
+  });
 }
 
 function once<T>(make: () => T): () => T {
