@@ -121,7 +121,8 @@ log('machine', JSON.stringify(machine), 'config', JSON.stringify(cfg));
 
 for (let round = 1; round <= cfg.rounds; round++) {
   // Every other round in reverse order, so drift over the session does not favour whoever runs first.
-  const kinds = KINDS.filter((k) => cfg.servers.includes(k.name));
+  // A kind with none of the run's endpoints (floor-stream) is not started.
+  const kinds = KINDS.filter((k) => cfg.servers.includes(k.name) && (!k.endpoints || k.endpoints.some((e) => cfg.endpoints.includes(e))));
   if (round % 2 === 0) kinds.reverse();
   for (const kind of kinds) {
     let server;

@@ -33,6 +33,9 @@ export const KINDS = [
   { name: 'node:http', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-http.mjs']) },
   { name: 'floor', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-http.mjs') },
   { name: 'floor-fastify', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-fastify.mjs') },
+  // GET /events as a stream (streams.mjs only): plants in memory, each event one write per reader; opts.env's
+  // EVENTS_HEARTBEAT_SECONDS as the service reads it.
+  { name: 'floor-stream', role: 'floor', endpoints: ['stream'], start: (port, opts) => startNode(port, ['servers/floor-stream.mjs'], opts?.env) },
   { name: 'fastify', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-fastify.mjs']) },
   { name: 'plant-store', role: 'subject', start: (port, opts) => startPlantStore(port, opts) },
   { name: 'express+validator', role: 'peer', start: (port) => startNode(port, ['servers/express-validator.mjs']) },
