@@ -3,7 +3,6 @@
 // dies with the token that made it (revoked, expired, deleted), which the store's read joins in.
 import * as crypto from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
-import type { Principal } from './bearer-guard.js';
 import { hashSecret, sameHash } from './tokens.js';
 
 export const TICKET_PREFIX = 'pse_';
@@ -29,8 +28,14 @@ export interface TicketStore {
   findTicketByHash(hash: string): Promise<StoredTicket | undefined>;
 }
 
+/** Who a ticket speaks for, as the bearer guard takes a principal: its token's id, and the one scope it grants. */
+export interface TicketPrincipal {
+  id: string;
+  scopes: readonly string[];
+}
+
 export type TicketVerification =
-  | { ok: true; token: Principal }
+  | { ok: true; token: TicketPrincipal }
   | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
 
 /** The principal a request authenticated as, as the ticket operation needs it: its id, and when it expires. */
@@ -69,9 +74,9 @@ export function createTicketService(store: TicketStore, options: TicketServiceOp
   const clock = options.clock ?? systemClock;
   const cacheTtl = options.cacheTtlMs ?? 2_000;
   const cacheSize = options.cacheSize ?? 10_000;
-  const cache = new Map<string, { ticket: StoredTicket; principal: Principal; until: number }>();
+  const cache = new Map<string, { ticket: StoredTicket; principal: TicketPrincipal; until: number }>();
 
-  function judge(entry: { ticket: StoredTicket; principal: Principal }): TicketVerification {
+  function judge(entry: { ticket: StoredTicket; principal: TicketPrincipal }): TicketVerification {
     const at = clock.now();
     const { ticket } = entry;
     if (ticket.expiresAt.getTime() <= at) return { ok: false, reason: 'expired' };

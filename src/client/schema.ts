@@ -21,6 +21,9 @@ export interface paths {
          *     pages stay fast at any table size, and a walk under concurrent writes shows every plant that existed
          *     throughout exactly once. With `Prefer: count=exact` the answer also says how many plants match the
          *     filters (`X-Total-Count`): that count reads every match, so it costs time in proportion to their number.
+         *
+         *     Each plant comes with its `version` (its ETag without quotes, the `version` of its events), so a page can
+         *     join a list with the events stream and keep, per plant, whichever is newer (docs/events.md).
          */
         get: operations["listPlants"];
         put?: never;
@@ -713,6 +716,25 @@ export interface components {
              */
             id: bigint;
         } & components["schemas"]["Plant"];
+        /**
+         * @description A plant as a list gives it: its id, name and tag, and its `version` (its ETag without quotes, the
+         *     `version` of its events), so that a page joining the list with the events stream keeps, for each plant,
+         *     whichever of the two is newer (docs/events.md).
+         * @example {
+         *       "id": 10042,
+         *       "name": "Monstera deliciosa",
+         *       "tag": "tropical",
+         *       "version": 17
+         *     }
+         */
+        ListedPlant: components["schemas"]["NewPlant"] & {
+            /**
+             * Format: int64
+             * @description The plant's version, its ETag without quotes; it grows with every change.
+             * @example 17
+             */
+            version: bigint;
+        };
         /** @description A plant's new name and tag; `id`, when sent, must be the path's. */
         PlantReplacement: components["schemas"]["Plant"] & {
             /**
@@ -1814,16 +1836,18 @@ export interface operations {
                      *       {
                      *         "id": 10042,
                      *         "name": "Monstera deliciosa",
-                     *         "tag": "tropical"
+                     *         "tag": "tropical",
+                     *         "version": 17
                      *       },
                      *       {
                      *         "id": 9223372036854776000,
                      *         "name": "Strelitzia nicolai",
-                     *         "tag": "tropical"
+                     *         "tag": "tropical",
+                     *         "version": 4
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["NewPlant"][];
+                    "application/json": components["schemas"]["ListedPlant"][];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3972,7 +3996,8 @@ export interface operations {
 export const responseInt64: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   "GET /plants": {
     "200": [
-      "/*/id"
+      "/*/id",
+      "/*/version"
     ]
   },
   "GET /plants/{id}": {

@@ -21,7 +21,7 @@ export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 /** Request headers a browser page on an allowed origin may send. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, X-Request-Id';
 /** Response headers its script may read. */
-const EXPOSED_HEADERS = 'ETag, Location, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id';
+const EXPOSED_HEADERS = 'ETag, Link, Location, Preference-Applied, RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, X-Request-Id, X-Total-Count';
 
 function isDocs(url: string): boolean {
   const q = url.indexOf('?');

@@ -8,7 +8,7 @@ import type { PlantPage } from './plant.js';
 export interface PageMember {
   /** The JSON member's name. */
   member: string;
-  column: 'id' | 'name' | 'tag';
+  column: 'id' | 'name' | 'tag' | 'version';
   /** int64: written as the column's decimal digits; string: a JSON string. */
   kind: 'int64' | 'string';
   /** The member is absent, not null, when the column is NULL. */
@@ -20,6 +20,9 @@ export const PLANT_PAGE_ITEM: readonly PageMember[] = [
   { member: 'id', column: 'id', kind: 'int64' },
   { member: 'name', column: 'name', kind: 'string' },
   { member: 'tag', column: 'tag', kind: 'string', absentWhenNull: true },
+  // The plant's ETag without quotes, as in the events' data: a page that joins a list with the events stream
+  // keeps the higher version of each plant (docs/events.md).
+  { member: 'version', column: 'version', kind: 'int64' },
 ];
 
 // Where an item starts. Inside a JSON string a quote is always escaped, so `{"id":` occurs only as an item's

@@ -93,9 +93,10 @@ test('the packed client installs alone and works from Node.js, TypeScript and Ch
     assert.deepEqual(out, {
       created: 200,
       read: { id: `${ABOVE_2_53}n`, name: 'fern', tag: 'packaged' },
-      first: [{ id: `${ABOVE_2_53}n`, name: 'fern', tag: 'packaged' }],
+      // A list item's version: the first and second writes of a fresh store (versions start at 2).
+      first: [{ id: `${ABOVE_2_53}n`, name: 'fern', tag: 'packaged', version: '2n' }],
       next: { limit: 1, after: `${ABOVE_2_53}n`, tag: 'packaged' },
-      second: [{ id: `${ABOVE_2_53 + 1n}n`, name: 'moss', tag: 'packaged' }],
+      second: [{ id: `${ABOVE_2_53 + 1n}n`, name: 'moss', tag: 'packaged', version: '3n' }],
       last: null,
     });
   });

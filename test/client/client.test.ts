@@ -117,7 +117,10 @@ test('listPlants pages through Link rel="next" with exact ids, by hand and with 
   assert.equal(pages, 3);
   assert.deepEqual(seen.map((p) => p.id), ids);
   assert.ok(seen.every((p) => typeof p.id === 'bigint'));
-  assert.deepEqual(seen.find((p) => p.id === 0n), { id: 0n, name: 'p0', tag: 'even' });
+  // A list item carries its version too, a bigint like the ids.
+  const zero = seen.find((p) => p.id === 0n) as NewPlant & { version?: bigint };
+  assert.equal(typeof zero.version, 'bigint');
+  assert.deepEqual(zero, { id: 0n, name: 'p0', tag: 'even', version: zero.version });
 
   const everything: NewPlant[] = [];
   for await (const p of listAllPlants(all, { limit: 2 })) everything.push(p);

@@ -60,15 +60,21 @@ export function parseLossless(text: string): unknown {
   );
 }
 
-/** One plant object as the API writes it: exactly id (a plain integer literal), name, and tag only when set. */
-function toPlantText(item: unknown, where: string): PlantText {
+/**
+ * One plant object as the API writes it: exactly id (a plain integer literal), name, and tag only when set; in a
+ * list, also its version (a positive plain integer, the plant's ETag), which is checked and left out of what is
+ * returned, so that a list item compares with the plant GET /plants/{id} answers.
+ */
+function toPlantText(item: unknown, where: string, listed = false): PlantText {
   assert.ok(item !== null && typeof item === 'object' && !Array.isArray(item), `${where}: an object`);
   const o = item as Record<string, unknown>;
   const keys = Object.keys(o).sort();
-  assert.ok(keys.join() === 'id,name' || keys.join() === 'id,name,tag', `${where}: keys {id, name, tag?}, got ${keys.join()}`);
+  const version = listed ? ',version' : '';
+  assert.ok(keys.join() === `id,name${version}` || keys.join() === `id,name,tag${version}`, `${where}: keys {id, name, tag?${version}}, got ${keys.join()}`);
   assert.ok(o.id instanceof NumberLiteral, `${where}: id is a JSON number, not ${JSON.stringify(o.id)}`);
   const id = o.id.text;
   assert.match(id, /^-?(0|[1-9]\d*)$/, `${where}: id is written as a plain integer`);
+  if (listed) assert.ok(o.version instanceof NumberLiteral && /^[1-9]\d*$/.test(o.version.text), `${where}: version is a positive integer`);
   assert.equal(typeof o.name, 'string', `${where}: name is a string`);
   if ('tag' in o) assert.equal(typeof o.tag, 'string', `${where}: tag is a string`);
   return { id, name: o.name as string, ...('tag' in o && { tag: o.tag as string }) };
@@ -89,7 +95,7 @@ export async function pageOf(res: Response): Promise<{ plants: PlantText[]; link
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
   const body = parseLossless(text);
   assert.ok(Array.isArray(body), `a bare JSON array, got ${text.slice(0, 200)}`);
-  return { plants: body.map((item, i) => toPlantText(item, `item ${i}`)), link: res.headers.get('link'), text };
+  return { plants: body.map((item, i) => toPlantText(item, `item ${i}`, true)), link: res.headers.get('link'), text };
 }
 
 /** The target of the rel="next" link (RFC 8288), or undefined when the header has none. */

@@ -38,7 +38,7 @@ function render(plan: ListPlan): string {
   const { where, orderBy } = whereAndOrder(plan, DIALECT);
   if (plan.output === 'count') return `SELECT count(*) AS n FROM plants${where}`;
   // The page's aggregate orders the rows again by the order's terms: a name order's need the folded name too.
-  const columns = plan.output === 'page' && byName(plan) ? 'id, name, tag, name_folded' : 'id, name, tag';
+  const columns = plan.output === 'page' && byName(plan) ? 'id, name, tag, version, name_folded' : 'id, name, tag, version';
   const rows = `SELECT ${columns} FROM plants${where} ORDER BY ${orderBy} LIMIT $${plan.values.length}`;
   return plan.output === 'records'
     ? rows

@@ -69,7 +69,7 @@ function render(plan: ListPlan, way: Way = 'index'): string {
   const from = byNames ? 'plant_names CROSS JOIN plants ON plants.id = plant_names.rowid' : 'plants';
   // The unary + keeps the planner from reading the bound limit: a bare `?` there makes SQLite prepare the
   // statement again at every bind (measured 4-6 µs a call, a third of a list page's time in SQLite).
-  const rows = `SELECT id, name, tag FROM ${from}${where} ORDER BY ${orderBy} LIMIT +?`;
+  const rows = `SELECT id, name, tag, version FROM ${from}${where} ORDER BY ${orderBy} LIMIT +?`;
   // The aggregate takes the rows in the order the ordered subquery yields them (an ORDER BY inside
   // json_group_array would sort them again in a temporary b-tree); the list tests pin it.
   return plan.output === 'records' ? rows : `SELECT json_group_array(${ITEM}) AS json, count(*) AS items FROM (${rows})`;
