@@ -57,10 +57,11 @@ test('postgres: names holding U+0000 and U+FFFF are stored and read back unchang
   }
   // The list page the database writes as JSON text decodes them the same way.
   const page = await store.listPlantsJson({ limit: 10 });
-  assert.deepEqual(JSON.parse(page.json), odd.map((name, i) => ({ name, tag: name, id: i })));
+  const withoutVersions = (json: string) => (JSON.parse(json) as { version: number }[]).map(({ version, ...plant }) => (assert.ok(version > 0), plant));
+  assert.deepEqual(withoutVersions(page.json), odd.map((name, i) => ({ name, tag: name, id: i })));
   assert.deepEqual({ lastId: page.lastId, more: page.more }, { lastId: BigInt(odd.length - 1), more: false });
   const first = await store.listPlantsJson({ limit: 2, tag: odd[1]! });
-  assert.deepEqual({ items: JSON.parse(first.json), more: first.more }, { items: [{ name: odd[1], tag: odd[1], id: 1 }], more: false });
+  assert.deepEqual({ items: withoutVersions(first.json), more: first.more }, { items: [{ name: odd[1], tag: odd[1], id: 1 }], more: false });
 });
 
 test('postgres: eight instances migrating one new database at once apply each version exactly once', async (t) => {
