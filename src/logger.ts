@@ -3,7 +3,7 @@
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 import { writeSync } from 'node:fs';
 import type { Config } from './config.js';
-import { tracing } from './tracing.js';
+import { tracing } from './tracing/tracing-switch.js';
 
 const CENSORED = '[redacted]';
 

@@ -12,7 +12,7 @@ import { createTokenService } from './auth/token-service.js';
 import { createBackground, createWorkerBackground, type Background } from './background.js';
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
-import { startTracing, stopTracing } from './tracing.js';
+import { startTracing, stopTracing } from './tracing/tracing-switch.js';
 import { announce, bootstrapToken, openServiceStore, startReplication, stopSignals, type StopSignals } from './startup.js';
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';

@@ -6,7 +6,8 @@ import type { Config } from '../config.js';
 import { openStore, storeOptions, type SecretsAtRest } from '../storage/open-store.js';
 import { describeTarget } from '../storage/postgres/pool.js';
 import { parseDatabaseUrl } from '../storage/database-url.js';
-import type { MigrationResult, Store } from '../storage/store.js';
+import type { MigrationResult } from '../storage/migrator.js';
+import type { Store } from '../storage/store.js';
 import { COMMAND } from './subcommand.js';
 
 /** The database a command cannot go on without, with how to make or find it. */

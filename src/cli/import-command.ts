@@ -9,9 +9,8 @@ import { CsvHeaderError, CsvParser, isCsvHeader, parseJsonLine, type Parsed } fr
 import { loadConfig } from '../config.js';
 import type { PlantRecord } from '../plants/plant.js';
 import type { Store } from '../storage/store.js';
-import { failureMessage } from './main.js';
 import { openCommandStore } from './database.js';
-import { COMMAND, commandArgs, UsageError } from './subcommand.js';
+import { COMMAND, commandArgs, failureMessage, UsageError } from './subcommand.js';
 
 export const IMPORT_HELP = `Usage: plant-store import [--format jsonl|csv] [--batch-size N] FILE
 

@@ -2,12 +2,10 @@
 // webhook add|list|remove|deliveries|retry|recover|enable | secrets status|rotate | import | export | backup | restore |
 // replica status. Exit codes: 0 ok, 1 failed, 2 usage
 // (import and export add 3: stopped part way; see their --help).
-import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../config.js';
-import { MigrationError } from '../storage/migrator.js';
+import { describeConfig, loadConfig, SETTINGS } from '../config.js';
 import { tokenCommand, TOKEN_HELP } from './token-command.js';
-import { StoreUnavailableError } from '../storage/errors.js';
 import { openCommandStore } from './database.js';
-import { COMMAND, commandArgs, sentence, UsageError } from './subcommand.js';
+import { COMMAND, commandArgs, failureMessage, UsageError } from './subcommand.js';
 
 const HELP = `plant-store: the Plant Store API service
 
@@ -156,16 +154,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     return 1;
   }
-}
-
-/** What went wrong, as sentences; a store's failure with the driver's own words behind it. */
-export function failureMessage(err: unknown): string {
-  if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
-    return `${sentence(err.message).slice(0, -1)} (${err.cause.message.replace(/\.$/, '')}).`;
-  }
-  // Worded by the settings table and the migrator, which tests and operators match as they are.
-  if (err instanceof ConfigError || err instanceof MigrationError) return err.message;
-  return sentence((err as Error).message ?? String(err));
 }
 
 /** A command that takes only --help; true when it was asked for (and printed). */

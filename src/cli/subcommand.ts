@@ -1,8 +1,11 @@
-// What every `plant-store <command> [<subcommand>]` does with its arguments before touching the database:
-// --help prints the usage, and an option the command does not take is a usage error worded one way for
-// every command (an option named after a setting points at the environment variable instead).
+// What every `plant-store <command> [<subcommand>]` shares: its arguments, read before touching the database
+// (--help prints the usage, and an option the command does not take is a usage error worded one way for every
+// command; an option named after a setting points at the environment variable instead), and its failures,
+// worded one way on stderr.
 import { parseArgs } from 'node:util';
-import { SETTINGS } from '../config.js';
+import { ConfigError, SETTINGS } from '../config.js';
+import { StoreUnavailableError } from '../storage/errors.js';
+import { MigrationError } from '../storage/migrator.js';
 
 /** How users run the command after `npm ci` or a tarball install; every hint in a message says it so. */
 export const COMMAND = 'npx plant-store';
@@ -91,4 +94,14 @@ export function sentence(text: string): string {
   if (t === '') return t;
   const first = t[0]!.toUpperCase() + t.slice(1);
   return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
+/** What went wrong, as sentences; a store's failure with the driver's own words behind it. */
+export function failureMessage(err: unknown): string {
+  if (err instanceof StoreUnavailableError && err.cause instanceof Error) {
+    return `${sentence(err.message).slice(0, -1)} (${err.cause.message.replace(/\.$/, '')}).`;
+  }
+  // Worded by the settings table and the migrator, which tests and operators match as they are.
+  if (err instanceof ConfigError || err instanceof MigrationError) return err.message;
+  return sentence((err as Error).message ?? String(err));
 }

@@ -1,5 +1,5 @@
 // GET /events: the feed after a cursor, a page at a time, waiting for the next event when asked to.
-import { traceFromText } from '../tracing.js';
+import { traceFromText } from '../tracing/spans.js';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';

@@ -12,7 +12,7 @@ export interface FeedEvent {
   /** The exact body every delivery of the event sends (JSON text). */
   payload: string;
   position: bigint;
-  /** The trace context of the write that made it (tracing.ts traceText), when that write was traced. */
+  /** The trace context of the write that made it (tracing/spans.ts traceText), when that write was traced. */
   trace?: string;
 }
 

@@ -2,7 +2,7 @@
 // events) woken by this process's commits, by a poll (events committed by an instance that died before its
 // pass, or by `plant-store import`), and the retention pass. What it placed and what it made it tells through
 // onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher).
-import { tracing } from '../tracing.js';
+import { tracing } from '../tracing/tracing-switch.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { EventLogStore } from './event-log.js';
 

@@ -166,7 +166,7 @@ export type PlantWrite = (
   | { op: 'delete'; id: bigint; ifVersion: bigint | undefined }
   | { op: 'patch'; id: bigint; patch: PlantPatch; ifVersions: readonly bigint[] | undefined }
 ) & {
-  /** With tracing on, the trace context of the request that wrote (tracing.ts traceText): its event keeps it. */
+  /** With tracing on, the trace context of the request that wrote (tracing/spans.ts traceText): its event keeps it. */
   trace?: string;
 };
 

@@ -4,7 +4,8 @@
 // engine's committer; observers (metrics) hear of every commit.
 import { asStoreError } from './errors.js';
 import type { CommitObserver } from './store.js';
-import { traceFromText, tracing, type TraceHeaders } from '../tracing.js';
+import { traceFromText, type TraceHeaders } from '../tracing/spans.js';
+import { tracing } from '../tracing/tracing-switch.js';
 
 export interface BatchCommitter<I, O> {
   /** Commits the batch durably and resolves with each item's outcome, in order; rejects when nothing was committed. */
@@ -48,7 +49,7 @@ export class Batcher<I, O> {
     /** How many writes an item holds, for the observers (an item may be a whole batch another process sent). */
     private readonly weigh?: (item: I) => number,
     /**
-     * The trace context an item carries from the request that wrote it (tracing.ts traceText). Given, each
+     * The trace context an item carries from the request that wrote it (tracing/spans.ts traceText). Given, each
      * commit is a span of the first traced item's trace (plant writes); without it, no span.
      */
     private readonly traceOf?: (item: I) => string | undefined,

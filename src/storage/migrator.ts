@@ -1,13 +1,20 @@
 // The migration runner for every engine: numbered migrations applied in order, each in its own transaction,
 // stopping at the first failure, which is reported as data. The engine's adapter says how to lock, read the
 // applied versions and apply one migration; the rules (order, skipping, refusing a newer database) live here.
-import type { MigrationResult } from './store.js';
 
 /** One step of a schema history. Append only: a released migration is never edited. */
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+}
+
+/** One applied (or failed) migration; partial failure is reported as data, not only thrown. */
+export interface MigrationResult {
+  version: number;
+  name: string;
+  status: 'applied' | 'already-applied' | 'failed';
+  error?: string;
 }
 
 export interface MigrationAdapter {

@@ -1,7 +1,7 @@
 // Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and its entry in ENGINES.
 import type { Config } from '../config.js';
-import type { Engine, MigrationResult, ProcessSharing, RunningServer, Store } from './store.js';
-import { MigrationError, type Migration } from './migrator.js';
+import type { Engine, ProcessSharing, RunningServer, Store } from './store.js';
+import { MigrationError, type Migration, type MigrationResult } from './migrator.js';
 import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
 import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
 import { createSecretBox, sealedWebhookStore, sealStoredSecrets, type SecretKey } from '../webhooks/secret-box.js';

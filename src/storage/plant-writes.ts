@@ -4,7 +4,8 @@ import { decideChange, decideCreate, patchOutcome, type ChangeOutcome, type Crea
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
 import type { CommitObserver } from './store.js';
-import { traceText, tracing } from '../tracing.js';
+import { traceText } from '../tracing/spans.js';
+import { tracing } from '../tracing/tracing-switch.js';
 
 export abstract class GroupCommittedPlants {
   /** The engine's group commit of plant writes. */

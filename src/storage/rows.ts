@@ -151,7 +151,7 @@ export interface ClaimRow {
   event_type: string;
   event_created_at: Time;
   format: string;
-  /** The event's write's trace context (tracing.ts traceText); NULL when written untraced. */
+  /** The event's write's trace context (tracing/spans.ts traceText); NULL when written untraced. */
   trace_context: string | null;
 }
 

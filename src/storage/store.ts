@@ -5,7 +5,7 @@ import type { TicketStore } from '../auth/stream-tickets.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
-import type { Migration } from './migrator.js';
+import type { Migration, MigrationResult } from './migrator.js';
 import type { RestoreStore } from './restores.js';
 import type { WireCommand, WireReply, WriteTransport } from './writer-wire.js';
 
@@ -26,14 +26,6 @@ export interface SharedWriter extends WriteTransport {
 export interface ServedWrite {
   reply: WireReply;
   wroteEvents: boolean;
-}
-
-/** One applied (or failed) migration; partial failure is reported as data, not only thrown. */
-export interface MigrationResult {
-  version: number;
-  name: string;
-  status: 'applied' | 'already-applied' | 'failed';
-  error?: string;
 }
 
 export interface Store extends PlantStore, TokenStore, TicketStore {

@@ -29,7 +29,7 @@ export interface WriteTransport {
 }
 
 /**
- * Per write: its kind, id, name, tag, required version, trace context (tracing.ts traceText, or null). A patch's name is null when it leaves the name alone; its
+ * Per write: its kind, id, name, tag, required version, trace context (tracing/spans.ts traceText, or null). A patch's name is null when it leaves the name alone; its
  * tag is null when it leaves the tag alone and false when it removes it; its required versions are a list (If-Match
  * may name several), or null.
  */

@@ -79,7 +79,7 @@ export interface ClaimedDelivery {
   format: WebhookFormat;
   /** Attempts already made before this one. */
   attemptCount: number;
-  /** The trace context of the write that made the event (tracing.ts traceText), when it was traced. */
+  /** The trace context of the write that made the event (tracing/spans.ts traceText), when it was traced. */
   trace?: string;
 }
 

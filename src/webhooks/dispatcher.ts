@@ -12,7 +12,8 @@ import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js
 import { deliveryMessage } from './delivery-message.js';
 import { decideOutcome } from './retry-policy.js';
 import { createSender, type SendResult, type Sender } from './sender.js';
-import { traceFromText, tracing, type SpanHandle } from '../tracing.js';
+import { traceFromText, type SpanHandle } from '../tracing/spans.js';
+import { tracing } from '../tracing/tracing-switch.js';
 
 export interface DispatcherLogger {
   warn(obj: object, msg: string): void;

@@ -6,7 +6,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { checkSendTarget, createGuardedLookup } from './ssrf-guard.js';
 import { sign } from './signing.js';
-import { tracing } from '../tracing.js';
+import { tracing } from '../tracing/tracing-switch.js';
 
 export const USER_AGENT = 'plant-store-webhooks/1.0';
 /** How much of a receiver's answer is read (and thrown away) before the connection is dropped. */

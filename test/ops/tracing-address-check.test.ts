@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.js';
-import { startTracing, stopTracing, tracing } from '../../src/tracing.js';
+import { startTracing, stopTracing, tracing } from '../../src/tracing/tracing-switch.js';
 import { createSender } from '../../src/webhooks/sender.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 import { startCollector } from '../helpers/otlp-collector.js';

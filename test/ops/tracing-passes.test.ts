@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config.js';
-import { startTracing, stopTracing } from '../../src/tracing.js';
+import { startTracing, stopTracing } from '../../src/tracing/tracing-switch.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { createSequencer } from '../../src/events/sequencer.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';

@@ -3,7 +3,7 @@
 // in one statement, and migrations serialised across instances by an advisory lock. Several instances may
 // share one database.
 import type pg from 'pg';
-import type { Engine, EngineOptions, MigrationResult, Store } from '../store.js';
+import type { Engine, EngineOptions, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import { foldName } from '../../plants/plant-search.js';
@@ -22,7 +22,7 @@ import { createPool, describeTarget, guarded, retryingTransaction, type Postgres
 import { fromDbText, pgText, toDbText } from './text.js';
 import { PgPlantQueries } from './pg-plant-queries.js';
 import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
-import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
+import { runMigrations, type Migration, type MigrationAdapter, type MigrationResult } from '../migrator.js';
 import { parseDatabaseUrl } from '../database-url.js';
 import { FOLDED_NAMES_VERSION } from '../schema-history.js';
 

@@ -2,7 +2,7 @@
 // the store's writer (write-commands.ts recordRestore). A restore runs on a stopped store.
 import type Database from 'better-sqlite3';
 import type { RestoreRecord, RestoreStore } from '../restores.js';
-import type { Write } from './sqlite-store.js';
+import type { Write } from './write-commands.js';
 
 type Guard = <T>(fn: () => T) => T;
 

@@ -6,7 +6,7 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { asStoreError, StorePathError, StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, EngineOptions, MigrationResult, ServedWrite, SharedWriter, Store } from '../store.js';
+import type { CommitObserver, Engine, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -20,16 +20,16 @@ import { foldName } from '../../plants/plant-search.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
-import { runMigrations, type Migration, type MigrationAdapter } from '../migrator.js';
+import { runMigrations, type Migration, type MigrationAdapter, type MigrationResult } from '../migrator.js';
 import { sameThreadTransport, WorkerTransport } from './write-transports.js';
-import { failedReply, resultOf, type ArgsOf, type CommandName, type ResultOf } from './write-commands.js';
+import { failedReply, resultOf, type ArgsOf, type CommandName, type ResultOf, type Write } from './write-commands.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { configureConnection } from './connection-setup.js';
 import { removeServingMark, runningOnFile, writeServingMark } from './serving-mark.js';
 import { parseDatabaseUrl } from '../database-url.js';
-import { tracing } from '../../tracing.js';
+import { tracing } from '../../tracing/tracing-switch.js';
 import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
 import { FOLDED_NAMES_VERSION } from '../schema-history.js';
 
@@ -373,9 +373,6 @@ function migrationAdapter(db: Database.Database): MigrationAdapter {
       }).immediate(),
   };
 }
-
-/** How the engine's ports ask the writer for a command. */
-export type Write = <N extends CommandName>(name: N, ...args: ArgsOf<N>) => Promise<ResultOf<N>>;
 
 /** Plant batches as one: the wire form is flat, so batches join end to end. */
 function joined(batches: readonly WireItems[]): WireItems {

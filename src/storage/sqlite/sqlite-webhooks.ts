@@ -8,8 +8,7 @@
 import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { claimLook, subscriptionsSeen, type AttemptWrite } from './write-commands.js';
-import type { Write } from './sqlite-store.js';
+import { claimLook, subscriptionsSeen, type AttemptWrite, type Write } from './write-commands.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;

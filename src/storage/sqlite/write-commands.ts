@@ -69,6 +69,9 @@ export type CommandName = keyof WriteCommands;
 export type ArgsOf<N extends CommandName> = Parameters<WriteCommands[N]>;
 export type ResultOf<N extends CommandName> = ReturnType<WriteCommands[N]>;
 
+/** How the engine's ports ask the writer for a command. */
+export type Write = <N extends CommandName>(name: N, ...args: ArgsOf<N>) => Promise<ResultOf<N>>;
+
 /** The writer's side of the codec: runs the command and answers with its result, or with what failed. */
 export function runCommand(commands: WriteCommands, command: WireCommand): WireReply {
   try {

@@ -1,7 +1,6 @@
-// Traces (OpenTelemetry), off unless the OTEL_ settings turn them on (config.ts). Services call `tracing` and
-// never OpenTelemetry itself: off, every call here is a no-op behind one boolean, and no OpenTelemetry module
-// is loaded (startTracing imports tracing/otel.ts, and with it the SDK, only when tracing is on).
-import { tracingOn, type Config } from './config.js';
+// The tracing every service calls, as types: the Tracing interface and its spans (no-ops when off,
+// tracing-switch.ts; the OpenTelemetry SDK when on, otel-sdk.ts), and a trace context as it travels between
+// processes and rows.
 
 /** A trace context as it travels between processes and rows: the W3C Trace Context headers. */
 export interface TraceHeaders {
@@ -59,34 +58,4 @@ export function traceFromText(text: string | null | undefined): TraceHeaders | u
   } catch {
     return undefined;
   }
-}
-
-const NO_SPAN: TentativeSpan = { set() {}, fail() {}, end() {}, discard() {}, headers: () => undefined };
-
-const OFF: Tracing = {
-  on: false,
-  current: () => undefined,
-  start: () => NO_SPAN,
-  tentative: () => NO_SPAN,
-  record: () => {},
-  within: (_span, fn) => fn(),
-  logFields: () => ({}),
-  shutdown: async () => {},
-};
-
-/** This process's tracing: OFF until startTracing turns it on. */
-export let tracing: Tracing = OFF;
-
-/** Turns tracing on when the settings ask for it, before anything it should see starts (the app, the store). */
-export async function startTracing(config: Config): Promise<void> {
-  if (!tracingOn(config) || tracing.on) return;
-  const { createTracing } = await import('./tracing/otel.js');
-  tracing = createTracing(config);
-}
-
-/** Stops tracing after sending what is buffered (tests start several servers in one process). */
-export async function stopTracing(): Promise<void> {
-  const stopping = tracing;
-  tracing = OFF;
-  await stopping.shutdown();
 }

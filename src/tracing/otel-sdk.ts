@@ -1,5 +1,5 @@
 // Tracing on: the OpenTelemetry SDK, OTLP over HTTP (JSON), @fastify/otel for requests. Imported only by
-// startTracing (tracing.ts) when the settings turn tracing on; nothing else may import OpenTelemetry.
+// startTracing (tracing-switch.ts) when the settings turn tracing on; nothing else may import OpenTelemetry.
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span } from '@opentelemetry/api';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -19,7 +19,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
-import type { SpanHandle, TentativeSpan, TraceHeaders, Tracing } from '../tracing.js';
+import type { SpanHandle, TentativeSpan, TraceHeaders, Tracing } from './spans.js';
 
 /**
  * How long one export may take, its retries included (OTLP's default is 10 s): a collector that is down then
