@@ -10,7 +10,7 @@ const CENSORED = '[redacted]';
 /**
  * Censors `authorization` one level down (`{ headers: { authorization } }`) and under `req.headers`, without
  * touching the caller's object. Replaces pino's `redact` option, which clones and re-parses its paths on
- * every line (about a tenth of a GET's CPU time, measured in issue 5); a log line holds a handful of fields,
+ * every line (measured: about a tenth of a GET's CPU time); a log line holds a handful of fields,
  * so looking at each is cheap.
  */
 export function censorAuthorization(fields: Record<string, unknown>): Record<string, unknown> {
@@ -46,10 +46,10 @@ function stdoutDestination(maxBufferBytes = 16 * 1024 * 1024): DestinationStream
 
 /**
  * Hands sonic-boom (pino's writer) one string per event-loop turn instead of one per line. sonic-boom appends
- * each line to the string already waiting and measures it with Buffer.byteLength, which flattens it: every
- * line copied everything still waiting (up to 16 KiB while a write was in flight). That was a quarter of all
- * the bytes a POST allocated at 256 connections (measured in issue 5). Joined here, the copy happens once per
- * batch.
+ * each line to the string already waiting and measures it with Buffer.byteLength, which flattens it: handed
+ * lines one by one, every line copies everything still waiting (up to 16 KiB while a write is in flight),
+ * measured at a quarter of all the bytes a POST allocates at 256 connections. Joined here, the copy happens
+ * once per batch.
  */
 export class LineBatcher implements DestinationStream {
   private lines: string[] = [];
@@ -73,7 +73,7 @@ export class LineBatcher implements DestinationStream {
     else if (!this.scheduled) {
       this.scheduled = true;
       // At the end of this event-loop turn, not of this tick: a loaded server answers several connections per
-      // turn, each in its own tick, and a hand-over per tick cost a GET ~3% of its CPU time (issue 5).
+      // turn, each in its own tick, and a hand-over per tick costs a GET ~3% of its CPU time (measured).
       setImmediate(this.passLater);
     }
   }
@@ -209,7 +209,7 @@ const LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'tr
 /**
  * A request's logger (Fastify's childLoggerFactory), made into a pino child only when something logs through
  * it: the access line is written by the root logger with the request id as a field, so a request that logs
- * nothing else never pays for a child (its bindings are serialized when it is made; measured in issue 5).
+ * nothing else never pays for a child, whose bindings are serialized when it is made (measured).
  */
 export class LazyChildLogger {
   #child?: Logger;

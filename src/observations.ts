@@ -4,7 +4,7 @@
 // that is control flow, wired as direct calls by background.ts and app.ts.
 import type { AuthFailureReason } from './auth/bearer-guard.js';
 import type { AttemptOutcome } from './webhooks/delivery.js';
-import type { EventType } from './webhooks/events.js';
+import type { EventType } from './webhooks/outbox-events.js';
 
 /** Which delivery attempt: what its log line names. */
 export interface AttemptIds {

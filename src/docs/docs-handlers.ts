@@ -56,8 +56,8 @@ export async function registerDocsPage(app: FastifyInstance, contract: Contract)
       },
       // The page loads nothing from other origins, and the policy says so. The plugin's default policy also
       // allows https: styles and fonts, an image host, and `upgrade-insecure-requests`; the last makes browsers
-      // fetch the page's own scripts over https, which this plain-HTTP service does not speak, so /docs
-      // stayed blank whenever it was opened by an address other than localhost (fastify/fastify-swagger#690).
+      // fetch the page's own scripts over https, which this plain-HTTP service does not speak, so /docs would
+      // stay blank whenever it is opened by an address other than localhost (fastify/fastify-swagger#690).
       staticCSP: true,
       transformStaticCSP: strictDocsCsp,
     });

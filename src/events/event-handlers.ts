@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventFilter, type EventLogStore, type FeedEvent } from './event-log.js';
-import { eventIdTime } from '../webhooks/events.js';
+import { eventIdTime } from '../webhooks/outbox-events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
 import type { TicketService } from '../auth/stream-tickets.js';

@@ -3,9 +3,9 @@
 // security hook comes from its security requirements. A missing handler stops start-up.
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
 import { METHODS } from 'node:http';
-import type { operations } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { Contract, OperationSpec } from './contract.js';
+import type { ContractOperations } from './contract-types.js';
 import { routeNotFoundMessage } from './error-replies.js';
 import { TICKET_SCHEME, type ScopeRequirement } from '../auth/bearer-guard.js';
 
@@ -15,13 +15,13 @@ export type Handlers = Record<string, RouteHandlerMethod<RawServerDefault, RawRe
 type JsonBody<Op> = Op extends { requestBody: { content: infer Content } } ? Content[keyof Content] : undefined;
 
 /**
- * The request an operation's handler sees once validation has passed, typed by the document (src/client/schema.ts,
- * the one generated type set): every `format: int64` value of body, path and query is a bigint.
+ * The request an operation's handler sees once validation has passed, typed by the document (contract-types.ts):
+ * every `format: int64` value of body, path and query is a bigint.
  */
-export type OperationRequest<Id extends keyof operations> = FastifyRequest<{
-  Body: JsonBody<operations[Id]>;
-  Params: NonNullable<operations[Id]['parameters']['path']>;
-  Querystring: NonNullable<operations[Id]['parameters']['query']>;
+export type OperationRequest<Id extends keyof ContractOperations> = FastifyRequest<{
+  Body: JsonBody<ContractOperations[Id]>;
+  Params: NonNullable<ContractOperations[Id]['parameters']['path']>;
+  Querystring: NonNullable<ContractOperations[Id]['parameters']['query']>;
 }>;
 
 /** The security hook of an operation, in Fastify's callback form. */

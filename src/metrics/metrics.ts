@@ -115,7 +115,7 @@ export function createMetrics(options: { contract?: Contract; store: Store; logg
   });
   const changes = new Counter({
     name: `${PREFIX}plant_changes_total`,
-    help: 'Plant changes committed, by the event that announces them: newPlant, plantUpdated, plantDeleted (written when a subscription chose it).',
+    help: 'Plant changes committed, by the event that announces them: newPlant, plantUpdated, plantDeleted (replays and writes that change nothing are not changes).',
     labelNames: ['event'] as const,
     registers: [registry],
   });

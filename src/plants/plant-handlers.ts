@@ -1,15 +1,15 @@
 // HTTP handlers of the plant operations, keyed by the operationIds of the OpenAPI document. Validation has
 // already turned every int64 of body, path and query into a bigint (src/http/contract.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { components } from '../client/schema.js';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
+import type { ContractSchema } from '../http/contract-types.js';
 import { etagOf, matches, tagCondition, type TagCondition } from '../http/entity-tags.js';
 import type { PlantOrder, PlantQuery, PlantRecord, VersionedPlant } from './plant.js';
 import type { PlantService, Precondition } from './plant-service.js';
 
-type Plant = components['schemas']['Plant'];
-type NewPlant = components['schemas']['NewPlant'];
+type Plant = ContractSchema<'Plant'>;
+type NewPlant = ContractSchema<'NewPlant'>;
 
 /** A stored plant as the API shows it; `id` stays a BigInt, which the serializer writes digit for digit. */
 function toBody(plant: PlantRecord): NewPlant {

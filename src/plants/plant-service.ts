@@ -2,7 +2,7 @@
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
 import { AppError } from '../errors.js';
 import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
-import type { EventType } from '../webhooks/events.js';
+import type { EventType } from '../webhooks/outbox-events.js';
 import type { Observer } from '../observations.js';
 import { searchTextProblem } from './plant-search.js';
 import type { CountLane } from './count-lane.js';
@@ -69,7 +69,7 @@ export function createPlantService(store: PlantStore, options: PlantServiceOptio
     }
   }
 
-  /** A change committed (with its event, when a subscription chose it): delivery starts now, metrics count it. */
+  /** A change committed, with its event: the sequencer is woken to place it and make its deliveries; metrics count it. */
   function changed(event: EventType): void {
     options.eventsCommitted?.();
     options.observe?.({ kind: 'plant-change', event });

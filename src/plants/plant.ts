@@ -1,5 +1,5 @@
 // The plant record, the store port every engine implements for plants, and the page the list answers.
-import { maxLength } from '../client/schema.js';
+import { CONTRACT_MAX_LENGTH } from '../http/contract-types.js';
 
 /** A plant as stored. `id` is an exact int64. */
 export interface PlantRecord {
@@ -10,14 +10,14 @@ export interface PlantRecord {
 
 /**
  * A plant with its version: a number from a store-wide counter that grows with every change of the plant (its
- * delete included) and is never issued again, for its id or any other, even after a restore (storage/restore-mark.ts).
+ * delete included) and is never issued again, for its id or any other, even after a restore (storage/restores.ts).
  */
 export interface VersionedPlant extends PlantRecord {
   version: bigint;
 }
 
 /** The most characters a name or a tag may have: the document's `maxLength` (Unicode code points). */
-export const PLANT_FIELD_MAX_LENGTH = { name: maxLength.Plant.name, tag: maxLength.Plant.tag } as const;
+export const PLANT_FIELD_MAX_LENGTH = { name: CONTRACT_MAX_LENGTH.Plant.name, tag: CONTRACT_MAX_LENGTH.Plant.tag } as const;
 
 /**
  * The first field of `fields` longer than the rule allows ("name must be at most 256 characters ..."), or
@@ -157,8 +157,9 @@ export function patchOutcome(result: WriteResult, patch: PlantPatch, ifVersions:
  * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
  * `ifVersion` (when given) and differs from `plant`; a delete only when the plant exists and has `ifVersion`.
  * A patch is merged into the plant as the transaction finds it (decidePatch) and written when that decides so.
- * A write that happens is announced in its transaction: its event (webhooks/events.ts plantEvent, with the new
- * version) is written with one delivery per active subscription that chose the event's type.
+ * A write that happens is announced in its transaction: its event (webhooks/outbox-events.ts plantEvent, with the
+ * new version) is written whether or not a subscription receives its type; the sequencing pass places it in the
+ * feed and makes its deliveries after the commit (events/passes.ts).
  */
 export type PlantWrite = (
   | { op: 'create'; plant: PlantRecord }

@@ -1,4 +1,5 @@
-// Picks the engine from DATABASE_URL. Adding an engine means one folder beside sqlite/ and its entry in ENGINES.
+// Picks the engine from DATABASE_URL among ENGINES. A new engine is a folder beside sqlite/, its entry there, and
+// the few edits outside its folder that docs/architecture.md lists.
 import type { Config } from '../config.js';
 import type { Engine, ProcessSharing, RunningServer, Store } from './store.js';
 import { MigrationError, type Migration, type MigrationResult } from './migrator.js';

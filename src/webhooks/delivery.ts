@@ -9,8 +9,9 @@ export const WEBHOOK_FORMATS = ['plain', 'envelope'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 /**
- * An event to write in the same transaction as the plant write it announces (transactional outbox), with
- * one delivery row per active subscription that chose its type; not written when there is none.
+ * An event to write in the same transaction as the plant write it announces (transactional outbox): every
+ * change writes one, whether or not a subscription receives its type. Its deliveries are made after the
+ * commit, by the sequencing pass (events/passes.ts), one per active subscription that chose its type.
  */
 export interface OutboxEvent {
   id: string;
@@ -23,7 +24,7 @@ export interface WebhookSubscription {
   id: string;
   url: string;
   description: string | null;
-  /** The event types it receives, in EVENT_TYPES order (webhooks/events.ts). */
+  /** The event types it receives, in EVENT_TYPES order (webhooks/outbox-events.ts). */
   events: string[];
   /** The body its deliveries carry. */
   format: WebhookFormat;

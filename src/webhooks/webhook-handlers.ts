@@ -1,15 +1,15 @@
 // HTTP handlers of the webhook subscription operations, keyed by the operationIds of the OpenAPI document.
 import type { FastifyReply } from 'fastify';
-import type { components } from '../client/schema.js';
 import type { OperationRequest } from '../http/contract-routes.js';
+import type { ContractSchema } from '../http/contract-types.js';
 import type { DeliveryRecord, WebhookSubscription } from './delivery.js';
 import { WebhookAddressRefusedError } from './ssrf-guard.js';
 import type { WebhookService } from './webhook-service.js';
 
-type Webhook = components['schemas']['Webhook'];
-type WebhookWithSecret = components['schemas']['WebhookWithSecret'];
-type WebhookDelivery = components['schemas']['WebhookDelivery'];
-type WebhookRecoveryResult = components['schemas']['WebhookRecoveryResult'];
+type Webhook = ContractSchema<'Webhook'>;
+type WebhookWithSecret = ContractSchema<'WebhookWithSecret'>;
+type WebhookDelivery = ContractSchema<'WebhookDelivery'>;
+type WebhookRecoveryResult = ContractSchema<'WebhookRecoveryResult'>;
 
 /** A subscription as the API shows it: never the secret; `disabledReason` only when disabled. */
 export function webhookBody(sub: WebhookSubscription): Webhook {

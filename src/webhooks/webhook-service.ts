@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { WEBHOOK_FORMATS, type DeliveryRecord, type DeliveryStatus, type RequeueResult, type SubscriptionRefusal, type WebhookFormat, type WebhookStore, type WebhookSubscription } from './delivery.js';
-import { EVENT_TYPES } from './events.js';
+import { EVENT_TYPES } from './outbox-events.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
 import { systemClock, type Clock } from '../clock.js';

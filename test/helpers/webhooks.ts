@@ -3,7 +3,7 @@
 // subscription's deliveries back. The receiver is test/helpers/receiver.ts.
 import http from 'node:http';
 import type { TestContext } from 'node:test';
-import { EVENT_TYPES } from '../../src/webhooks/events.js';
+import { EVENT_TYPES } from '../../src/webhooks/outbox-events.js';
 import type { Config } from '../../src/config.js';
 import type { DeliveryRecord, WebhookFormat, WebhookSubscription } from '../../src/webhooks/delivery.js';
 import type { Store } from '../../src/storage/store.js';

@@ -24,7 +24,7 @@ import {
   createGuardedLookup,
   WebhookAddressRefusedError,
 } from '../../src/webhooks/ssrf-guard.js';
-import { newEventId, plantEvent } from '../../src/webhooks/events.js';
+import { newEventId, plantEvent } from '../../src/webhooks/outbox-events.js';
 import { deliveryMessage, plantIdOf } from '../../src/webhooks/delivery-message.js';
 
 const S = 1_000;

@@ -7,7 +7,7 @@ import type { Engine, EngineOptions, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import { decideCreate, decidePatch, replaceAsPatch, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
 import { foldName } from '../../plants/plant-search.js';
-import { writeEvent } from '../../webhooks/events.js';
+import { writeEvent } from '../../webhooks/outbox-events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { GroupCommittedPlants } from '../plant-writes.js';

@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import { foldName } from '../../plants/plant-search.js';
 import { decidePatch, replaceAsPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../../plants/plant.js';
-import { writeEvent } from '../../webhooks/events.js';
+import { writeEvent } from '../../webhooks/outbox-events.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
 
 /**

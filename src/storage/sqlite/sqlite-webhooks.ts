@@ -112,9 +112,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async claimDueDeliveries(input: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (input.limit <= 0 || input.perSubscription <= 0) return [];
-    // Every create wakes the dispatcher, and most looks find nothing (no subscription, or nothing due). Looking
-    // first here, without the write lock, keeps those looks off the writer; what is found is claimed there,
-    // decided again under its lock.
+    // The dispatcher looks at least once a poll interval, and most looks find nothing (no subscription, or
+    // nothing due yet). Looking first here, without the write lock, keeps those looks off the writer; what is
+    // found is claimed there, decided again under its lock.
     if (this.run((st) => st.claimable(input)).length === 0) return [];
     return (await this.write('claim', input)).map(claimedOf);
   }

@@ -1,4 +1,6 @@
-// The events the service emits, as outbox rows: an id shared by every attempt, and the exact body.
+// The outbox's events: the event each plant write emits, as the webhook_events row its transaction writes. An
+// id that carries its creation time and is shared by every delivery attempt, the type, and the exact body. The
+// feed (src/events/) places these rows and makes their deliveries; this module only makes them.
 import { randomBytes } from 'node:crypto';
 import type { OutboxEvent } from './delivery.js';
 import type { PlantRecord, PlantWrite } from '../plants/plant.js';
