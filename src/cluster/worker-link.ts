@@ -9,6 +9,7 @@ import type { WireReply } from '../storage/writer-wire.js';
 import type { CountedFailure } from '../auth/failure-throttle.js';
 import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import { PendingReplies } from '../replies.js';
 
 /** Least time between two dispatcher wakes sent to the primary (a client asking retries in a loop sends few). */
 const WAKE_GAP_MS = 20;
@@ -32,12 +33,18 @@ export interface WorkerLink {
 
 type Channel = Pick<NodeJS.Process, 'on' | 'send' | 'connected'>;
 
+const UNANSWERED = 'the primary process did not return the metrics';
+
+/** A scrape the primary could not answer, or did not in time. */
+function unanswered(): never {
+  throw new Error(UNANSWERED);
+}
+
 export function createWorkerLink(channel: Channel = process): WorkerLink {
-  let seq = 0;
-  const commits = new Map<number, (reply: WireReply) => void>();
-  const scrapes = new Map<number, (text: string | null) => void>();
+  const commits = new PendingReplies<WireReply>();
+  const scrapes = new PendingReplies<string>();
+  const limitAnswers = new PendingReplies<CountedFailure | TokenCounts | null>();
   const placed = new Set<() => void>();
-  const limitAnswers = new Map<number, (answer: CountedFailure | TokenCounts | null) => void>();
   let collect: (() => Promise<MetricsJson>) | undefined;
   let wakeTimer: NodeJS.Timeout | undefined;
   let wakeAgain = false;
@@ -58,8 +65,7 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
     if (!isMessage<PrimaryMessage>(msg)) return;
     switch (msg.plantStore) {
       case 'committed':
-        commits.get(msg.id)?.(msg.reply);
-        commits.delete(msg.id);
+        commits.answer(msg.id, msg.reply);
         return;
       case 'placed':
         for (const listener of placed) listener();
@@ -72,40 +78,27 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
         return;
       }
       case 'scraped':
-        scrapes.get(msg.id)?.(msg.text);
-        scrapes.delete(msg.id);
+        if (msg.text === null) scrapes.fail(msg.id, new Error(UNANSWERED));
+        else scrapes.answer(msg.id, msg.text);
         return;
       case 'auth-failure-counted':
-        limitAnswers.get(msg.id)?.(msg.counted);
+        limitAnswers.answer(msg.id, msg.counted);
         return;
       case 'token-counts':
-        limitAnswers.get(msg.id)?.(msg.counts);
+        limitAnswers.answer(msg.id, msg.counts);
         return;
     }
   });
   /** One question about the limits; null when it cannot go or no answer comes in time. */
-  const askLimits = <T extends CountedFailure | TokenCounts>(msg: WorkerMessage & { id: number }): Promise<T | null> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => answer(null), LIMITS_TIMEOUT_MS);
-      timer.unref();
-      const answer = (value: CountedFailure | TokenCounts | null) => {
-        clearTimeout(timer);
-        limitAnswers.delete(msg.id);
-        resolve(value as T | null);
-      };
-      limitAnswers.set(msg.id, answer);
-      if (!send(msg)) answer(null);
-    });
+  const askLimits = <T extends CountedFailure | TokenCounts>(msg: (id: number) => WorkerMessage): Promise<T | null> =>
+    limitAnswers.ask((id) => send(msg(id)), { timeoutMs: LIMITS_TIMEOUT_MS, fallback: () => null }) as Promise<T | null>;
   return {
     writer: {
       send(command) {
-        return new Promise((resolve, reject) => {
-          const id = ++seq;
-          commits.set(id, resolve);
-          if (!send({ plantStore: 'commit', id, command })) {
-            commits.delete(id);
-            reject(new StoreUnavailableError(new Error('the primary process is gone')));
-          }
+        return commits.ask((id) => send({ plantStore: 'commit', id, command }), {
+          fallback: () => {
+            throw new StoreUnavailableError(new Error('the primary process is gone'));
+          },
         });
       },
       watch(listener) {
@@ -133,25 +126,14 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
       wakeTimer.unref();
     },
     scrape() {
-      return new Promise((resolve, reject) => {
-        const id = ++seq;
-        const timer = setTimeout(() => answer(null), SCRAPE_TIMEOUT_MS);
-        const answer = (text: string | null) => {
-          clearTimeout(timer);
-          scrapes.delete(id);
-          if (text === null) reject(new Error('the primary process did not return the metrics'));
-          else resolve(text);
-        };
-        scrapes.set(id, answer);
-        if (!send({ plantStore: 'scrape', id })) answer(null);
-      });
+      return scrapes.ask((id) => send({ plantStore: 'scrape', id }), { timeoutMs: SCRAPE_TIMEOUT_MS, fallback: unanswered });
     },
     collectWith(fn) {
       collect = fn;
     },
     limits: {
-      countFailure: (key) => askLimits<CountedFailure>({ plantStore: 'auth-failure', id: ++seq, key }),
-      reportHits: (hits) => askLimits<TokenCounts>({ plantStore: 'token-hits', id: ++seq, hits }),
+      countFailure: (key) => askLimits<CountedFailure>((id) => ({ plantStore: 'auth-failure', id, key })),
+      reportHits: (hits) => askLimits<TokenCounts>((id) => ({ plantStore: 'token-hits', id, hits })),
     },
   };
 }

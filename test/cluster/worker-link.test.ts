@@ -99,3 +99,20 @@ test('dispatcher wakes: the first goes at once, those within 20 ms become one at
   link.deliveriesDue();
   assert.equal(wakes(), 3);
 });
+
+test('a limits question is answered by its own reply; one the primary does not answer in time counts alone (null), and its late reply is dropped', async () => {
+  const { ch, reply } = channel();
+  const link = createWorkerLink(ch as never);
+  const answered = link.limits.countFailure('192.0.2.1');
+  const unanswered = link.limits.countFailure('192.0.2.2');
+  const [first, second] = ch.sent as Extract<WorkerMessage, { plantStore: 'auth-failure' }>[];
+  assert.deepEqual([first!.key, second!.key], ['192.0.2.1', '192.0.2.2']);
+  const counted = { allowed: true, limit: 30, windowS: 60, remaining: 29, resetS: 60 };
+  reply({ plantStore: 'auth-failure-counted', id: first!.id, counted });
+  assert.deepEqual(await answered, counted);
+  // Waits out the link's own deadline (1 s of real time): the question resolves null, not never.
+  assert.equal(await unanswered, null);
+  reply({ plantStore: 'auth-failure-counted', id: second!.id, counted });
+  ch.connected = false;
+  assert.equal(await link.limits.countFailure('192.0.2.3'), null, 'a question that cannot go is answered at once');
+});

@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../errors.js';
 import type { WireCommand, WireReply, WriteTransport } from '../writer-wire.js';
 import { createWriteCommands, runCommand } from './write-commands.js';
 import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
+import { PendingReplies } from '../../replies.js';
 
 const WORKER_URL = new URL('./write-worker.js', import.meta.url);
 
@@ -21,8 +22,7 @@ export function sameThreadTransport(db: Database.Database): WriteTransport {
 export class WorkerTransport implements WriteTransport {
   private worker?: Worker;
   private ready?: Promise<Worker>;
-  private seq = 0;
-  private readonly waiting = new Map<number, { resolve: (reply: WireReply) => void; reject: (e: unknown) => void }>();
+  private readonly replies = new PendingReplies<WireReply>();
 
   constructor(private readonly data: WriterData) {}
 
@@ -36,19 +36,14 @@ export class WorkerTransport implements WriteTransport {
       worker.on('message', (msg: WriterReply) => {
         if ('ready' in msg) return resolve(worker);
         if ('failed' in msg) return reject(new Error(msg.failed));
-        const w = this.waiting.get(msg.seq);
-        if (!w) return;
-        this.waiting.delete(msg.seq);
+        if (!this.replies.answer(msg.seq, msg.reply)) return;
         // Idle again, unless closing (close() holds the reference until the writer has exited).
-        if (this.waiting.size === 0 && this.worker === worker) worker.unref();
-        w.resolve(msg.reply);
+        if (this.replies.size === 0 && this.worker === worker) worker.unref();
       });
       const gone = (err: Error) => {
         if (this.worker === worker) (this.worker = undefined), (this.ready = undefined);
         reject(err);
-        const waiting = [...this.waiting.values()];
-        this.waiting.clear();
-        for (const w of waiting) w.reject(new StoreUnavailableError(err));
+        this.replies.failAll(new StoreUnavailableError(err));
       };
       worker.on('error', gone);
       worker.on('exit', (code) => gone(new Error(`the write worker exited (code ${code})`)));
@@ -74,12 +69,15 @@ export class WorkerTransport implements WriteTransport {
       this.ready = undefined;
       throw new StoreUnavailableError(err);
     });
-    return new Promise<WireReply>((resolve, reject) => {
-      const seq = ++this.seq;
-      this.waiting.set(seq, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ seq, command } satisfies WriterRequest);
-    });
+    return this.replies.ask(
+      (seq) => {
+        worker.ref();
+        worker.postMessage({ seq, command } satisfies WriterRequest);
+        return true;
+      },
+      // postMessage throws rather than returning false; a worker that dies fails what waits (failAll above).
+      { fallback: () => { throw new StoreUnavailableError(new Error('the write worker could not be asked')); } },
+    );
   }
 
   async close(): Promise<void> {
