@@ -8,7 +8,7 @@ import { streamEvents, type StreamedEvent } from '@plant-store/client';
 import { spawnServer, startApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { databaseWithToken } from '../helpers/cli.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort, refused } from '../helpers/ports.js';
 import { eventually } from '../helpers/sleep.js';
 
 async function post(url: string, token: string, id: bigint, name = `p${id}`): Promise<void> {
@@ -70,8 +70,10 @@ test('streamEvents reconnects by itself with Last-Event-ID when its server stops
   }, 'the first event');
   const got: StreamedEvent[] = [];
   const following = (async () => {
-    // The pauses are the client's decision; the test does not wait them out.
-    const options = { after: first!.id, signal: stop.signal, onRetry: (r: (typeof retries)[number]) => retries.push(r), sleep: () => new Promise<void>((r) => setTimeout(r, 50)) };
+    // The pauses are the client's decision; the test does not wait them out: a pause lasts until something
+    // listens on the address again.
+    const listening = () => eventually(async () => !(await refused(port)), 'a server on the address again', 20_000, 20).then(() => {}, () => {});
+    const options = { after: first!.id, signal: stop.signal, onRetry: (r: (typeof retries)[number]) => retries.push(r), sleep: listening };
     for await (const e of streamEvents(client, options)) got.push(e);
   })();
   await post(server.url, token, 1000n);
