@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { spawnServer, tempDir } from '../helpers/app.js';
-import { addPlant, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken } from '../helpers/jwt-issuer.js';
+import { AUDIENCE, ISSUER, mint, signingKey, startJwksServer, unsignedToken } from '../helpers/jwt-issuer.js';
+import { listPlants, postWith } from '../helpers/requests.js';
 import { eventually } from '../helpers/sleep.js';
 
 test('no JWT, nor any segment of one, appears in the logs of a server that verified JWTs', async (t) => {
@@ -33,7 +34,7 @@ test('no JWT, nor any segment of one, appears in the logs of a server that verif
   };
   const statuses: Record<string, number> = {};
   for (const [name, token] of Object.entries(tokens)) {
-    const res = await addPlant(server.url, token, Object.keys(statuses).length + 1);
+    const res = await postWith(server.url, token, Object.keys(statuses).length + 1);
     await res.arrayBuffer();
     statuses[name] = res.status;
   }

@@ -13,6 +13,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { assertAcknowledgedStored, runLoad, summarize, type LoadResult } from '../helpers/load.js';
 import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { fresh } from '../helpers/raw-request.js';
+import { alive } from '../helpers/ports.js';
 
 const WORKERS = 2;
 
@@ -34,15 +35,6 @@ function workerPids(server: ChildServer): number[] {
     .split('\n')
     .filter((l) => l.includes('"worker started"'))
     .map((l) => (JSON.parse(l) as { pid: number }).pid);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('kill -9 of a worker, then of the primary, under 20 writers: a new worker takes over, and every acknowledged plant is stored', async (t) => {

@@ -11,7 +11,9 @@ import { ERRORS } from '../../src/errors.js';
 import { pgCluster, pgStandby } from '../helpers/pg-cluster.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { eventually } from '../helpers/sleep.js';
-import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
+import { cli, createTokenCli, instanceEnv, startInstance, waitForDeliveries } from './deployment.js';
+import { clientFor } from '../helpers/client.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { haproxyAvailable, startPgHaproxy, switchPgServer, type Haproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad, type Answer } from './load.js';
 
@@ -112,7 +114,7 @@ test('PostgreSQL failover under load: kill -9 of the primary, the synchronous st
   const server = await startInstance(t, env, 's1');
   let secret = '';
   const receiver = await startReceiver(t as TestContext, () => secret);
-  secret = (await subscribe(server.url, token, `${receiver.url}/failover`)).secret;
+  secret = (await subscribe(clientFor(server.url, token), `${receiver.url}/failover`)).secret;
 
   let stop = false;
   let stopFeed = false;

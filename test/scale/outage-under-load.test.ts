@@ -9,7 +9,9 @@ import { openStore } from '../../src/storage/open-store.js';
 import { pgCluster } from '../helpers/pg-cluster.js';
 import type { TestContext } from 'node:test';
 import { startReceiver } from '../helpers/receiver.js';
-import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
+import { cli, createTokenCli, instanceEnv, startInstance, waitForDeliveries } from './deployment.js';
+import { clientFor } from '../helpers/client.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { haproxyAvailable, startHaproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad } from './load.js';
 import { eventually, sleep } from '../helpers/sleep.js';
@@ -34,7 +36,7 @@ test('PostgreSQL stopped under load: 503 with Retry-After, /readyz 503; restarte
   await lb.waitFor({ s1: 'UP' });
   let secret = '';
   const receiver = await startReceiver(t as TestContext, () => secret);
-  secret = (await subscribe(server.url, token, `${receiver.url}/outage`)).secret;
+  secret = (await subscribe(clientFor(server.url, token), `${receiver.url}/outage`)).secret;
 
   const t0 = Date.now();
   const since = () => Date.now() - t0;

@@ -2,7 +2,9 @@
 // size). Each drives a Deployment, asserts what a user of the service must see, and returns its numbers.
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
-import { cli, createTokenCli, deliveriesByPlant, plantIdOf, subscribe, waitForDeliveries, type Deployment } from './deployment.js';
+import { cli, createTokenCli, deliveriesByPlant, plantIdOf, waitForDeliveries, type Deployment } from './deployment.js';
+import { clientFor } from '../helpers/client.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { describeLoad, eachLimited, emptyLoad, plantName, writeLoad, type WriteLoad } from './load.js';
 import { startReceiver } from '../helpers/receiver.js';
 import type { TestContext } from 'node:test';
@@ -181,7 +183,7 @@ export async function deletionReachesEveryInstance(scope: Scope, d: Deployment, 
   const [a, b] = d.instances;
   let secret = '';
   const other = await startReceiver(scope as unknown as TestContext, () => secret);
-  const sub = await subscribe(a!.url, d.token, `${other.url}/other`);
+  const sub = await subscribe(clientFor(a!.url, d.token), `${other.url}/other`);
   secret = sub.secret;
   const post = (url: string, id: bigint) =>
     fetch(`${url}/plants`, {
