@@ -1,20 +1,15 @@
 // RFC 6750 header handling: which Authorization headers are accepted, and the exact challenge for the rest.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
 import { parseRawResponse, rawHttp } from '../helpers/raw-request.js';
+import { assertInvalidToken, postWith } from '../helpers/requests.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const PLAIN_CHALLENGE = 'Bearer realm="plant-store"';
 
 let nextId = 1000;
 const plant = () => ({ id: nextId++, name: 'fern' });
-
-function post(s: TestApp, authorization: string | undefined, body: unknown = plant()): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (authorization !== undefined) headers.authorization = authorization;
-  return fetch(`${s.url}/plants`, { method: 'POST', headers, body: JSON.stringify(body) });
-}
 
 /** A raw POST /plants whose Authorization header lines are given as they go on the wire. */
 function rawPost(authLines: (string | Buffer)[], body = JSON.stringify(plant())): Buffer {
@@ -39,24 +34,16 @@ async function assertPlainChallenge(res: Response): Promise<string> {
   return (await errorOf(res)).message;
 }
 
-async function assertInvalidToken(res: Response): Promise<void> {
-  assert.equal(res.status, 401);
-  const challenge = res.headers.get('www-authenticate') ?? '';
-  assert.ok(challenge.startsWith(`${PLAIN_CHALLENGE}, `), challenge);
-  assert.match(challenge, /(^|[ ,])error="invalid_token"/);
-  await errorOf(res);
-}
-
 test('a request without Authorization gets 401 with the bare Bearer challenge and an Error body', async (t) => {
   const s = await startApp(t);
-  await assertPlainChallenge(await post(s, undefined));
+  await assertPlainChallenge(await postWith(s, {}, plant()));
   assert.equal(await s.store.countPlants(), 0);
 });
 
 test('an empty bearer token gets 401 with the bare challenge and a message about the missing token', async (t) => {
   const s = await startApp(t);
   // fetch trims header values, so "Bearer " arrives as "Bearer".
-  const message = await assertPlainChallenge(await post(s, 'Bearer '));
+  const message = await assertPlainChallenge(await postWith(s, { authorization: 'Bearer ' }, plant()));
   assert.match(message, /token/i);
   // On the wire, with trailing blanks kept by the client.
   for (const line of ['Bearer ', 'Bearer    ', 'bearer']) {
@@ -79,7 +66,7 @@ test('another scheme, even carrying a valid token, gets 401 with the bare challe
     s.token.write,
     `Digest username="x", response="${s.token.write}"`,
   ]) {
-    const res = await post(s, header);
+    const res = await postWith(s, { authorization: header }, plant());
     assert.equal(res.status, 401, header);
     assert.equal(res.headers.get('www-authenticate'), PLAIN_CHALLENGE, header);
     await errorOf(res);
@@ -90,7 +77,7 @@ test('another scheme, even carrying a valid token, gets 401 with the bare challe
 test('garbage in the Authorization header gets 401, never 200 or a crash', async (t) => {
   const s = await startApp(t);
   for (const header of ['x', '!!!', 'Bearer', `Bearer ${s.token.write} extra`, `Bearer\t${s.token.write}`, '"Bearer" token']) {
-    const res = await post(s, header);
+    const res = await postWith(s, { authorization: header }, plant());
     assert.equal(res.status, 401, header);
     assert.ok((res.headers.get('www-authenticate') ?? '').startsWith(PLAIN_CHALLENGE), header);
     await errorOf(res);
@@ -102,17 +89,17 @@ test('a well-formed token that was never issued gets 401 with error="invalid_tok
   const s = await startApp(t);
   const neverIssued = 'pst_' + 'A'.repeat(43);
   assert.match(neverIssued, /^pst_[A-Za-z0-9_-]{43}$/);
-  await assertInvalidToken(await post(s, `Bearer ${neverIssued}`));
+  await assertInvalidToken(await postWith(s, neverIssued, plant()));
   // One character off a real token.
   const last = s.token.write.at(-1) === 'A' ? 'B' : 'A';
-  await assertInvalidToken(await post(s, `Bearer ${s.token.write.slice(0, -1)}${last}`));
+  await assertInvalidToken(await postWith(s, `${s.token.write.slice(0, -1)}${last}`, plant()));
   assert.equal(await s.store.countPlants(), 0);
 });
 
 test('a bearer token of the wrong shape gets 401 with error="invalid_token"', async (t) => {
   const s = await startApp(t);
   for (const token of ['pst_short', 'abc', `${s.token.write}x`, s.token.write.slice(4), `PST_${s.token.write.slice(4)}`, 'pst_' + '='.repeat(43)]) {
-    await assertInvalidToken(await post(s, `Bearer ${token}`));
+    await assertInvalidToken(await postWith(s, token, plant()));
   }
   assert.equal(await s.store.countPlants(), 0);
 });
@@ -131,7 +118,7 @@ test('the scheme name is case-insensitive and any number of spaces may separate 
   const s = await startApp(t);
   for (const header of [`Bearer ${s.token.write}`, `bearer ${s.token.write}`, `BEARER ${s.token.write}`, `bEaReR ${s.token.write}`, `Bearer     ${s.token.write}`]) {
     const p = plant();
-    const res = await post(s, header, p);
+    const res = await postWith(s, { authorization: header }, p);
     assert.equal(res.status, 200, header);
     assert.deepEqual(await res.json(), { name: p.name });
     assert.deepEqual(await storedPlant(s.store, BigInt(p.id)), { id: BigInt(p.id), name: p.name });
@@ -158,7 +145,7 @@ test('a 100 KB token is refused with an Error body and the server keeps serving'
   assert.ok([400, 401, 431].includes(raw.status), String(raw.status));
   assertErrorShape(raw);
   // Just under Node's header limit it reaches the guard: an invalid token.
-  await assertInvalidToken(await post(s, `Bearer pst_${'a'.repeat(8_000)}`));
+  await assertInvalidToken(await postWith(s, `pst_${'a'.repeat(8_000)}`, plant()));
   assert.equal((await s.postPlant(plant())).status, 200);
 });
 

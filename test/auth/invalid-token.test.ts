@@ -1,26 +1,10 @@
 // Expired and revoked tokens are refused with 401 error="invalid_token", like tokens never issued.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { startApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
+import { assertInvalidToken, postWith } from '../helpers/requests.js';
 import { storedPlant } from '../helpers/stored-plant.js';
-
-function postWith(s: TestApp, token: string, id: number): Promise<Response> {
-  return fetch(`${s.url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name: 'fern' }),
-  });
-}
-
-async function assertInvalidToken(res: Response, reason: RegExp): Promise<void> {
-  assert.equal(res.status, 401);
-  const challenge = res.headers.get('www-authenticate') ?? '';
-  assert.ok(challenge.startsWith('Bearer realm="plant-store", '), challenge);
-  assert.match(challenge, /(^|[ ,])error="invalid_token"/);
-  assert.match(challenge, reason);
-  await errorOf(res);
-}
 
 test('a token whose expiry has passed gets 401 invalid_token', async (t) => {
   const s = await startApp(t);

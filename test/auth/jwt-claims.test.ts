@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
-import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint } from '../helpers/jwt-issuer.js';
+import { AUDIENCE, ISSUER, mint } from '../helpers/jwt-issuer.js';
+import { assertInvalidToken, listPlants, postWith } from '../helpers/requests.js';
 
 const SECRET = 'claims-test-secret-0123456789abcdef';
 const key = { secret: SECRET };
@@ -64,10 +65,10 @@ test('scopes come from scope (space-separated) or scp (list or string); unknown 
   };
   const readOnly = await mint(key, { claims: { scope: 'openid admin plants:read' } });
   assert.equal((await listPlants(s.url, readOnly)).status, 200);
-  await insufficient(await addPlant(s.url, readOnly, 1), 'plants:write');
+  await insufficient(await postWith(s.url, readOnly, 1), 'plants:write');
 
   const scpList = await mint(key, { claims: { scp: ['plants:write', 'superuser'] } });
-  assert.equal((await addPlant(s.url, scpList, 2)).status, 200);
+  assert.equal((await postWith(s.url, scpList, 2)).status, 200);
   await insufficient(await listPlants(s.url, scpList), 'plants:read');
   const scpString = await mint(key, { claims: { scp: 'plants:read plants:write' } });
   assert.equal((await listPlants(s.url, scpString)).status, 200);
@@ -77,7 +78,7 @@ test('scopes come from scope (space-separated) or scp (list or string); unknown 
   // Look-alikes are not scopes: case and separators matter.
   const lookalike = await mint(key, { claims: { scope: 'PLANTS:READ,plants:read:all plants:write' } });
   await insufficient(await listPlants(s.url, lookalike), 'plants:read');
-  assert.equal((await addPlant(s.url, lookalike, 3)).status, 200);
+  assert.equal((await postWith(s.url, lookalike, 3)).status, 200);
 });
 
 test('a cached verified token stops working at its exp', async (t) => {

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createHmac } from 'node:crypto';
 import { startApp } from '../helpers/app.js';
-import { assertInvalidToken, AUDIENCE, listPlants } from '../helpers/jwt-issuer.js';
+import { AUDIENCE } from '../helpers/jwt-issuer.js';
+import { assertInvalidToken, listPlants } from '../helpers/requests.js';
 
 const SECRET = 'hostile-test-secret-0123456789abcdef';
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');

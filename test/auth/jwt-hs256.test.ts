@@ -5,21 +5,22 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { BIN, runCli, startApp, tempDir } from '../helpers/app.js';
-import { addPlant, assertInvalidToken, listPlants, mint, signingKey } from '../helpers/jwt-issuer.js';
+import { mint, signingKey } from '../helpers/jwt-issuer.js';
+import { assertInvalidToken, listPlants, postWith } from '../helpers/requests.js';
 
 const SECRET = 'a-shared-secret-of-more-than-32-bytes!';
 
 test('an HS256 token made with the configured secret is accepted; another secret or HS512 is not', async (t) => {
   const s = await startApp(t, { config: { jwtHs256Secret: SECRET } });
   const token = await mint({ secret: SECRET }, { claims: { scope: 'plants:write' } });
-  assert.equal((await addPlant(s.url, token, 1)).status, 200);
+  assert.equal((await postWith(s.url, token, 1)).status, 200);
 
   const wrong = await mint({ secret: SECRET + 'x' }, { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, wrong, 2), /bad signature/, wrong);
+  await assertInvalidToken(await postWith(s.url, wrong, 2), /bad signature/, wrong);
   const hs512 = await mint({ secret: SECRET, alg: 'HS512' }, { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, hs512, 3), /algorithm is not accepted/, hs512);
+  await assertInvalidToken(await postWith(s.url, hs512, 3), /algorithm is not accepted/, hs512);
   const rs256 = await mint(await signingKey('RS256', 'k'), { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, rs256, 4), /algorithm is not accepted/, rs256);
+  await assertInvalidToken(await postWith(s.url, rs256, 4), /algorithm is not accepted/, rs256);
   assert.equal(await s.store.countPlants(), 1);
 });
 

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import type { Config } from '../../src/config.js';
 import { startApp } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
-import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint, signingKey, startJwksServer, unsignedToken, type JwksServer } from '../helpers/jwt-issuer.js';
+import { AUDIENCE, ISSUER, mint, signingKey, startJwksServer, unsignedToken, type JwksServer } from '../helpers/jwt-issuer.js';
+import { assertInvalidToken, listPlants, postWith } from '../helpers/requests.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 function jwksConfig(jwks: JwksServer, more: Partial<Config> = {}): Partial<Config> {
@@ -20,7 +21,7 @@ test('an RS256 token signed by a key of the JWKS is accepted; the key set is fet
   assert.equal(jwks.fetches(), 0, 'the key set is fetched on first use, not before');
 
   const token = await mint(key, { claims: { scope: 'plants:read plants:write' } });
-  const created = await addPlant(s.url, token, 1);
+  const created = await postWith(s.url, token, 1);
   assert.equal(created.status, 200, await created.text());
   assert.equal((await listPlants(s.url, token)).status, 200);
   const other = await mint(key, { subject: 'user-2', claims: { scope: 'plants:read' } });
@@ -36,7 +37,7 @@ test('a token signed by another key under a known kid is refused (bad signature)
   const jwks = await startJwksServer(t, [key.jwk]);
   const s = await startApp(t, { config: jwksConfig(jwks) });
   const forged = await mint(impostor, { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, forged, 1), /bad signature/, forged);
+  await assertInvalidToken(await postWith(s.url, forged, 1), /bad signature/, forged);
   assert.equal(await storedPlant(s.store, 1n), undefined);
 });
 
@@ -80,7 +81,7 @@ test('alg none is refused, also with the kid of a trusted key', async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const claims = { iss: ISSUER, aud: AUDIENCE, sub: 'mallory', exp: now + 300, scope: 'plants:write' };
   for (const token of [unsignedToken(claims), unsignedToken(claims, { kid: 'k1' })]) {
-    await assertInvalidToken(await addPlant(s.url, token, 1), /not valid/, token);
+    await assertInvalidToken(await postWith(s.url, token, 1), /not valid/, token);
   }
   assert.equal(await s.store.countPlants(), 0);
 });
@@ -91,7 +92,7 @@ test('alg confusion: an HS256 token keyed with the public key of the JWKS is ref
   const s = await startApp(t, { config: jwksConfig(jwks) });
   for (const secret of [key.pem, JSON.stringify(key.jwk), key.jwk.n!]) {
     const token = await mint({ secret, alg: 'HS256', kid: 'k1' }, { claims: { scope: 'plants:write' } });
-    await assertInvalidToken(await addPlant(s.url, token, 1), /algorithm is not accepted/, token);
+    await assertInvalidToken(await postWith(s.url, token, 1), /algorithm is not accepted/, token);
   }
   assert.equal(await s.store.countPlants(), 0);
 });

@@ -6,31 +6,32 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startApp, tempDir } from '../helpers/app.js';
-import { addPlant, assertInvalidToken, AUDIENCE, ISSUER, listPlants, mint, signingKey } from '../helpers/jwt-issuer.js';
+import { AUDIENCE, ISSUER, mint, signingKey } from '../helpers/jwt-issuer.js';
+import { assertInvalidToken, listPlants, postWith } from '../helpers/requests.js';
 
 test('an ES256 token signed by the configured PEM key is accepted; another key or another algorithm is not', async (t) => {
   const key = await signingKey('ES256', 'ignored');
   const s = await startApp(t, { config: { jwtPublicKey: key.pem, jwtIssuer: ISSUER, jwtAudience: [AUDIENCE] } });
   const token = await mint(key, { claims: { scope: 'plants:write plants:read' } });
-  assert.equal((await addPlant(s.url, token, 1)).status, 200);
+  assert.equal((await postWith(s.url, token, 1)).status, 200);
   assert.equal((await listPlants(s.url, token)).status, 200);
   // With a single key, the kid does not matter (none at all works too).
   assert.equal((await listPlants(s.url, await mint({ ...key, kid: '' }, { claims: { scope: 'plants:read' } }))).status, 200);
 
   const other = await mint(await signingKey('ES256', 'ignored'), { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, other, 2), /bad signature/, other);
+  await assertInvalidToken(await postWith(s.url, other, 2), /bad signature/, other);
   const rsa = await mint(await signingKey('RS256', 'x'), { claims: { scope: 'plants:write' } });
-  await assertInvalidToken(await addPlant(s.url, rsa, 3), /algorithm is not accepted/, rsa);
+  await assertInvalidToken(await postWith(s.url, rsa, 3), /algorithm is not accepted/, rsa);
   assert.equal(await s.store.countPlants(), 1);
 });
 
 test('alg confusion: an HS256 token keyed with the configured RSA public key (PEM) is refused', async (t) => {
   const key = await signingKey('RS256', 'k');
   const s = await startApp(t, { config: { jwtPublicKey: key.pem } });
-  assert.equal((await addPlant(s.url, await mint(key, { claims: { scope: 'plants:write' } }), 1)).status, 200);
+  assert.equal((await postWith(s.url, await mint(key, { claims: { scope: 'plants:write' } }), 1)).status, 200);
   for (const secret of [key.pem, key.pem.trim(), key.pem.replace(/\n/g, '\r\n')]) {
     const forged = await mint({ secret, alg: 'HS256' }, { claims: { scope: 'plants:write' } });
-    await assertInvalidToken(await addPlant(s.url, forged, 2), /algorithm is not accepted/, forged);
+    await assertInvalidToken(await postWith(s.url, forged, 2), /algorithm is not accepted/, forged);
   }
   assert.equal(await s.store.countPlants(), 1);
 });

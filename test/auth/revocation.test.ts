@@ -7,18 +7,11 @@ import { createTokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { runCli, spawnServer, startApp, tempDir, freshDatabaseUrl } from '../helpers/app.js';
 import { testClock } from '../helpers/clock.js';
+import { postWith } from '../helpers/requests.js';
 import { sleep } from '../helpers/sleep.js';
 
 const LIMIT_MS = 5_000;
 let nextId = 1;
-
-function postWith(url: string, token: string): Promise<Response> {
-  return fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: nextId++, name: 'fern' }),
-  });
-}
 
 /** How time passes between polls: really for a server in another process, by moving the clock in this one. */
 interface Time {
@@ -32,7 +25,7 @@ async function untilStatus(url: string, token: string, status: number, time: Tim
   const since = time.now();
   let last = 0;
   while (time.now() - since < LIMIT_MS + 1_000) {
-    const res = await postWith(url, token);
+    const res = await postWith(url, token, nextId++);
     await res.arrayBuffer();
     last = res.status;
     if (last === status) return time.now() - since;
@@ -54,14 +47,14 @@ test('the CLI creates and revokes tokens for a running `plant-store serve`, effe
   assert.ok(createdAfter <= LIMIT_MS, `a new token took ${createdAfter} ms to work`);
 
   // The token is now verified and cached by the server; revoke it from another process.
-  assert.equal((await postWith(server.url, secret)).status, 200);
+  assert.equal((await postWith(server.url, secret, nextId++)).status, 200);
   const revoked = await runCli(['token', 'revoke', id], env);
   assert.equal(revoked.code, 0, revoked.stderr);
   const revokedAfter = await untilStatus(server.url, secret, 401);
   assert.ok(revokedAfter <= LIMIT_MS, `a revoked token kept working for ${revokedAfter} ms`);
 
   // And it stays revoked; the server was never restarted.
-  const res = await postWith(server.url, secret);
+  const res = await postWith(server.url, secret, nextId++);
   assert.equal(res.status, 401);
   assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
   assert.equal(server.proc.exitCode, null);
@@ -80,10 +73,10 @@ test('a token revoked by another instance on the same database stops working wit
   assert.ok((await untilStatus(s.url, secret, 200, time)) <= LIMIT_MS);
 
   // Cached here, then revoked there.
-  assert.equal((await postWith(s.url, secret)).status, 200);
+  assert.equal((await postWith(s.url, secret, nextId++)).status, 200);
   assert.equal(await otherTokens.revoke(token.id), true);
   const after = await untilStatus(s.url, secret, 401, time);
   assert.ok(after <= LIMIT_MS, `kept working for ${after} ms`);
   // The server's own test tokens are untouched.
-  assert.equal((await postWith(s.url, s.token.write)).status, 200);
+  assert.equal((await postWith(s.url, s.token.write, nextId++)).status, 200);
 });

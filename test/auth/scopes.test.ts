@@ -1,16 +1,9 @@
 // Scopes: POST /plants needs plants:write; a valid token without it is 403 insufficient_scope (RFC 6750 3.1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startApp, type TestApp } from '../helpers/app.js';
+import { errorOf, startApp } from '../helpers/app.js';
+import { postWith } from '../helpers/requests.js';
 import { storedPlant } from '../helpers/stored-plant.js';
-
-function postWith(s: TestApp, token: string, body: unknown): Promise<Response> {
-  return fetch(`${s.url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
 
 test('a token with only plants:read gets 403 insufficient_scope naming plants:write, and nothing is stored', async (t) => {
   const s = await startApp(t);

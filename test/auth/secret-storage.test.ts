@@ -1,12 +1,11 @@
 // Token secrets are stored only as SHA-256 hashes: the database files never hold the secret itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, startApp, tempDir } from '../helpers/app.js';
+import { sha256 } from '../helpers/secrets.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 /** Every byte SQLite keeps for the database: main file, write-ahead log and shared-memory index. */
 function databaseBytes(file: string): Buffer {

@@ -10,16 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startApp, type TestApp } from '../helpers/app.js';
 import { answered, postRaw } from '../helpers/raw-request.js';
+import { postWith } from '../helpers/requests.js';
 
 const LIMIT = 5;
 const UNKNOWN = 'pst_' + 'Z'.repeat(43);
 let nextId = 1;
-
-function postWith(s: TestApp, authorization: string | undefined): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (authorization) headers.authorization = authorization;
-  return fetch(`${s.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id: nextId++, name: 'fern' }) });
-}
 
 /** POST /plants from another loopback source address, so the server sees a different client. */
 async function postFrom(s: TestApp, localAddress: string, token: string): Promise<{ status: number; body: string }> {
@@ -28,7 +23,7 @@ async function postFrom(s: TestApp, localAddress: string, token: string): Promis
 
 async function exhaust(s: TestApp, token = UNKNOWN): Promise<void> {
   for (let i = 0; i < LIMIT; i++) {
-    const res = await postWith(s, `Bearer ${token}`);
+    const res = await postWith(s, token, nextId++);
     assert.equal(res.status, 401, `attempt ${i + 1} of ${LIMIT} must still be a plain 401`);
     await errorOf(res);
   }
@@ -45,9 +40,9 @@ async function assertThrottled(res: Response): Promise<void> {
 test('after AUTH_FAILURES_PER_MINUTE failed attempts, further attempts get 429 with Retry-After and an Error body', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   await exhaust(s);
-  for (let i = 0; i < 3; i++) await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  for (let i = 0; i < 3; i++) await assertThrottled(await postWith(s, UNKNOWN, nextId++));
   // Malformed tokens are attempts too.
-  await assertThrottled(await postWith(s, 'Bearer nonsense'));
+  await assertThrottled(await postWith(s, 'nonsense', nextId++));
   assert.equal(await s.store.countPlants(), 0);
 });
 
@@ -57,45 +52,45 @@ test('malformed, expired and revoked tokens each count as a failure', async (t) 
   const revoked = await s.tokens.create({ name: 'gone', scopes: ['plants:write'] });
   await s.tokens.revoke(revoked.token.id);
   for (const token of ['short', expired.secret, revoked.secret, UNKNOWN, 'pst_' + 'y'.repeat(43)]) {
-    assert.equal((await postWith(s, `Bearer ${token}`)).status, 401, token);
+    assert.equal((await postWith(s, token, nextId++)).status, 401, token);
   }
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
 });
 
 test('a valid token passes from a throttled address, and failures from it stay throttled', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   await exhaust(s);
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
   const before = await s.store.countPlants();
-  const ok = await postWith(s, `Bearer ${s.token.write}`);
+  const ok = await postWith(s, s.token.write, nextId++);
   assert.equal(ok.status, 200, await ok.text());
   assert.equal(await s.store.countPlants(), before + 1);
   // Every other valid token too, read-only ones included, and a scope it lacks is still a 403, not a 429.
   assert.equal((await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 200);
-  assert.equal((await postWith(s, `Bearer ${s.token.read}`)).status, 403);
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
-  await assertThrottled(await postWith(s, 'Bearer nonsense'));
+  assert.equal((await postWith(s, s.token.read, nextId++)).status, 403);
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
+  await assertThrottled(await postWith(s, 'nonsense', nextId++));
 });
 
 test('requests without a bearer token and successful ones do not count as failures', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   for (let i = 0; i < LIMIT * 3; i++) {
-    const res = await postWith(s, i % 2 ? undefined : 'Basic dXNlcjpwYXNz');
+    const res = await postWith(s, i % 2 ? {} : { authorization: 'Basic dXNlcjpwYXNz' }, nextId++);
     assert.equal(res.status, 401);
     assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="plant-store"');
   }
-  for (let i = 0; i < LIMIT * 2; i++) assert.equal((await postWith(s, `Bearer ${s.token.write}`)).status, 200);
+  for (let i = 0; i < LIMIT * 2; i++) assert.equal((await postWith(s, s.token.write, nextId++)).status, 200);
   // LIMIT - 1 real failures still leave room: the budget was untouched by the requests above.
-  for (let i = 0; i < LIMIT - 1; i++) assert.equal((await postWith(s, `Bearer ${UNKNOWN}`)).status, 401);
-  assert.equal((await postWith(s, `Bearer ${s.token.write}`)).status, 200);
-  assert.equal((await postWith(s, `Bearer ${UNKNOWN}`)).status, 401);
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  for (let i = 0; i < LIMIT - 1; i++) assert.equal((await postWith(s, UNKNOWN, nextId++)).status, 401);
+  assert.equal((await postWith(s, s.token.write, nextId++)).status, 200);
+  assert.equal((await postWith(s, UNKNOWN, nextId++)).status, 401);
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
 });
 
 test('requests without a token still get the 401 challenge from a throttled address', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   await exhaust(s);
-  const res = await postWith(s, undefined);
+  const res = await postWith(s, {}, nextId++);
   assert.equal(res.status, 401);
   assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="plant-store"');
   await errorOf(res);
@@ -104,14 +99,14 @@ test('requests without a token still get the 401 challenge from a throttled addr
 test('throttling one address does not affect another', async (t) => {
   const s = await startApp(t, { config: { authFailuresPerMinute: LIMIT } });
   await exhaust(s);
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
   // 127.0.0.2 is another client as far as the server can tell.
   const other = await postFrom(s, '127.0.0.2', s.token.write);
   assert.equal(other.status, 200, other.body);
   const otherBad = await postFrom(s, '127.0.0.2', UNKNOWN);
   assert.equal(otherBad.status, 401, otherBad.body);
   // The first address is still throttled.
-  await assertThrottled(await postWith(s, `Bearer ${UNKNOWN}`));
+  await assertThrottled(await postWith(s, UNKNOWN, nextId++));
 });
 
 /** A request as the trusted proxy at 127.0.0.1 forwards it for `client`. */

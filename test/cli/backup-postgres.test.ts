@@ -10,16 +10,13 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freshDatabaseUrl, runCli, spawnServer, tempDir } from '../helpers/app.js';
 import { findPgBinDir } from '../helpers/pg-cluster.js';
+import { postJson } from '../helpers/requests.js';
 import { eventually } from '../helpers/sleep.js';
 
 function tool(name: string, args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
     execFile(join(findPgBinDir(), name), args, (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
   });
-}
-
-function post(url: string, secret: string, path: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
 async function query(url: string, sql: string): Promise<unknown[]> {
@@ -38,7 +35,7 @@ test('pg_dump under concurrent writes and pg_restore into a new database keep ev
   const created = await runCli(['token', 'create', '--name', 'ops', '--scopes', 'plants:read,plants:write,webhooks:manage'], env);
   assert.equal(created.code, 0, created.stderr);
   const secret = created.stdout.trim().split('\n').at(-1)!;
-  const sub = await post(server.url, secret, '/webhooks', { url: 'http://127.0.0.1:1/hooks' });
+  const sub = await postJson(server.url, secret, '/webhooks', { url: 'http://127.0.0.1:1/hooks' });
   assert.equal(sub.status, 201);
   const subscriptionId = ((await sub.json()) as { id: string }).id;
 
@@ -48,7 +45,7 @@ test('pg_dump under concurrent writes and pg_restore into a new database keep ev
   const writers = Array.from({ length: 4 }, async () => {
     while (writing) {
       const id = next++;
-      const res = await post(server.url, secret, '/plants', { id, name: `p${id}` });
+      const res = await postJson(server.url, secret, '/plants', { id, name: `p${id}` });
       assert.equal(res.status, 200, await res.text());
       acknowledged.add(id);
     }
@@ -85,5 +82,5 @@ test('pg_dump under concurrent writes and pg_restore into a new database keep ev
   assert.equal(first.status, 200);
   const subs = (await (await fetch(`${served.url}/webhooks`, { headers: auth })).json()) as { id: string }[];
   assert.deepEqual(subs.map((x) => x.id), [subscriptionId]);
-  assert.equal((await post(served.url, secret, '/plants', { id: 999_999, name: 'after the restore' })).status, 200);
+  assert.equal((await postJson(served.url, secret, '/plants', { id: 999_999, name: 'after the restore' })).status, 200);
 });

@@ -9,6 +9,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli, spawnServer, tempDir } from '../helpers/app.js';
+import { postJson } from '../helpers/requests.js';
 import { eventually } from '../helpers/sleep.js';
 
 const WRITERS = 4;
@@ -22,14 +23,6 @@ async function store(t: TestContext, name = 'store.db'): Promise<{ dir: string; 
   const created = await runCli(['token', 'create', '--name', 'ops', '--scopes', 'plants:read,plants:write,webhooks:manage'], env);
   assert.equal(created.code, 0, created.stderr);
   return { dir, file, env, secret: created.stdout.trim().split('\n').at(-1)! };
-}
-
-function post(url: string, secret: string, path: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
 }
 
 function count(stdout: string, table: string): number {
@@ -51,13 +44,13 @@ test('a backup under concurrent writes holds every plant acknowledged before it,
   const s = await store(t);
   const server = await spawnServer(t, s.env);
   // Deliveries to a closed port fail and stay pending, to be retried.
-  const sub = await post(server.url, s.secret, '/webhooks', { url: 'http://127.0.0.1:1/hooks' });
+  const sub = await postJson(server.url, s.secret, '/webhooks', { url: 'http://127.0.0.1:1/hooks' });
   assert.equal(sub.status, 201, await sub.clone().text());
   const subscriptionId = ((await sub.json()) as { id: string }).id;
 
   const acknowledged = new Set<number>();
   for (let id = 1; id <= 200; id++) {
-    const res = await post(server.url, s.secret, '/plants', { id, name: `seed ${id}` });
+    const res = await postJson(server.url, s.secret, '/plants', { id, name: `seed ${id}` });
     assert.equal(res.status, 200);
     acknowledged.add(id);
   }
@@ -69,7 +62,7 @@ test('a backup under concurrent writes holds every plant acknowledged before it,
   const writers = Array.from({ length: WRITERS }, async () => {
     while (writing) {
       const id = next++;
-      const res = await post(server.url, s.secret, '/plants', { id, name: `during ${id}` });
+      const res = await postJson(server.url, s.secret, '/plants', { id, name: `during ${id}` });
       assert.equal(res.status, 200, await res.text());
       acknowledged.add(id);
       if (backupRunning) ackedDuringBackup++;
@@ -114,7 +107,7 @@ test('a backup under concurrent writes holds every plant acknowledged before it,
   assert.equal(((await seed.json()) as { name: string }).name, 'seed 1');
   const subs = (await (await fetch(`${restored.url}/webhooks`, { headers: auth })).json()) as { id: string }[];
   assert.deepEqual(subs.map((x) => x.id), [subscriptionId]);
-  assert.equal((await post(restored.url, s.secret, '/plants', { id: 999_999, name: 'after the restore' })).status, 200);
+  assert.equal((await postJson(restored.url, s.secret, '/plants', { id: 999_999, name: 'after the restore' })).status, 200);
 });
 
 test('restore refuses a store in use, or holding data without --force, and --force replaces it', async (t) => {
@@ -124,7 +117,7 @@ test('restore refuses a store in use, or holding data without --force, and --for
 
   const target = await store(t, 'target.db');
   const server = await spawnServer(t, target.env);
-  assert.equal((await post(server.url, target.secret, '/plants', { id: 7, name: 'kept' })).status, 200);
+  assert.equal((await postJson(server.url, target.secret, '/plants', { id: 7, name: 'kept' })).status, 200);
   const inUse = await runCli(['restore', '--force', backupFile], target.env);
   assert.equal(inUse.code, 1);
   assert.match(inUse.stderr, /is in use by another process \(a running server\?\)\. Stop it, then restore\./);

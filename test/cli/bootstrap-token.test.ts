@@ -5,22 +5,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorOf, freshDatabaseUrl, migratedDatabaseUrl, runCli, spawnServer, tempDir } from '../helpers/app.js';
+import { listedTokens } from '../helpers/cli.js';
+import { postWith } from '../helpers/requests.js';
 
 const TOKEN_IN_TEXT = /pst_[A-Za-z0-9_-]{43}/g;
-
-function postWith(url: string, token: string, id: number): Promise<Response> {
-  return fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name: 'fern' }),
-  });
-}
-
-async function listJson(env: Record<string, string>): Promise<Array<{ id: string; name: string; scopes: string }>> {
-  const res = await runCli(['token', 'list', '--json'], env);
-  assert.equal(res.code, 0, res.stderr);
-  return JSON.parse(res.stdout) as Array<{ id: string; name: string; scopes: string }>;
-}
 
 test('the first start on an empty store prints one token with every scope and how to use it; the next start prints none', async (t) => {
   const file = join(tempDir(t), 'data', 'x.db');
@@ -41,7 +29,7 @@ test('the first start on an empty store prints one token with every scope and ho
 
   // It works, and carries every scope.
   assert.equal((await postWith(first.url, secret, 1)).status, 200);
-  const list = await listJson(env);
+  const list = await listedTokens<{ id: string; name: string; scopes: string }>(env);
   assert.equal(list.length, 1);
   assert.deepEqual(list[0]!.scopes.split(' ').sort(), ['metrics:read', 'plants:read', 'plants:write', 'webhooks:manage']);
   assert.ok(first.stdout().includes(list[0]!.id), 'the banner does not name the token id');
@@ -52,14 +40,14 @@ test('the first start on an empty store prints one token with every scope and ho
   const second = await spawnServer(t, env);
   assert.doesNotMatch(second.stdout() + second.stderr(), /pst_/);
   assert.equal((await postWith(second.url, secret, 2)).status, 200);
-  assert.equal((await listJson(env)).length, 1);
+  assert.equal((await listedTokens<{ id: string; name: string; scopes: string }>(env)).length, 1);
 });
 
 test('with BOOTSTRAP_TOKEN=false the first start creates and prints no token', async (t) => {
   const env = { DATABASE_URL: (await freshDatabaseUrl(t)), BOOTSTRAP_TOKEN: 'false' };
   const server = await spawnServer(t, env);
   assert.doesNotMatch(server.stdout() + server.stderr(), /pst_/);
-  assert.deepEqual(await listJson(env), []);
+  assert.deepEqual(await listedTokens<{ id: string; name: string; scopes: string }>(env), []);
   const res = await fetch(`${server.url}/plants`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":1,"name":"fern"}' });
   assert.equal(res.status, 401);
   await errorOf(res);
@@ -71,5 +59,5 @@ test('a store that already has a token (made with the CLI before the first start
   assert.equal(created.code, 0, created.stderr);
   const server = await spawnServer(t, env);
   assert.doesNotMatch(server.stdout() + server.stderr(), /pst_/);
-  assert.deepEqual((await listJson(env)).map((r) => r.name), ['reader']);
+  assert.deepEqual((await listedTokens<{ id: string; name: string; scopes: string }>(env)).map((r) => r.name), ['reader']);
 });

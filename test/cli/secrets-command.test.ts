@@ -3,15 +3,13 @@
 // and rotate then changes nothing. No key is ever printed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { migratedDatabaseUrl, runCli, spawnServer } from '../helpers/app.js';
 import { createStore, openStore, runningServers } from '../../src/storage/open-store.js';
+import { keyId, newKey } from '../helpers/secrets.js';
 import { eventually } from '../helpers/sleep.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
 import { createWebhookService } from '../../src/webhooks/webhook-service.js';
 
-const newKey = () => randomBytes(32).toString('base64');
-const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
 
 async function storedSecrets(databaseUrl: string): Promise<string[]> {
   const raw = createStore(databaseUrl);

@@ -5,20 +5,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorOf, migratedDatabaseUrl, runCli, startApp, tempDir } from '../helpers/app.js';
+import { lastLine, listedTokens } from '../helpers/cli.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 const TOKEN = /^pst_[A-Za-z0-9_-]{43}$/;
-
-function lastLine(stdout: string): string {
-  assert.ok(stdout.endsWith('\n'), 'stdout does not end with a newline');
-  return stdout.slice(0, -1).split('\n').at(-1)!;
-}
-
-async function listJson(env: Record<string, string>): Promise<Array<Record<string, string | null>>> {
-  const res = await runCli(['token', 'list', '--json'], env);
-  assert.equal(res.code, 0, res.stderr);
-  return JSON.parse(res.stdout) as Array<Record<string, string | null>>;
-}
 
 test('token create prints the token alone on the last line, and it works against a server on the same database', async (t) => {
   const databaseUrl = await migratedDatabaseUrl(t);
@@ -43,7 +33,7 @@ test('token create prints the token alone on the last line, and it works against
   assert.equal(refused.status, 403);
   await errorOf(refused);
 
-  const list = await listJson(env);
+  const list = await listedTokens(env);
   const ci = list.find((r) => r.name === 'ci');
   assert.equal(ci?.scopes, 'plants:read plants:write');
   assert.equal(ci?.expires, null);
@@ -65,7 +55,7 @@ test('token create --expires sets the expiry: a duration from now, or an ISO 860
     assert.equal(res.code, 0, res.stderr);
     assert.match(lastLine(res.stdout), TOKEN);
   }
-  const byName = new Map((await listJson(env)).map((r) => [r.name, r]));
+  const byName = new Map((await listedTokens(env)).map((r) => [r.name, r]));
   const expires = (name: string) => Date.parse(byName.get(name)?.expires ?? 'missing');
   const day = 86_400_000;
   assert.ok(expires('month') >= before + 30 * day && expires('month') <= after + 30 * day, String(byName.get('month')?.expires));

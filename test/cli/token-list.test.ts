@@ -1,14 +1,13 @@
 // `plant-store token list [--json]`: shows id, name, scopes and times of every token, never a secret.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import type { Scope } from '../../src/auth/tokens.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { runCli, spawnServer, tempDir, migratedDatabaseUrl } from '../helpers/app.js';
+import { sha256 } from '../helpers/secrets.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 interface Row {
   id: string;

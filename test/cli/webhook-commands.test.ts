@@ -4,13 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runCli, startApp, tempDir, migratedDatabaseUrl } from '../helpers/app.js';
+import { lastLine } from '../helpers/cli.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/=]{20,}$/;
-
-function lastLine(stdout: string): string {
-  assert.ok(stdout.endsWith('\n'), 'stdout does not end with a newline');
-  return stdout.slice(0, -1).split('\n').at(-1)!;
-}
 
 async function envFor(t: Parameters<typeof tempDir>[0], extra: Record<string, string> = {}): Promise<Record<string, string>> {
   return { DATABASE_URL: (await migratedDatabaseUrl(t)), ...extra };

@@ -8,17 +8,9 @@ import { streamEvents, type StreamedEvent } from '@plant-store/client';
 import { spawnServer, startApp } from '../helpers/app.js';
 import { clientFor } from '../helpers/client.js';
 import { databaseWithToken } from '../helpers/cli.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort, refused } from '../helpers/ports.js';
+import { createPlant } from '../helpers/requests.js';
 import { eventually } from '../helpers/sleep.js';
-
-async function post(url: string, token: string, id: bigint, name = `p${id}`): Promise<void> {
-  const res = await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: `{"id":${id},"name":"${name}"}`,
-  });
-  assert.equal(res.status, 200, await res.text());
-}
 
 /** Takes `n` events from a stream, then stops iterating (which closes it). */
 async function take(stream: AsyncGenerator<StreamedEvent>, n: number): Promise<StreamedEvent[]> {
@@ -35,18 +27,18 @@ test('streamEvents yields each event with exact bigint ids; a reader that starts
   const s = await startApp(t);
   const client = clientFor(s, s.token.read);
   const big = 2n ** 63n - 1n;
-  await post(s.url, s.token.write, 1n);
+  await createPlant(s.url, s.token.write, 1n);
   const [first] = await eventually(async () => (await s.store.events.readAfter(null, 1)).length === 1 && s.store.events.readAfter(null, 1), 'the first event');
 
   const reading = take(streamEvents(client, { after: first!.id }), 2);
-  await post(s.url, s.token.write, big);
-  await post(s.url, s.token.write, 2n);
+  await createPlant(s.url, s.token.write, big);
+  await createPlant(s.url, s.token.write, 2n);
   const handled = await reading;
   assert.deepEqual(handled.map((e) => [e.type, e.data.id]), [['newPlant', big], ['newPlant', 2n]]);
   assert.equal(typeof handled[0]!.data.version, 'bigint');
 
   // Stopped; meanwhile two more; started again with the last id handled.
-  for (const id of [3n, 4n]) await post(s.url, s.token.write, id);
+  for (const id of [3n, 4n]) await createPlant(s.url, s.token.write, id);
   const again = streamEvents(client, { after: handled.at(-1)!.id, types: ['newPlant', 'plantDeleted'] });
   const missed = take(again, 3);
   assert.equal((await fetch(`${s.url}/plants/3`, { method: 'DELETE', headers: { authorization: `Bearer ${s.token.write}` } })).status, 204);
@@ -63,23 +55,25 @@ test('streamEvents reconnects by itself with Last-Event-ID when its server stops
   const stop = new AbortController();
   t.after(() => stop.abort());
   // From a known event, so that nothing depends on when the stream opened.
-  await post(server.url, token, 999n);
+  await createPlant(server.url, token, 999n);
   const [first] = await eventually(async () => {
     const page = (await (await fetch(`${server.url}/events`, { headers: { authorization: `Bearer ${token}` } })).json()) as { id: string }[];
     return page.length === 1 && page;
   }, 'the first event');
   const got: StreamedEvent[] = [];
   const following = (async () => {
-    // The pauses are the client's decision; the test does not wait them out.
-    const options = { after: first!.id, signal: stop.signal, onRetry: (r: (typeof retries)[number]) => retries.push(r), sleep: () => new Promise<void>((r) => setTimeout(r, 50)) };
+    // The pauses are the client's decision; the test does not wait them out: a pause lasts until something
+    // listens on the address again.
+    const listening = () => eventually(async () => !(await refused(port)), 'a server on the address again', 20_000, 20).then(() => {}, () => {});
+    const options = { after: first!.id, signal: stop.signal, onRetry: (r: (typeof retries)[number]) => retries.push(r), sleep: listening };
     for await (const e of streamEvents(client, options)) got.push(e);
   })();
-  await post(server.url, token, 1000n);
+  await createPlant(server.url, token, 1000n);
   await eventually(() => got.length === 1, 'the stream carries the event after the first');
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0);
   server = await spawnServer(t, env);
-  for (const id of [1n, 2n]) await post(server.url, token, id);
+  for (const id of [1n, 2n]) await createPlant(server.url, token, id);
   await eventually(() => got.length === 3, () => `the two events written while it was away (${got.length - 1})`);
   assert.deepEqual(got.map((e) => e.data.id), [1000n, 1n, 2n]);
   assert.ok(retries.length >= 1, 'it paused before reconnecting');

@@ -28,6 +28,8 @@ import { openStore } from '../../src/storage/open-store.js';
 import { markRestored } from '../../src/storage/restores.js';
 import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
 import { openStream, sequenced } from '../helpers/events.js';
+import { parseExact } from '../helpers/exact-json.js';
+import { pointer } from '../helpers/json-pointer.js';
 import { parseRawResponse } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -76,9 +78,7 @@ const MADE_ID = /^(wh|dlv|msg)_[A-Za-z0-9_-]+$/;
 const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg)_[A-Za-z0-9_-]+/g;
 const TIME_IN_TEXT = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 
-const unescape = (s: string) => s.replaceAll('~1', '/').replaceAll('~0', '~');
 const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
-const pointer = (ref: string): Node => ref.slice(2).split('/').reduce((n: Node, k) => n?.[unescape(k)], DOC);
 
 interface Operation {
   path: string;
@@ -112,18 +112,11 @@ function allExamplePlaces(): string[] {
   for (const { op, where } of ops) {
     media(op.requestBody?.content, `${where}/requestBody`);
     for (const [status, r] of Object.entries<Node>(op.responses ?? {})) {
-      if (typeof r.$ref === 'string') media(pointer(r.$ref).content, r.$ref);
+      if (typeof r.$ref === 'string') media(pointer(DOC, r.$ref).content, r.$ref);
       else media(r.content, `${where}/responses/${status}`);
     }
   }
   return [...places];
-}
-
-/** JSON text with every integer literal as its exact bigint, as the YAML examples are read. */
-function parseExact(text: string): unknown {
-  return JSON.parse(text, (_key, value, context?: { source?: string }) =>
-    typeof value === 'number' && /^-?\d+$/.test(context?.source ?? '') ? BigInt(context!.source!) : value,
-  );
 }
 
 interface Answer {
@@ -219,7 +212,7 @@ test('every example request, sent to the service, is answered as the document\'s
   async function call(operationId: string, send: Send = {}): Promise<Answer> {
     const { path, method, op } = operation(operationId);
     const item = DOC.paths[path];
-    const params: Node[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => (typeof p.$ref === 'string' ? pointer(p.$ref) : p));
+    const params: Node[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => (typeof p.$ref === 'string' ? pointer(DOC, p.$ref) : p));
     let url = path;
     for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(send.path?.[p.name] ?? String(p.example)));
     const query = send.query ?? Object.fromEntries(params.filter((x) => x.in === 'query' && 'example' in x).map((x) => [x.name, String(x.example)]));
@@ -249,7 +242,7 @@ test('every example request, sent to the service, is answered as the document\'s
     const raw = op.responses[String(status)] as Node | undefined;
     if (!raw) throw new Error(`${operationId} declares no ${status}`);
     const base = typeof raw.$ref === 'string' ? raw.$ref : `${where}/responses/${status}`;
-    const response = typeof raw.$ref === 'string' ? pointer(raw.$ref) : raw;
+    const response = typeof raw.$ref === 'string' ? pointer(DOC, raw.$ref) : raw;
     const [type, media] = Object.entries<Node>(response.content ?? {})[0] ?? [];
     if (!media) return { place: base, response, example: undefined };
     if (name !== undefined) return { place: `${base}/examples/${name}`, response, example: media.examples[name].value, type };
@@ -261,7 +254,7 @@ test('every example request, sent to the service, is answered as the document\'s
    * schema (a `const`, an integer's minimum), and each of `mustSend` (declared ones the case sends) sent.
    */
   function checkHeaders(label: string, response: Node, answer: Answer, mustSend: string[]): void {
-    const declared = new Map(Object.entries<Node>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), typeof h.$ref === 'string' ? pointer(h.$ref) : h]));
+    const declared = new Map(Object.entries<Node>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), typeof h.$ref === 'string' ? pointer(DOC, h.$ref) : h]));
     for (const name of mustSend) if (!declared.has(name)) problems.push(`${label}: ${name} is not declared on this answer`);
     for (const [name, header] of declared) {
       const value = answer.headers[name];

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { startApp } from '../helpers/app.js';
+import { parseExact } from '../helpers/exact-json.js';
 
 const REPO_DOCUMENT = YAML.parse(readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8'));
 
@@ -50,13 +51,6 @@ test('GET /openapi.json is the repository document: OpenAPI 3.1, version 1.0.0, 
   }
   assert.equal(deref(doc, post.responses['200'].content['application/json'].schema), doc.components.schemas.Plant);
 });
-
-/** JSON text with every integer literal as its exact bigint (the reviver sees each literal's source text). */
-function parseExact(text: string): unknown {
-  return JSON.parse(text, (_key, value, context?: { source?: string }) =>
-    typeof value === 'number' && /^-?\d+$/.test(context?.source ?? '') ? BigInt(context!.source!) : value,
-  );
-}
 
 test('GET /openapi.json and /docs/json are the YAML document digit for digit: every integer, int64 examples included, exact', async (t) => {
   const s = await startApp(t);

@@ -9,20 +9,17 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { createAjv } from '../../src/http/contract.js';
+import { pointer } from '../helpers/json-pointer.js';
 
 type Node = Record<string, any>;
 const DOC: Node = YAML.parse(readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8'));
-
-function pointer(ref: string): Node {
-  return ref.slice(2).split('/').reduce((n: any, k) => n?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], DOC);
-}
 
 /** A schema with its local references replaced by what they point at (the document's schemas do not recurse). */
 function inline(schema: unknown): any {
   if (Array.isArray(schema)) return schema.map(inline);
   if (schema === null || typeof schema !== 'object') return schema;
   const node = schema as Node;
-  if (typeof node.$ref === 'string') return inline(pointer(node.$ref));
+  if (typeof node.$ref === 'string') return inline(pointer(DOC, node.$ref));
   // The discriminator's mapping holds references as plain strings: nothing to inline.
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'discriminator' ? v : inline(v)]));
 }
@@ -69,7 +66,7 @@ function allExamples(): Example[] {
     if (n.schema && typeof n.schema === 'object') {
       if ('example' in n) out.push({ where: `${where}/example`, schema: n.schema, value: n.example });
       for (const [name, ex] of Object.entries<Node>(n.examples ?? {})) {
-        const e = typeof ex.$ref === 'string' ? pointer(ex.$ref) : ex;
+        const e = typeof ex.$ref === 'string' ? pointer(DOC, ex.$ref) : ex;
         if ('value' in e) out.push({ where: `${where}/examples/${name}`, schema: n.schema, value: e.value });
       }
       schemaExamples(n.schema, `${where}/schema`, out);
@@ -96,10 +93,10 @@ test('an Error example names the status it is the example of', () => {
   const failures: string[] = [];
   const check = (responses: Node | undefined, where: string) => {
     for (const [status, raw] of Object.entries<Node>(responses ?? {})) {
-      const response = typeof raw.$ref === 'string' ? pointer(raw.$ref) : raw;
+      const response = typeof raw.$ref === 'string' ? pointer(DOC, raw.$ref) : raw;
       const media = response.content?.['application/json'];
       if (!media || !/^[1-5]\d\d$/.test(status)) continue;
-      const values = [media.example, ...Object.values<Node>(media.examples ?? {}).map((e) => (typeof e.$ref === 'string' ? pointer(e.$ref) : e).value)];
+      const values = [media.example, ...Object.values<Node>(media.examples ?? {}).map((e) => (typeof e.$ref === 'string' ? pointer(DOC, e.$ref) : e).value)];
       for (const v of values) {
         if (v && typeof v === 'object' && 'error' in v && v.error !== Number(status)) failures.push(`${where}/${status}: example error ${v.error}`);
       }

@@ -12,6 +12,7 @@ import { openStream } from '../helpers/events.js';
 import { eventually } from '../helpers/sleep.js';
 import { addSubscription, startDeliveryApp } from '../helpers/webhooks.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { createPlant } from '../helpers/requests.js';
 
 function write(url: string, token: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${url}${path}`, {
@@ -19,16 +20,6 @@ function write(url: string, token: string, method: string, path: string, body?: 
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
-}
-
-async function post(url: string, token: string, id: bigint | number, name: string): Promise<void> {
-  // Written as text: a bigint id goes digit for digit.
-  const created = await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: `{"id":${id},"name":${JSON.stringify(name)}}`,
-  });
-  assert.equal(created.status, 200, await created.clone().text());
 }
 
 /** Each event's data exactly as the feed's page holds it (the page embeds the stored body as it is). */
@@ -42,7 +33,7 @@ test('a stream sends each event as it is placed, from the end when it names no c
   let secret = '';
   const rx = await startReceiver(t, () => secret);
   secret = (await addSubscription(s.store, rx.url, 'wh_stream')).secret;
-  await post(s.url, s.token.write, 1, 'before the stream');
+  await createPlant(s.url, s.token.write, 1, 'before the stream');
   await rx.until((r) => r.byId.size === 1);
 
   const stream = await openStream(s.url, s.token.read);
@@ -50,7 +41,7 @@ test('a stream sends each event as it is placed, from the end when it names no c
   assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
   assert.equal(stream.headers.get('cache-control'), 'no-store');
   const big = 2n ** 53n + 1n;
-  await post(s.url, s.token.write, big, 'Épipremnum aureum');
+  await createPlant(s.url, s.token.write, big, 'Épipremnum aureum');
   assert.equal((await write(s.url, s.token.write, 'PUT', `/plants/${big}`, { name: 'pothos' })).status, 200);
   assert.equal((await write(s.url, s.token.write, 'DELETE', `/plants/${big}`)).status, 204);
   const got = await stream.received(3);
@@ -72,22 +63,22 @@ test('a stream sends each event as it is placed, from the end when it names no c
 
 test('a reader that reconnects with Last-Event-ID gets what it missed once, in order, then the live events; the header wins over after', async (t) => {
   const s = await startApp(t);
-  await post(s.url, s.token.write, 1, 'p1');
+  await createPlant(s.url, s.token.write, 1, 'p1');
   const [first] = await eventually(async () => (await s.store.events.readAfter(null, 10)).length === 1 && s.store.events.readAfter(null, 10), 'the first event placed');
   const firstId = first!.id;
 
   const one = await openStream(s.url, s.token.read, {}, `?after=${firstId}`);
-  for (const id of [2, 3]) await post(s.url, s.token.write, id, `p${id}`);
+  for (const id of [2, 3]) await createPlant(s.url, s.token.write, id, `p${id}`);
   const seen = await one.received(2);
   one.close();
   await one.ended;
-  for (const id of [4, 5, 6]) await post(s.url, s.token.write, id, `p${id}`);
+  for (const id of [4, 5, 6]) await createPlant(s.url, s.token.write, id, `p${id}`);
 
   // after names the first event; Last-Event-ID, the last one seen, wins (as EventSource sends it on reconnect).
   const two = await openStream(s.url, s.token.read, { 'last-event-id': seen.at(-1)!.id! }, `?after=${firstId}`);
   const missed = await two.received(3);
   assert.deepEqual(missed.map((m) => (JSON.parse(m.data) as { id: number }).id), [4, 5, 6]);
-  await post(s.url, s.token.write, 7, 'p7');
+  await createPlant(s.url, s.token.write, 7, 'p7');
   const all = await two.received(4);
   assert.deepEqual(all.map((m) => (JSON.parse(m.data) as { id: number }).id), [4, 5, 6, 7]);
   const ids = [...seen, ...all].map((m) => m.id);
@@ -135,16 +126,16 @@ test('SIGTERM ends every stream cleanly; the reader resumes on a new server with
   const first = await spawnServer(t, env);
   const stream = await openStream(first.url, token);
   // Several writes, so both workers take some: the stream hears of every one.
-  for (const id of [1, 2, 3, 4]) await post(first.url, token, id, `p${id}`);
+  for (const id of [1, 2, 3, 4]) await createPlant(first.url, token, id, `p${id}`);
   const before = await stream.received(4);
   first.proc.kill('SIGTERM');
   assert.equal(await stream.ended, 'ended', 'the server ended the stream');
   assert.equal(await first.exited, 0);
 
   const second = await spawnServer(t, env);
-  for (const id of [5, 6]) await post(second.url, token, id, `p${id}`);
+  for (const id of [5, 6]) await createPlant(second.url, token, id, `p${id}`);
   const resumed = await openStream(second.url, token, { 'last-event-id': before.at(-1)!.id! });
-  await post(second.url, token, 7, 'p7');
+  await createPlant(second.url, token, 7, 'p7');
   const after = await resumed.received(3);
   const plants = [...before, ...after].map((m) => (JSON.parse(m.data) as { id: number }).id);
   assert.deepEqual(plants, [1, 2, 3, 4, 5, 6, 7]);

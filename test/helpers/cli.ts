@@ -1,6 +1,7 @@
 // Running the real `plant-store` command the way an operator does: the CLI in a chosen working directory with
 // exactly the environment given (no inherited plant-store variables), `serve` in such a directory, and tokens
 // and databases made through the CLI.
+import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -91,6 +92,19 @@ export async function databaseWithToken(t: TestContext): Promise<{ databaseUrl: 
   const file = join(tempDir(t), 'x.db');
   copyFileSync(source, file);
   return { databaseUrl: `sqlite:${file}`, token };
+}
+
+/** The last line of a command's output, which must end with a newline (where a command prints its secret). */
+export function lastLine(stdout: string): string {
+  assert.ok(stdout.endsWith('\n'), 'stdout does not end with a newline');
+  return stdout.slice(0, -1).split('\n').at(-1)!;
+}
+
+/** What `plant-store token list --json` lists on `env`'s database; the command must exit 0. */
+export async function listedTokens<T = Record<string, string | null>>(env: Record<string, string>): Promise<T[]> {
+  const res = await runCli(['token', 'list', '--json'], env);
+  assert.equal(res.code, 0, res.stderr);
+  return JSON.parse(res.stdout) as T[];
 }
 
 export function portOf(url: string): number {

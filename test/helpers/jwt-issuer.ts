@@ -1,6 +1,5 @@
 // A stand-in identity provider for JWT tests: locally generated keys, tokens minted with jose, and a JWKS
 // served from a real HTTP server on 127.0.0.1 that counts its fetches and can rotate, fail or hang.
-import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
@@ -108,38 +107,4 @@ export async function startJwksServer(t: TestContext, keys: JWK[]): Promise<Jwks
     setMode: (next) => (mode = next),
     close,
   };
-}
-
-/** GET /plants with a bearer token (plants:read). */
-export function listPlants(url: string, token: string): Promise<Response> {
-  return fetch(`${url}/plants?limit=1`, { headers: { authorization: `Bearer ${token}` } });
-}
-
-/** POST /plants with a bearer token (plants:write). */
-export function addPlant(url: string, token: string, id: number): Promise<Response> {
-  return fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name: 'fern' }),
-  });
-}
-
-/**
- * Asserts 401 with RFC 6750 `error="invalid_token"`, the contract's Error body, `why` in both the message
- * and the challenge, and nothing of `token` echoed.
- */
-export async function assertInvalidToken(res: Response, why: RegExp, token: string): Promise<void> {
-  const body = await res.text();
-  assert.equal(res.status, 401, body);
-  const challenge = res.headers.get('www-authenticate') ?? '';
-  assert.ok(challenge.startsWith('Bearer realm="plant-store", '), challenge);
-  assert.match(challenge, /(^|[ ,])error="invalid_token"/);
-  assert.match(challenge, why);
-  const parsed = JSON.parse(body) as { error: number; message: string };
-  assert.deepEqual(Object.keys(parsed).sort(), ['error', 'message']);
-  assert.equal(parsed.error, 401);
-  assert.match(parsed.message, why);
-  for (const part of token.split('.').filter((p) => p.length >= 8)) {
-    assert.ok(!body.includes(part) && !challenge.includes(part), 'the answer echoes the token');
-  }
 }

@@ -1,11 +1,63 @@
 // A small HTTP load generator over test/helpers/raw-request.ts, so that every outcome (status, or the socket
-// error code) is visible, and the check of what a load left stored after a kill or a drain.
+// error code) is visible, and the check of what a load left stored after a kill or a drain. `postLoad` is the
+// loop; `runLoad` here and test/scale/load.ts's `writeLoad` keep its outcomes each their own way.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { plantJson, postRaw } from './raw-request.js';
+import { plantJson, postRaw, type Outcome } from './raw-request.js';
 import { sleep } from './sleep.js';
 import { storedPlant } from './stored-plant.js';
 import { openStore } from '../../src/storage/open-store.js';
+
+/** The name every load gives the plant it creates. */
+export function plantName(id: bigint): string {
+  return `plant-${id}`;
+}
+
+/** One exchange of a load: the plant's id, how it ended, when (ms since the load started) and how long it took. */
+export interface Exchange {
+  id: bigint;
+  outcome: Outcome;
+  at: number;
+  ms: number;
+}
+
+/**
+ * `clients` concurrent clients, each posting fresh unique ids (from `firstId`, never reused) back to back over
+ * keep-alive connections until `until()` says stop. `record` keeps each exchange and says what the client does
+ * next: a pause in ms before its next request (0: none), or 'stop'.
+ */
+export async function postLoad(options: {
+  port: number;
+  token: string;
+  clients: number;
+  firstId: bigint;
+  until: () => boolean;
+  /** Counts every request as it is sent, so a test can watch progress. */
+  result: { sent: number };
+  record: (exchange: Exchange) => number | 'stop';
+  startedAt?: number;
+  /** Past this a request ends with the outcome `TIMEOUT` (default: no deadline). */
+  timeoutMs?: number;
+}): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
+  const t0 = options.startedAt ?? Date.now();
+  let next = options.firstId;
+  const client = async () => {
+    while (!options.until()) {
+      const id = next++;
+      options.result.sent++;
+      const started = Date.now();
+      const outcome = await postRaw(options.port, options.token, plantJson(id, plantName(id)), { agent, timeoutMs: options.timeoutMs });
+      const now = Date.now();
+      const then = options.record({ id, outcome, at: now - t0, ms: now - started });
+      if (then === 'stop') return;
+      // Real time: pacing, as the load asks (a steady rate, or no busy loop while the server is away).
+      if (then > 0) await sleep(then);
+    }
+  };
+  await Promise.all(Array.from({ length: options.clients }, client));
+  agent.destroy();
+}
 
 export interface LoadResult {
   /** Ids answered 200, with the time (ms since load start) the answer arrived. */
@@ -35,36 +87,27 @@ export async function runLoad(options: {
   /** A pause after each answer, for a steady load rather than as much as the machine takes. */
   pauseMs?: number;
 }): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
   const result: LoadResult = options.result ?? { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
-  const t0 = options.startedAt ?? Date.now();
-  let next = options.firstId;
-  const client = async () => {
-    while (!options.until()) {
-      const id = next++;
-      result.sent++;
-      const out = await postRaw(options.port, options.token, plantJson(id, `plant-${id}`), { agent });
-      const at = Date.now() - t0;
-      if (out.kind === 'response' && out.status === 200) {
-        result.ok.set(id, at);
-        if (options.pauseMs) await sleep(options.pauseMs);
-      } else if (out.kind === 'response') {
-        const s = result.statuses.get(out.status) ?? { count: 0, sample: out.body, at: [] };
-        s.count++;
-        s.at.push(at);
-        result.statuses.set(out.status, s);
-      } else {
-        const e = result.errors.get(out.code) ?? { ids: [], at: [] };
-        e.ids.push(id);
-        e.at.push(at);
-        result.errors.set(out.code, e);
-        if (options.stopOnError?.()) return;
-        await sleep(5);
-      }
+  const record = ({ id, outcome: out, at }: Exchange): number | 'stop' => {
+    if (out.kind === 'response' && out.status === 200) {
+      result.ok.set(id, at);
+      return options.pauseMs ?? 0;
     }
+    if (out.kind === 'response') {
+      const s = result.statuses.get(out.status) ?? { count: 0, sample: out.body, at: [] };
+      s.count++;
+      s.at.push(at);
+      result.statuses.set(out.status, s);
+      return 0;
+    }
+    const e = result.errors.get(out.code) ?? { ids: [], at: [] };
+    e.ids.push(id);
+    e.at.push(at);
+    result.errors.set(out.code, e);
+    return options.stopOnError?.() ? 'stop' : 5;
   };
-  await Promise.all(Array.from({ length: options.clients }, client));
-  agent.destroy();
+  const { port, token, clients, firstId, until, startedAt } = options;
+  await postLoad({ port, token, clients, firstId, until, startedAt, result, record });
   return result;
 }
 
@@ -86,7 +129,7 @@ export async function assertAcknowledgedStored(databaseUrl: string, result: Load
     for (const id of result.ok.keys()) {
       const plant = await storedPlant(store, id);
       if (!plant) missing.push(id);
-      else assert.deepEqual(plant, { id, name: `plant-${id}` });
+      else assert.deepEqual(plant, { id, name: plantName(id) });
     }
     assert.deepEqual(missing, [], `${missing.length} acknowledged plants lost`);
     let storedInDoubt = 0;

@@ -7,7 +7,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { freePort } from './ports.js';
+import { alive, freePort } from './ports.js';
 import { eventually } from './sleep.js';
 
 export interface PgCluster {
@@ -237,16 +237,6 @@ async function serve(entry: { pgCtl: string; dataDir: string; dir: string }, pas
     },
     log,
   };
-}
-
-/** Whether a process (or, negative, a process group) exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A cluster private to one test, destroyed after it. */

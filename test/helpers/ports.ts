@@ -29,6 +29,16 @@ export function refused(port: number): Promise<boolean> {
   });
 }
 
+/** Whether a process (or, negative, a process group) exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Kills a detached child's whole process group when the test ends (npm, its shell and the server). */
 export function killGroupAfter(t: TestContext, proc: ChildProcess): void {
   t.after(() => {

@@ -168,3 +168,19 @@ export function fresh(
     req.end(init.body);
   });
 }
+
+/**
+ * Resolves once a server of one process (npm test runs the suite with WORKERS=1) has answered GET /healthz on a
+ * connection of its own: by then it has read whatever was written to its other connections before this call,
+ * which was waiting on their sockets when it accepted this one.
+ */
+export function readWhatWasSent(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`GET /healthz answered ${res.statusCode}`))));
+      })
+      .on('error', reject);
+  });
+}

@@ -1,8 +1,10 @@
-// Webhook pieces the delivery tests share: a subscription written straight into a store, startApp with the
-// delivery tests' defaults (a dispatcher the test drives, or lets run in the background), and reading a
-// subscription's deliveries back. The receiver is test/helpers/receiver.ts.
+// Webhook pieces the delivery tests share: a subscription written straight into a store or made through the
+// API, startApp with the delivery tests' defaults (a dispatcher the test drives, or lets run in the background),
+// and reading a subscription's deliveries back. The receiver is test/helpers/receiver.ts.
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { TestContext } from 'node:test';
+import type { NewWebhook, PlantStoreClient } from '@plant-store/client';
 import { EVENT_TYPES } from '../../src/webhooks/outbox-events.js';
 import type { Config } from '../../src/config.js';
 import type { DeliveryRecord, WebhookFormat, WebhookSubscription } from '../../src/webhooks/delivery.js';
@@ -11,6 +13,7 @@ import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 import { startApp, type TestApp } from './app.js';
 import { answered, postRaw } from './raw-request.js';
+import { startReceiver, type Receiver } from './receiver.js';
 
 export async function addSubscription(
   store: Store,
@@ -32,6 +35,38 @@ export async function addSubscription(
   };
   await store.webhooks.insertSubscription(sub, () => undefined);
   return sub;
+}
+
+/** A URL to subscribe, or a receiver's hook: its `secret` becomes the subscription's, which the receiver verifies with. */
+export type Subscriber = string | { url: string; secret: string };
+
+/**
+ * POST /webhooks through `client` (with a webhooks:manage token) for `to` and the other `fields`; it must answer
+ * 201. The new subscription's id and secret.
+ */
+export async function subscribe(client: PlantStoreClient, to: Subscriber, fields: Omit<NewWebhook, 'url'> = {}): Promise<{ id: string; secret: string }> {
+  const { data, error, response } = await client.POST('/webhooks', { body: { url: typeof to === 'string' ? to : to.url, ...fields } });
+  assert.equal(response.status, 201, JSON.stringify(error));
+  if (typeof to !== 'string') to.secret = data!.secret;
+  return data!;
+}
+
+/** A receiver subscribed through `client` with `fields`, verifying each delivery with the secret the answer gave. */
+export async function subscribedReceiver(t: TestContext, client: PlantStoreClient, fields: Omit<NewWebhook, 'url'> = {}): Promise<{ id: string; rx: Receiver }> {
+  const hook = { url: '', secret: '' };
+  const rx = await startReceiver(t, () => hook.secret);
+  hook.url = rx.url;
+  return { id: (await subscribe(client, hook, fields)).id, rx };
+}
+
+/** POST /webhooks on `s` with `body`, as a new token with webhooks:manage and plants:read: the answer, whatever it is. */
+export async function postSubscription(s: TestApp, body: Record<string, unknown>): Promise<Response> {
+  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] });
+  return fetch(`${s.url}/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${manage.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 export interface DeliveryApp extends TestApp {

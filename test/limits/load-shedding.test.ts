@@ -38,7 +38,10 @@ function answer(socket: Socket): Promise<ReturnType<typeof parseRawResponse>> {
   });
 }
 
-/** Blocks this process's event loop (which the in-process server shares) for `ms`, from the check phase. */
+/**
+ * Blocks this process's event loop (which the in-process server shares) for `ms`, from the check phase of the
+ * next turn: a timers phase, where the lag probe takes its sample, comes between two stalls.
+ */
 function stall(ms: number, first?: () => void): Promise<void> {
   return new Promise((resolve) =>
     setImmediate(() => {
@@ -101,7 +104,6 @@ test('requests that arrive while the event loop keeps lagging beyond SHED_EVENT_
   // Two stalls in a row, each seen by one sample (a single pause is not overload); the requests arrive
   // during the second.
   await stall(400);
-  await sleep(0);
   await stall(400, () => {
     for (const socket of api) {
       socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`);
@@ -135,6 +137,7 @@ test('one pause of the event loop alone sheds nothing', async (t) => {
   const s = await startApp(t, { config: { shedEventLoopDelayMs: 200 } });
   const socket = await connected(s.port);
   await accepted(s.app.server, 1);
+  // Real time: the lag probe samples every 100 ms; two ordinary samples come before the pause.
   await sleep(250);
   const reply = answer(socket);
   await stall(800, () => socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.all}\r\n\r\n`));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnServer } from '../helpers/app.js';
 import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { fresh } from '../helpers/raw-request.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually, sleep, within } from '../helpers/sleep.js';
 
 interface LogLine {
   msg: string;
@@ -55,13 +55,14 @@ async function stopUnderLoad(t: TestContext, db: { databaseUrl: string; token: s
         // Refused or closed: the server is going.
         return;
       }
+      // Real time: the pause between requests that keeps the traffic light.
       await sleep(10);
     }
   };
   const clients = [0, 1, 2].map(client);
   await eventually(() => answered.size >= 6, 'six answers before the signal', 10_000);
   process.kill(-server.proc.pid!, signal);
-  const code = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still running 15 s after the signal'), 15_000).unref())]);
+  const code = await within(closed, 15_000, 'still running 15 s after the signal');
   stopped = true;
   await Promise.all(clients);
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually, within } from '../helpers/sleep.js';
 import { listeningUrl } from '../helpers/app.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
 import { cleanEnv, portOf } from '../helpers/cli.js';
@@ -24,7 +24,7 @@ test('SIGTERM to npm start stops the server too: it logs the drain, npm exits, t
   assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
 
   npm.kill('SIGTERM');
-  const code = await Promise.race([exited, sleep(15_000).then(() => 'npm still running 15 s after SIGTERM')]);
+  const code = await within(exited, 15_000, 'npm still running 15 s after SIGTERM');
   assert.notEqual(code, 'npm still running 15 s after SIGTERM');
   await eventually(() => /"msg":"stopped"/.test(out), () => `the server logging "stopped"${/"msg":"shutting down/.test(out) ? '' : ' (it never got the signal)'}:\n${out}`);
   assert.match(out, /"signal":"SIGTERM","msg":"shutting down/, 'the server never got the signal');

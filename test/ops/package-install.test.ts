@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killGroupAfter, refused } from '../helpers/ports.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually, within } from '../helpers/sleep.js';
+import { readWhatWasSent } from '../helpers/raw-request.js';
 import { badEnginePackages, npmOnNode20 } from './support.js';
 import { cleanEnv, databaseWithToken, portOf } from '../helpers/cli.js';
 import { listeningUrl } from '../helpers/app.js';
@@ -144,13 +145,15 @@ test("docs/deployment.md's production command, run as written and sent SIGTERM m
   socket.write(
     `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
   );
-  await sleep(300);
+  // The request is in flight (its head read) when the signal comes.
+  await readWhatWasSent(port);
   proc.kill('SIGTERM');
-  await sleep(300);
+  // The signal reached the server: it stopped listening to drain.
+  await eventually(() => refused(port), 'the port closed after SIGTERM', 5_000);
   assert.equal(proc.exitCode, null, 'the server exited with a request in flight');
   socket.write(body.slice(10));
 
-  const code = await Promise.race([exited, sleep(15_000).then(() => 'still running 15 s after SIGTERM')]);
+  const code = await within(exited, 15_000, 'still running 15 s after SIGTERM');
   assert.equal(code, 0, output());
   assert.match(answer, /^HTTP\/1\.1 200 /, answer);
   assert.match(answer, /"name":"in flight"/);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { BIN, tempDir } from '../helpers/app.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/test-store.js';
 import { cleanEnv, serveIn } from '../helpers/cli.js';
+import { parseExact } from '../helpers/exact-json.js';
 
 const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
 const README_ORIGIN = 'http://127.0.0.1:8080';
@@ -44,11 +45,6 @@ function curlSteps(block: string): Step[] {
     steps.push({ command, status: Number(status), body: shown.find((l) => l.startsWith('{') || l.startsWith('[')) });
   }
   return steps;
-}
-
-/** JSON with every integer of 16 digits or more as a string, so that ids compare digit for digit. */
-function parseExact(text: string): unknown {
-  return JSON.parse(text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, '$1"$2"'));
 }
 
 test(`the README's curl walk-through, run as written against a real server (${TEST_STORE}), answers every status it shows`, async (t) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { BIN, listeningUrl, tempDir } from '../helpers/app.js';
 import { cleanEnv, createToken, portOf, runIn } from '../helpers/cli.js';
 import { runLoad, summarize, type LoadResult } from '../helpers/load.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { sftpAvailable, startSftpServer } from '../helpers/sftp-server.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { storedPlant } from '../helpers/stored-plant.js';
@@ -134,6 +134,12 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
     stop = true;
   });
   const acknowledged = (n: number) => eventually(() => live.ok.size >= n, () => `${n} writes acknowledged (${summarize(live)})`, 30_000, 50);
+  const sinceStart = (ms: number) => ms + t0;
+  /** Whether both replicas, as `replica status` says, last synced after `time`. */
+  const syncedSince = async (time: number) => {
+    const synced = [...(await cli(['replica', 'status'])).stdout.matchAll(/^(?:file|sftp) .* synced (\S+) /gm)].map((m) => Date.parse(m[1]!));
+    return synced.length === 2 && synced.every((t) => t > time);
+  };
   await acknowledged(200);
 
   // A backup while Litestream replicates: both go on.
@@ -165,20 +171,21 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   // --at restores from the generation whose span holds the time. A Litestream killed mid-write may start a new
   // generation when it comes back, and under load its first snapshot can come seconds later: the time is taken
   // once both replicas have synced in it since the restart (seen once as "no matching backups found").
-  await eventually(async () => {
-    const synced = [...(await cli(['replica', 'status'])).stdout.matchAll(/^(?:file|sftp) .* synced (\S+) /gm)].map((m) => Date.parse(m[1]!));
-    return synced.length === 2 && synced.every((at) => at > restartedAt);
-  }, 'both replicas synced since the restart', 30_000, 250);
+  await eventually(() => syncedSince(restartedAt), 'both replicas synced since the restart', 30_000, 250);
 
   // The point in time for --at, in the middle of the load.
   await acknowledged(live.ok.size + 300);
   const at = Date.now();
-  await sleep(2 * SYNC_MS + 1_500);
-  await acknowledged(live.ok.size + 300);
+  // Writes on both sides of it, and the replicas synced past the later ones.
+  const laterThanAt = () => [...live.ok.values()].filter((a) => sinceStart(a) >= at + 1_500).length;
+  await eventually(() => laterThanAt() >= 300, () => `300 writes acknowledged 1.5 s after --at (${laterThanAt()})`, 30_000, 50);
+  const laterAt = Date.now();
+  await eventually(() => syncedSince(laterAt), 'both replicas synced since the writes after --at', 30_000, 250);
   t.diagnostic(`lag before the loss: file ${(await lagOf(server.url, token, 'file'))?.toFixed(1)} s, sftp ${(await lagOf(server.url, token, 'sftp'))?.toFixed(1)} s`);
   // The feed as a client saw it just before the machine was lost.
   const feed = await wholeFeed(server.url, token);
-  await sleep(500);
+  // Writes go on after the client's last look.
+  await acknowledged(live.ok.size + 100);
 
   // The machine is lost: serve, its workers and Litestream all at once, then the disk.
   const killAt = Date.now();
@@ -202,7 +209,6 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   const restored = await cli(['restore', '--from-replica']);
   assert.equal(restored.code, 0, restored.stderr);
   assert.match(restored.stdout, /the integrity check passed/);
-  const sinceStart = (ms: number) => ms + t0;
   const { store: after } = await openStore(env.DATABASE_URL);
   let lastSecond = 0;
   let lastSecondKept = 0;

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { spawnServer, type ChildServer } from '../helpers/app.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { postRaw, splitResponses as responses } from '../helpers/raw-request.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { postRaw, readWhatWasSent, splitResponses as responses } from '../helpers/raw-request.js';
+import { eventually, sleep, within } from '../helpers/sleep.js';
+import { refused } from '../helpers/ports.js';
 import { databaseWithToken, portOf } from '../helpers/cli.js';
 import { runLoad, summarize, type LoadResult } from '../helpers/load.js';
 import { storedPlant } from '../helpers/stored-plant.js';
@@ -36,8 +37,13 @@ function postHead(token: string, length: number): string {
 
 async function exitWithin(server: ChildServer, ms: number): Promise<{ code: number | string; ms: number }> {
   const started = Date.now();
-  const code = await Promise.race([server.exited, sleep(ms).then(() => 'still running' as const)]);
+  const code = await within(server.exited, ms, 'still running' as const);
   return { code, ms: Date.now() - started };
+}
+
+/** Waits until the server has begun its drain: it says so, and stops taking new work, in one step. */
+function draining(server: ChildServer, what: string): Promise<unknown> {
+  return eventually(() => server.stdout().includes('"msg":"shutting down: finishing in-flight requests"'), `the server draining after ${what}`, 5_000);
 }
 
 test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error or a refused/closed connection; exit 0; every 200 is stored, nothing else', async (t) => {
@@ -49,8 +55,7 @@ test('SIGTERM under 50 concurrent writers: every request gets 200, a 503 Error o
   let signalAt = 0;
   const live: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
   const load = runLoad({ port, token, clients: 50, firstId: 1n, until: () => Date.now() - t0 > 30_000, stopOnError: () => signalled, startedAt: t0, result: live });
-  // At least 800 ms, and on a loaded machine longer, until enough writes were acknowledged to mean something.
-  await sleep(800);
+  // Until enough writes were acknowledged to mean something (on a loaded machine that takes longer).
   await eventually(() => live.ok.size >= 150, '150 writes acknowledged', 20_000, 100).catch(() => {}); // the assertions below judge the load
   signalAt = Date.now() - t0;
   signalled = true;
@@ -103,14 +108,17 @@ test('a request whose body is still arriving at SIGTERM is finished: 200 with Co
   const conn = rawConnection(port);
   await conn.connected;
   conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 10));
-  await sleep(200);
+  // The request is in flight (its head read) when the signal comes.
+  await readWhatWasSent(port);
 
   server.proc.kill('SIGTERM');
+  await eventually(() => refused(port), 'the port closed after SIGTERM', 5_000);
+  // New connections are refused now.
+  const late = await postRaw(port, token, '{"id":1,"name":"new"}');
+  assert.deepEqual(late, { kind: 'error', code: 'ECONNREFUSED' });
+  // Real time, as a bound: with the request in flight, the process is still there 400 ms into the drain.
   await sleep(400);
   assert.equal(server.proc.exitCode, null, 'the server exited with a request in flight');
-  // New connections are refused now.
-  const refused = await postRaw(port, token, '{"id":1,"name":"new"}');
-  assert.deepEqual(refused, { kind: 'error', code: 'ECONNREFUSED' });
 
   conn.socket.write(body.slice(10));
   await eventually(() => responses(conn.data()).length > 0, 'the answer', 5_000);
@@ -137,9 +145,9 @@ test('a request pipelined behind an in-flight one after SIGTERM is not processed
   const conn = rawConnection(port);
   await conn.connected;
   conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 10));
-  await sleep(200);
+  await readWhatWasSent(port);
   server.proc.kill('SIGTERM');
-  await sleep(300);
+  await draining(server, 'SIGTERM');
   conn.socket.write(body.slice(10) + postHead(token, Buffer.byteLength(late)) + late);
   await eventually(() => conn.closedAt() !== undefined, 'the connection to close', 5_000);
 
@@ -168,7 +176,7 @@ test('a request that never finishes does not hold the process past SHUTDOWN_TIME
   const conn = rawConnection(port);
   await conn.connected;
   conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 5));
-  await sleep(200);
+  await readWhatWasSent(port);
 
   server.proc.kill('SIGTERM');
   const exit = await exitWithin(server, 6_000);
@@ -192,11 +200,15 @@ test('a repeated signal during shutdown (Ctrl-C under npm start delivers SIGINT 
     const conn = rawConnection(port);
     await conn.connected;
     conn.socket.write(postHead(token, Buffer.byteLength(body)) + body.slice(0, 6));
-    await sleep(200);
+    await readWhatWasSent(port);
     server.proc.kill(first);
-    await sleep(100);
+    await draining(server, first);
     server.proc.kill(second);
-    await sleep(200);
+    await eventually(
+      () => server.stdout().includes('"msg":"already shutting down; waiting for in-flight requests"') || server.proc.signalCode !== null,
+      `the server taking ${second} after ${first}`,
+      5_000,
+    );
     assert.equal(server.proc.signalCode, null, `${first} then ${second} killed the server`);
     conn.socket.write(body.slice(6));
     await eventually(() => responses(conn.data()).length > 0, `the answer after ${first} and ${second}: ${conn.data()}`, 5_000);
@@ -246,7 +258,7 @@ test('a request written on an idle keep-alive connection during the drain gets t
   }
   server.proc.kill('SIGTERM');
   // The clients write their next request on their idle connections just after the signal.
-  await sleep(100);
+  await draining(server, 'SIGTERM');
   for (const [i, conn] of conns.entries()) {
     const late = `{"id":${70 + i},"name":"during the drain"}`;
     conn.socket.write(postHead(token, Buffer.byteLength(late)) + late);
@@ -289,7 +301,8 @@ test('WORKERS=2 stopped as a process group, POSTs arriving while draining: the l
   // As Ctrl-C or systemd's stop: every process of the group gets the signal, and the primary forwards it too.
   server.proc.kill('SIGTERM');
   for (const pid of workers) process.kill(pid, 'SIGTERM');
-  await sleep(100);
+  const drainLines = () => server.stdout().split('\n').filter((l) => l.includes('"msg":"shutting down: finishing in-flight requests"')).length;
+  await eventually(() => drainLines() === workers.length, () => `every worker draining (${drainLines()} of ${workers.length})`, 5_000);
   for (const [i, conn] of conns.entries()) {
     const late = `{"id":${90 + i},"name":"during the drain"}`;
     conn.socket.write(postHead(token, Buffer.byteLength(late)) + late);

@@ -78,6 +78,7 @@ test('a slow but steady client that finishes within the timeout is served normal
   await new Promise((r) => socket.once('connect', r));
   socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.token.write}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
   for (const chunk of body.match(/.{1,6}/g)!) {
+    // Real time: a slow client, its body in chunks 100 ms apart.
     await sleep(100);
     socket.write(chunk);
   }

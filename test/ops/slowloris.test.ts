@@ -71,6 +71,7 @@ test(`${SLOW} slowloris connections do not starve normal clients and are cut at 
     statuses.push(read.status);
     await read.arrayBuffer();
     latencies.push(performance.now() - t0);
+    // Real time: normal clients come every 50 ms while the slow ones trickle.
     await sleep(50);
   }
   clearInterval(trickle);

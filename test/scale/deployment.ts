@@ -5,7 +5,9 @@ import type { TestContext } from 'node:test';
 import { tmpdir } from 'node:os';
 import type { ChildServer } from '../helpers/app.js';
 import { runIn, serveIn } from '../helpers/cli.js';
+import { clientFor } from '../helpers/client.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { startHaproxy, type Haproxy, type Scope } from './haproxy.js';
 import { eventually } from '../helpers/sleep.js';
 
@@ -71,21 +73,9 @@ export async function deploy(scope: Scope, databaseUrl: string, options: { insta
 
   let secret = '';
   const receiver = await startReceiver(scope as unknown as TestContext, () => secret);
-  const sub = await subscribe(lb.url, token, `${receiver.url}/main`);
+  const sub = await subscribe(clientFor(lb.url, token), `${receiver.url}/main`);
   secret = sub.secret;
   return { databaseUrl, env, token, instances, lb, receiver, subscriptionId: sub.id };
-}
-
-/** POST /webhooks through `baseUrl`; returns the subscription's id and secret. */
-export async function subscribe(baseUrl: string, token: string, url: string): Promise<{ id: string; secret: string }> {
-  const res = await fetch(`${baseUrl}/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url }),
-  });
-  const body = (await res.json()) as { id: string; secret: string };
-  if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(body)}`);
-  return body;
 }
 
 /** The plant id a newPlant delivery announces (read digit for digit from the raw body). */

@@ -10,8 +10,10 @@ import pg from 'pg';
 import { ERRORS } from '../../src/errors.js';
 import { pgCluster, pgStandby } from '../helpers/pg-cluster.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { eventually, sleep } from '../helpers/sleep.js';
-import { cli, createTokenCli, instanceEnv, startInstance, subscribe, waitForDeliveries } from './deployment.js';
+import { eventually } from '../helpers/sleep.js';
+import { cli, createTokenCli, instanceEnv, startInstance, waitForDeliveries } from './deployment.js';
+import { clientFor } from '../helpers/client.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { haproxyAvailable, startPgHaproxy, switchPgServer, type Haproxy } from './haproxy.js';
 import { describeLoad, emptyLoad, writeLoad, type Answer } from './load.js';
 
@@ -48,33 +50,37 @@ function notA503(a: { status: number; retryAfter?: string | null; body: string }
   return undefined;
 }
 
-/** A reader following GET /events from the start with short long polls, keeping every event and every refusal. */
+/**
+ * A reader following GET /events from the start with short long polls, keeping every event and every refusal;
+ * refused, it asks again 100 ms later until the feed answers.
+ */
 function followFeed(baseUrl: string, token: string, done: () => boolean) {
   const seen: FeedEvent[] = [];
   const refused: { status: number; retryAfter: string | null; body: string }[] = [];
+  const page = async (after: string | undefined): Promise<FeedEvent[] | 'done' | undefined> => {
+    if (done()) return 'done';
+    let res: Response;
+    try {
+      res = await fetch(`${baseUrl}/events?limit=1000&wait=1${after ? `&after=${after}` : ''}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(DEADLINE_MS),
+      });
+    } catch (e) {
+      refused.push({ status: 0, retryAfter: null, body: String(e) });
+      return undefined;
+    }
+    const body = await res.text();
+    if (res.status === 200) return JSON.parse(body) as FeedEvent[];
+    refused.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body });
+    return undefined;
+  };
   const running = (async () => {
     let after: string | undefined;
-    while (!done()) {
-      let res: Response;
-      try {
-        res = await fetch(`${baseUrl}/events?limit=1000&wait=1${after ? `&after=${after}` : ''}`, {
-          headers: { authorization: `Bearer ${token}` },
-          signal: AbortSignal.timeout(DEADLINE_MS),
-        });
-      } catch (e) {
-        refused.push({ status: 0, retryAfter: null, body: String(e) });
-        await sleep(100);
-        continue;
-      }
-      const body = await res.text();
-      if (res.status !== 200) {
-        refused.push({ status: res.status, retryAfter: res.headers.get('retry-after'), body });
-        await sleep(100);
-        continue;
-      }
-      const page = JSON.parse(body) as FeedEvent[];
-      seen.push(...page);
-      after = page.at(-1)?.id ?? after;
+    for (;;) {
+      const events = await eventually(() => page(after), () => `the feed answering again (${refused.length} refusals)`, 60_000, 100);
+      if (events === 'done') return;
+      seen.push(...events);
+      after = events.at(-1)?.id ?? after;
     }
   })();
   return { seen, refused, running };
@@ -108,7 +114,7 @@ test('PostgreSQL failover under load: kill -9 of the primary, the synchronous st
   const server = await startInstance(t, env, 's1');
   let secret = '';
   const receiver = await startReceiver(t as TestContext, () => secret);
-  secret = (await subscribe(server.url, token, `${receiver.url}/failover`)).secret;
+  secret = (await subscribe(clientFor(server.url, token), `${receiver.url}/failover`)).secret;
 
   let stop = false;
   let stopFeed = false;
@@ -126,8 +132,9 @@ test('PostgreSQL failover under load: kill -9 of the primary, the synchronous st
 
   const killAt = since();
   await primary.crash();
-  // The primary stays lost for a moment before the failover starts (real time: writes meet the dead server).
-  await sleep(1_000);
+  // The primary stays lost until writes have met the dead server, then the failover starts.
+  const metTheLoss = () => [...live.others, ...live.failed].some((o) => o.at >= killAt);
+  await eventually(metTheLoss, () => `a write refused after the kill: ${describeLoad(live)}`, RECOVERY_MS, 20);
   // The failover as an operator runs it: promote the synchronous standby, then move the name to it.
   const promotingAt = since();
   await standby.promote();
@@ -146,7 +153,9 @@ test('PostgreSQL failover under load: kill -9 of the primary, the synchronous st
     100,
   );
   const listeningMs = since() - switchedAt;
-  await sleep(1_000); // writes on the new primary
+  const listeningAt = since();
+  // Writes on the new primary with every worker listening there.
+  await eventually(() => [...live.ok.values()].filter((at) => at > listeningAt).length >= 50, () => `writes acknowledged after both LISTENs: ${describeLoad(live)}`, RECOVERY_MS, 20);
   stop = true;
   const result = await load;
   t.diagnostic(describeLoad(result));

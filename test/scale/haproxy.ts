@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../helpers/ports.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually, within } from '../helpers/sleep.js';
 
 /** Anything with node:test's `after` (a TestContext, or the standalone script's own list). */
 export interface Scope {
@@ -157,7 +157,7 @@ async function launch(scope: Scope, config: (port: number, socket: string) => st
   const stop = async () => {
     if (running.exitCode === null && running.signalCode === null) {
       running.kill('SIGTERM');
-      await Promise.race([exited, sleep(3_000)]);
+      await within(exited, 3_000, undefined);
       if (running.exitCode === null && running.signalCode === null) running.kill('SIGKILL');
     }
     rmSync(dir, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 // A bounded write load for the scale-out and outage tests: concurrent clients POST fresh plants back to back
-// over keep-alive connections, every request has a deadline (a hang is an outcome, not a stuck test), and
-// every outcome is kept (test/helpers/raw-request.ts): 200s by id, other answers by status with their Retry-After and a sample body,
-// requests that ended without an answer by error code with their ids (their fate is unknown).
-import http from 'node:http';
-import { plantJson, postRaw } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+// over keep-alive connections (test/helpers/load.ts's loop), every request has a deadline (a hang is an outcome,
+// not a stuck test), and every outcome is kept: 200s by id, other answers by status with their Retry-After and a
+// sample body, requests that ended without an answer by error code with their ids (their fate is unknown).
+import { plantName, postLoad, type Exchange } from '../helpers/load.js';
+
+export { plantName };
 
 export interface Answer {
   id: bigint;
@@ -33,10 +33,6 @@ export function emptyLoad(): WriteLoad {
   return { ok: new Map(), others: [], failed: [], sent: 0, maxMs: 0 };
 }
 
-export function plantName(id: bigint): string {
-  return `plant-${id}`;
-}
-
 /**
  * `clients` concurrent writers until `until()` is true. Ids start at `firstId` and are never reused; a client
  * pauses `pauseMs` after a failure so an outage does not turn into a busy loop.
@@ -53,35 +49,26 @@ export async function writeLoad(options: {
   /** A bound on the whole load, so a test that fails before it says stop does not leave it running. */
   maxMs?: number;
 }): Promise<WriteLoad> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients });
   const result = options.result ?? emptyLoad();
   const t0 = Date.now();
   const pause = options.pauseMs ?? 20;
   const maxMs = options.maxMs ?? 120_000;
-  let next = options.firstId;
-  const client = async () => {
-    while (!options.until() && Date.now() - t0 < maxMs) {
-      const id = next++;
-      result.sent++;
-      const started = Date.now();
-      const out = await postRaw(options.port, options.token, plantJson(id, plantName(id)), { agent, timeoutMs: options.timeoutMs });
-      const at = Date.now() - t0;
-      const ms = Date.now() - started;
-      result.maxMs = Math.max(result.maxMs, ms);
-      if (out.kind === 'error') {
-        result.failed.push({ id, code: out.code, at, ms });
-        await sleep(pause);
-      } else if (out.status === 200) {
-        result.ok.set(id, at);
-      } else {
-        const retryAfter = out.headers['retry-after'];
-        result.others.push({ id, status: out.status, at, ms, retryAfter, contentType: out.headers['content-type'], body: out.body.slice(0, 300) });
-        await sleep(pause);
-      }
+  const record = ({ id, outcome: out, at, ms }: Exchange): number => {
+    result.maxMs = Math.max(result.maxMs, ms);
+    if (out.kind === 'error') {
+      result.failed.push({ id, code: out.code, at, ms });
+      return pause;
     }
+    if (out.status === 200) {
+      result.ok.set(id, at);
+      return 0;
+    }
+    const retryAfter = out.headers['retry-after'];
+    result.others.push({ id, status: out.status, at, ms, retryAfter, contentType: out.headers['content-type'], body: out.body.slice(0, 300) });
+    return pause;
   };
-  await Promise.all(Array.from({ length: options.clients }, client));
-  agent.destroy();
+  const until = () => options.until() || Date.now() - t0 >= maxMs;
+  await postLoad({ port: options.port, token: options.token, clients: options.clients, firstId: options.firstId, until, timeoutMs: options.timeoutMs, startedAt: t0, result, record });
   return result;
 }
 

@@ -2,12 +2,14 @@
 // size). Each drives a Deployment, asserts what a user of the service must see, and returns its numbers.
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/storage/open-store.js';
-import { cli, createTokenCli, deliveriesByPlant, plantIdOf, subscribe, waitForDeliveries, type Deployment } from './deployment.js';
+import { cli, createTokenCli, deliveriesByPlant, plantIdOf, waitForDeliveries, type Deployment } from './deployment.js';
+import { clientFor } from '../helpers/client.js';
+import { subscribe } from '../helpers/webhooks.js';
 import { describeLoad, eachLimited, emptyLoad, plantName, writeLoad, type WriteLoad } from './load.js';
 import { startReceiver } from '../helpers/receiver.js';
 import type { TestContext } from 'node:test';
 import type { Scope } from './haproxy.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually, sleep, within } from '../helpers/sleep.js';
 import { storedPlant } from '../helpers/stored-plant.js';
 
 /** Every acknowledged plant can be read back through the load balancer, as it was sent. */
@@ -47,9 +49,10 @@ export interface KillReport {
 }
 
 /**
- * Writes through the load balancer from `clients` clients for `loadMs`, SIGKILLs one instance half way, then
- * checks that no acknowledged plant is lost (read through the LB, counted in the database) and that every
- * acknowledged plant's event reached the receiver at least once.
+ * Writes through the load balancer from `clients` clients for `loadMs` (and at least a second after the kill),
+ * SIGKILLs one instance once `minAcknowledged` writes were acknowledged, then checks that no acknowledged plant
+ * is lost (read through the LB, counted in the database) and that every acknowledged plant's event reached the
+ * receiver at least once.
  */
 export async function killUnderLoad(
   d: Deployment,
@@ -58,18 +61,15 @@ export async function killUnderLoad(
   const victim = d.instances[1]!;
   const before = (await inDatabase(d.databaseUrl, [])).count;
   const t0 = Date.now();
-  let stop = false;
   let killAt = Infinity;
   const live = emptyLoad();
-  const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until: () => stop, timeoutMs: 20_000, result: live });
-  // Half the load, and on a loaded machine longer, until enough writes were acknowledged to mean something.
-  await sleep(options.loadMs / 2);
+  const until = () => Date.now() - t0 >= Math.max(options.loadMs, killAt + 1_000);
+  const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until, timeoutMs: 20_000, result: live });
+  // Until enough writes were acknowledged to mean something (on a loaded machine that takes longer).
   await eventually(() => live.ok.size >= (options.minAcknowledged ?? 100), 'writes acknowledged', 15_000, 100).catch(() => {}); // the assertions below judge the load
   killAt = Date.now() - t0;
   victim.proc.kill('SIGKILL');
   assert.equal(await victim.exited, 'SIGKILL');
-  await sleep(Math.max(1_000, options.loadMs - (Date.now() - t0)));
-  stop = true;
   const result = await load;
   const loadEnded = Date.now();
 
@@ -121,7 +121,7 @@ export async function exactlyOnce(d: Deployment, options: { clients: number; loa
   const missing = await waitForDeliveries(d.receiver, acknowledged, options.deliveryWaitMs);
   assert.deepEqual(missing.slice(0, 10), [], `${missing.length} events never reached the receiver`);
   const deliveriesDoneMs = Date.now() - loadEnded;
-  // A second delivery would come from another dispatcher claiming the same row: give it time to show.
+  // Real time, as a bound: a second delivery would come from another dispatcher claiming the same row.
   await sleep(2_000);
   assert.deepEqual(d.receiver.problems, []);
   const per = deliveriesByPlant(d.receiver);
@@ -131,14 +131,29 @@ export async function exactlyOnce(d: Deployment, options: { clients: number; loa
   return { load: describeLoad(result), acknowledged: acknowledged.length, deliveriesDoneMs };
 }
 
-/** Polls `check` every 50 ms until it is true; resolves with the time it took, or rejects after `timeoutMs`. */
-async function within(timeoutMs: number, what: string, check: () => Promise<boolean>): Promise<number> {
+/** How long `check` took to come true (asked every 50 ms); rejects after `timeoutMs`. */
+async function timeUntil(timeoutMs: number, what: string, check: () => Promise<boolean>): Promise<number> {
   const t0 = Date.now();
-  while (!(await check())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(50);
-  }
+  await eventually(check, what, timeoutMs, 50);
   return Date.now() - t0;
+}
+
+/**
+ * Waits until the outbox has nothing left to do: every event placed in the feed and fanned out to every active
+ * subscription, and every delivery made. What was to be delivered has then reached its receiver.
+ */
+async function outboxDone(databaseUrl: string, timeoutMs: number): Promise<void> {
+  const { store } = await openStore(databaseUrl);
+  try {
+    let left = { unplaced: 0, behind: 0, pending: 0 };
+    const done = async () => {
+      left = { ...(await store.events.backlog()), pending: await store.webhooks.countPendingDeliveries() };
+      return left.unplaced === 0 && left.behind === 0 && left.pending === 0;
+    };
+    await eventually(done, () => `the outbox done (${JSON.stringify(left)})`, timeoutMs, 100);
+  } finally {
+    await store.close();
+  }
 }
 
 /**
@@ -154,7 +169,7 @@ export async function revocationReachesEveryInstance(d: Deployment): Promise<Rec
   const out: Record<string, number> = {};
   await Promise.all(
     d.instances.map(async (i) => {
-      out[i.name] = await within(5_000, `revocation on ${i.name}`, async () => (await get(i.url)).status === 401);
+      out[i.name] = await timeUntil(5_000, `revocation on ${i.name}`, async () => (await get(i.url)).status === 401);
     }),
   );
   return out;
@@ -168,7 +183,7 @@ export async function deletionReachesEveryInstance(scope: Scope, d: Deployment, 
   const [a, b] = d.instances;
   let secret = '';
   const other = await startReceiver(scope as unknown as TestContext, () => secret);
-  const sub = await subscribe(a!.url, d.token, `${other.url}/other`);
+  const sub = await subscribe(clientFor(a!.url, d.token), `${other.url}/other`);
   secret = sub.secret;
   const post = (url: string, id: bigint) =>
     fetch(`${url}/plants`, {
@@ -191,7 +206,7 @@ export async function deletionReachesEveryInstance(scope: Scope, d: Deployment, 
   const deletedAt = Date.now();
   let goneAfterMs = 0;
   for (const i of d.instances) {
-    await within(5_000, `deleted subscription still listed on ${i.name}`, async () => {
+    await timeUntil(5_000, `deleted subscription still listed on ${i.name}`, async () => {
       const res = await fetch(`${i.url}/webhooks/${sub.id}`, { headers: { authorization: `Bearer ${d.token}` } });
       await res.arrayBuffer();
       return res.status === 404;
@@ -205,7 +220,8 @@ export async function deletionReachesEveryInstance(scope: Scope, d: Deployment, 
     after.push(id++);
   }
   assert.deepEqual(await waitForDeliveries(d.receiver, after, 15_000), [], 'the remaining subscription still gets every event');
-  await sleep(1_000);
+  // Whatever the outbox was to deliver of them, a delivery to the deleted subscription included, has arrived.
+  await outboxDone(d.databaseUrl, 15_000);
   const leaked = after.filter((p) => deliveriesByPlant(other).has(p));
   assert.deepEqual(leaked, [], 'events made after the deletion reached the deleted subscription');
   assert.ok(goneAfterMs <= 5_000);
@@ -229,18 +245,20 @@ export async function drainThenStop(d: Deployment, victimName: string, options: 
   const victim = d.instances.find((i) => i.name === victimName)!;
   const before = (await inDatabase(d.databaseUrl, [])).count;
   let stop = false;
-  const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until: () => stop, timeoutMs: 20_000 });
-  await sleep(500);
+  const live = emptyLoad();
+  const load = writeLoad({ port: d.lb.port, token: d.token, clients: options.clients, firstId: options.firstId, until: () => stop, timeoutMs: 20_000, result: live });
+  const acknowledgedAtLeast = (n: number, what: string) => eventually(() => live.ok.size >= n, () => `${what}: ${describeLoad(live)}`, 15_000, 20);
+  await acknowledgedAtLeast(100, 'writes acknowledged before the drain');
   const drainAt = Date.now();
   assert.equal((await d.lb.command(`set server plant_store/${victimName} state drain`)).trim(), '');
-  await within(15_000, `sessions on ${victimName} after drain`, async () => (await d.lb.sessions()).get(victimName) === 0);
+  await timeUntil(15_000, `sessions on ${victimName} after drain`, async () => (await d.lb.sessions()).get(victimName) === 0);
   const drainedMs = Date.now() - drainAt;
   const termAt = Date.now();
   victim.proc.kill('SIGTERM');
-  const code = await Promise.race([victim.exited, sleep(20_000).then(() => 'still running')]);
+  const code = await within(victim.exited, 20_000, 'still running');
   const exitMs = Date.now() - termAt;
   assert.equal(code, 0, `exit after SIGTERM: ${code}\n${victim.stderr()}`);
-  await sleep(500);
+  await acknowledgedAtLeast(live.ok.size + 100, 'writes acknowledged after the stop');
   stop = true;
   const result = await load;
   assert.equal(result.others.length + result.failed.length, 0, `not every write was answered 200: ${describeLoad(result)}`);

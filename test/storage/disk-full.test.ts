@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { spawnServer } from '../helpers/app.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
-import { sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { createToken, portOf } from '../helpers/cli.js';
 
 /** Mounts a small tmpfs, or says why it cannot. */
@@ -86,16 +86,14 @@ test('disk full: 503s, no crash, nothing acknowledged lost, integrity ok, recove
 
   // Space returns: the same process takes writes again.
   rmSync(filler);
-  let recovered: bigint | undefined;
-  for (let i = 0; i < 100 && recovered === undefined; i++) {
-    const id = 1_000_000n + BigInt(i);
+  let tries = 0;
+  const takesWrites = async () => {
+    const id = 1_000_000n + BigInt(tries++);
     const out = await postRaw(port, token, plantJson(id, NAME), { agent });
     assert.ok(out.kind === 'response' && (out.status === 200 || out.status === 503), JSON.stringify(out));
-    if (out.kind === 'response' && out.status === 200) recovered = id;
-    else await sleep(100);
-  }
-  assert.ok(recovered !== undefined, 'writes succeed again once space returns');
-  acknowledged.push(recovered);
+    return out.status === 200 && id;
+  };
+  acknowledged.push(await eventually(takesWrites, 'writes succeed again once space returns', 15_000, 100));
 
   server.proc.kill('SIGTERM');
   assert.equal(await server.exited, 0, server.stderr());

@@ -4,12 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, spawnServer } from '../helpers/app.js';
 import { plantJson, postRaw } from '../helpers/raw-request.js';
-import { eventually, sleep } from '../helpers/sleep.js';
+import { eventually } from '../helpers/sleep.js';
 import { assertAcknowledgedStored, runLoad, summarize, type LoadResult } from '../helpers/load.js';
 import { databaseWithToken, portOf } from '../helpers/cli.js';
 
 const CLIENTS = 50;
-const LOAD_MS = 1_500;
 const MIN_ACKNOWLEDGED = 300;
 // Ids above 2^53, so that exactness is part of what must survive.
 const FIRST_ID = 2n ** 60n;
@@ -30,8 +29,7 @@ test('kill -9 under 50 concurrent writers loses no acknowledged plant', async (t
     stopOnError: () => killed,
     result: live,
   });
-  // At least LOAD_MS, and on a loaded machine longer, until enough writes were acknowledged to mean something.
-  await sleep(LOAD_MS);
+  // Until enough writes were acknowledged to mean something (on a loaded machine that takes longer).
   await eventually(() => live.ok.size >= MIN_ACKNOWLEDGED, 'writes acknowledged', 20_000, 100).catch(() => {}); // the assertions below judge the load
   killed = true;
   server.proc.kill('SIGKILL');

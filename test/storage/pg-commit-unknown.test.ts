@@ -31,12 +31,13 @@ async function cuttingProxy(target: URL) {
         armed = undefined;
         marked = false;
         cuts++;
-        // Let the server read and commit it, but never let its answer reach the client.
+        // Let the server read and commit it, but never let its answer reach the client: both sides are cut as
+        // the answer arrives.
         upstream.removeAllListeners('data');
-        setTimeout(() => {
+        upstream.once('data', () => {
           client.destroy();
           upstream.destroy();
-        }, 200);
+        });
       }
     });
   });

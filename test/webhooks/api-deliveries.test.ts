@@ -11,7 +11,7 @@ import type { PlantStoreClient, WebhookDelivery } from '@plant-store/client';
 import { startApp } from '../helpers/app.js';
 import { clientError, clientFor } from '../helpers/client.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { withoutVersion } from '../helpers/webhooks.js';
+import { subscribe, withoutVersion } from '../helpers/webhooks.js';
 import { testClock } from '../helpers/clock.js';
 import { eventually } from '../helpers/sleep.js';
 
@@ -26,14 +26,6 @@ async function receiver(t: TestContext, status = 200) {
   hook.url = `${hook.rx.url}/plants`;
   t.after(() => assert.deepEqual(hook.rx.problems, [], 'every delivery verifies and conforms to the webhooks section'));
   return hook;
-}
-
-/** POST /webhooks to `to` (a receiver, whose secret becomes the subscription's, or a URL). */
-async function subscribe(hooks: PlantStoreClient, to: string | { url: string; secret: string }): Promise<{ id: string; secret: string }> {
-  const { data, error, response } = await hooks.POST('/webhooks', { body: { url: typeof to === 'string' ? to : to.url } });
-  assert.equal(response.status, 201, JSON.stringify(error));
-  if (typeof to !== 'string') to.secret = data!.secret;
-  return data!;
 }
 
 async function deliveries(hooks: PlantStoreClient, id: string, limit?: number): Promise<WebhookDelivery[]> {

@@ -5,21 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, migratedDatabaseUrl, runCli } from '../helpers/app.js';
-import { startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
+import { postSubscription, startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 /** Above 2^53: a JSON.parse or a Number anywhere on the way would change its digits. */
 const ID = '9007199254740993';
 const CE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-async function subscribe(s: DeliveryApp, body: Record<string, unknown>): Promise<Response> {
-  const token = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] });
-  return fetch(`${s.url}/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token.secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
 
 /** Creates, renames and deletes plant ID: one event of each type. */
 async function threeEvents(s: DeliveryApp): Promise<void> {
@@ -61,12 +52,12 @@ test('every delivery names its type in ce-* headers; format envelope signs {type
   plain.format = 'plain';
   envelope.format = 'envelope';
 
-  const bad = await subscribe(s, { url: plain.url, format: 'xml' });
+  const bad = await postSubscription(s, { url: plain.url, format: 'xml' });
   assert.equal(bad.status, 400);
   assert.match((await errorOf(bad)).message, /format/);
   const made: Record<string, { id: string; secret: string; format: string }> = {};
   for (const [name, body] of [['plain', { url: plain.url }], ['envelope', { url: envelope.url, format: 'envelope' }]] as const) {
-    const res = await subscribe(s, body);
+    const res = await postSubscription(s, body);
     assert.equal(res.status, 201);
     made[name] = (await res.json()) as { id: string; secret: string; format: string };
     assert.equal(made[name]!.format, name, 'plain is the default');
@@ -78,7 +69,7 @@ test('every delivery names its type in ce-* headers; format envelope signs {type
   const listed = (await (await fetch(`${s.url}/webhooks`, { headers: manage })).json()) as { id: string; format: string }[];
   assert.deepEqual(listed.map((w) => [w.id, w.format]), [[made.plain!.id, 'plain'], [made.envelope!.id, 'envelope']]);
   assert.equal(((await (await fetch(`${s.url}/webhooks/${made.envelope!.id}`, { headers: manage })).json()) as { format: string }).format, 'envelope');
-  assert.equal((await subscribe(s, { url: plain.url, format: 'plain' })).status, 409);
+  assert.equal((await postSubscription(s, { url: plain.url, format: 'plain' })).status, 409);
 
   await threeEvents(s);
   await s.dispatcher.runOnce();

@@ -6,18 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf } from '../helpers/app.js';
-import { startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
+import { postSubscription, startDeliveryApp, type DeliveryApp } from '../helpers/webhooks.js';
 import { startReceiver, type Received } from '../helpers/receiver.js';
-
-/** POST /webhooks with a webhooks:manage and plants:read token; the created subscription (and its secret) or the answer. */
-async function subscribe(s: DeliveryApp, body: Record<string, unknown>): Promise<Response> {
-  const manage = await s.tokens.create({ name: 'hooks', scopes: ['webhooks:manage', 'plants:read'] });
-  return fetch(`${s.url}/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${manage.secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
 
 function send(s: DeliveryApp, method: string, id: string, body?: string, headers: Record<string, string> = {}) {
   return fetch(`${s.url}/plants/${id}`, {
@@ -40,7 +30,7 @@ test('a plant created, renamed, patched and deleted: four signed events whose ve
   const s = await startDeliveryApp(t);
   let secret = '';
   const rx = await startReceiver(t, () => secret);
-  const res = await subscribe(s, { url: rx.url });
+  const res = await postSubscription(s, { url: rx.url });
   assert.equal(res.status, 201);
   const sub = (await res.json()) as { id: string; secret: string; events: string[] };
   secret = sub.secret;
@@ -91,7 +81,7 @@ test('a subscription receives only the event types it chose; an event nobody cho
   const created = await startReceiver(t, () => secrets.created!);
   const deleted = await startReceiver(t, () => secrets.deleted!);
   for (const [name, rx, events] of [['created', created, ['newPlant']], ['deleted', deleted, ['plantDeleted']]] as const) {
-    const res = await subscribe(s, { url: rx.url, events });
+    const res = await postSubscription(s, { url: rx.url, events });
     assert.equal(res.status, 201);
     const body = (await res.json()) as { secret: string; events: string[] };
     assert.deepEqual(body.events, events);
@@ -124,19 +114,19 @@ test('POST /webhooks: unknown or repeated event types are 400; the same URL and 
     [['newPlant', 'newPlant'], /events/],
     ['newPlant', /events/],
   ] as const) {
-    const res = await subscribe(s, { url, events });
+    const res = await postSubscription(s, { url, events });
     assert.equal(res.status, 400, JSON.stringify(events));
     assert.match((await errorOf(res)).message, pattern);
   }
-  assert.equal((await subscribe(s, { url, events: ['plantDeleted', 'newPlant'] })).status, 201);
+  assert.equal((await postSubscription(s, { url, events: ['plantDeleted', 'newPlant'] })).status, 201);
   // The same set in another order is the same subscription.
-  const again = await subscribe(s, { url, events: ['newPlant', 'plantDeleted'] });
+  const again = await postSubscription(s, { url, events: ['newPlant', 'plantDeleted'] });
   assert.equal(again.status, 409);
   assert.match((await errorOf(again)).message, /already delivers these events/);
   // Another set for the same URL is another subscription.
-  assert.equal((await subscribe(s, { url })).status, 201);
-  assert.equal((await subscribe(s, { url: 'http://127.0.0.1:9/other' })).status, 201);
-  const beyond = await subscribe(s, { url: 'http://127.0.0.1:9/fourth' });
+  assert.equal((await postSubscription(s, { url })).status, 201);
+  assert.equal((await postSubscription(s, { url: 'http://127.0.0.1:9/other' })).status, 201);
+  const beyond = await postSubscription(s, { url: 'http://127.0.0.1:9/fourth' });
   assert.equal(beyond.status, 409);
   assert.match((await errorOf(beyond)).message, /WEBHOOK_MAX_SUBSCRIPTIONS/);
   assert.equal((await s.store.webhooks.listSubscriptions()).length, 3);
@@ -144,7 +134,7 @@ test('POST /webhooks: unknown or repeated event types are 400; the same URL and 
 
 test('concurrent identical subscriptions: exactly one is created, the others are 409', async (t) => {
   const s = await startDeliveryApp(t);
-  const answers = await Promise.all(Array.from({ length: 8 }, () => subscribe(s, { url: 'http://127.0.0.1:9/same' })));
+  const answers = await Promise.all(Array.from({ length: 8 }, () => postSubscription(s, { url: 'http://127.0.0.1:9/same' })));
   const statuses = answers.map((r) => r.status).sort();
   assert.deepEqual(statuses, [201, 409, 409, 409, 409, 409, 409, 409]);
   assert.equal((await s.store.webhooks.listSubscriptions()).length, 1);

@@ -7,24 +7,12 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { freshDatabaseUrl, runCli, startApp } from '../helpers/app.js';
-import { createStore, openStore } from '../../src/storage/open-store.js';
+import { openStore } from '../../src/storage/open-store.js';
 import { createSecretBox, parseSecretKeys, SecretKeyError } from '../../src/webhooks/secret-box.js';
 import { createWebhookService } from '../../src/webhooks/webhook-service.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { newKey, storedSecret } from '../helpers/secrets.js';
 
-const newKey = () => randomBytes(32).toString('base64');
-
-/** The secret column as stored, read through a store that neither seals nor opens. */
-async function storedSecret(databaseUrl: string, id: string): Promise<string> {
-  const raw = createStore(databaseUrl);
-  try {
-    const sub = await raw.webhooks.getSubscription(id);
-    assert.ok(sub, `subscription ${id} is stored`);
-    return sub.secret;
-  } finally {
-    await raw.close();
-  }
-}
 
 /** Opens the store as serve does, with `keys` (comma-separated), and closes it again; returns how many secrets were re-encrypted. */
 async function restart(databaseUrl: string, keys: string): Promise<number> {
@@ -33,7 +21,7 @@ async function restart(databaseUrl: string, keys: string): Promise<number> {
   return secrets.resealed;
 }
 
-async function subscribe(databaseUrl: string, keys: string): Promise<{ id: string; secret: string }> {
+async function subscribeInStore(databaseUrl: string, keys: string): Promise<{ id: string; secret: string }> {
   const { store } = await openStore(databaseUrl, { webhookSecretKeys: parseSecretKeys(keys) });
   try {
     const { subscription, secret } = await createWebhookService(store.webhooks, { allowedHosts: ['127.0.0.1'] }).create({ url: 'http://127.0.0.1:9/hook' });
@@ -74,7 +62,7 @@ test('with a key, the database holds ciphertext and deliveries are signed with t
 test('secrets stored in clear are encrypted at start-up; a rotation re-encrypts under the new first key; the old key can then go', async (t) => {
   const databaseUrl = await freshDatabaseUrl(t);
   const [k1, k2] = [newKey(), newKey()];
-  const { id, secret } = await subscribe(databaseUrl, '');
+  const { id, secret } = await subscribeInStore(databaseUrl, '');
   assert.equal(await storedSecret(databaseUrl, id), secret, 'without a key the secret is stored in clear');
 
   assert.equal(await restart(databaseUrl, k1), 1);
@@ -124,7 +112,7 @@ test('the server refuses to start with a malformed key, or without the key a sto
     assert.ok(!run.stderr.includes(short), 'the key is not echoed');
   }
   const key = newKey();
-  await subscribe(databaseUrl, key);
+  await subscribeInStore(databaseUrl, key);
   const run = await runCli(['serve'], { ...base, WEBHOOK_SECRET_KEYS: '' });
   assert.notEqual(run.code, 0);
   assert.match(run.stderr, /encrypted with key [A-Za-z0-9_-]{8}, which WEBHOOK_SECRET_KEYS does not hold/, run.stderr);

@@ -5,16 +5,14 @@
 // PostgreSQL only (scripts/engine-only.mjs): one SQLite file has one server.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { freshDatabaseUrl, type ChildServer } from '../helpers/app.js';
 import { runIn, serveIn } from '../helpers/cli.js';
-import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { clientFor } from '../helpers/client.js';
+import { keyId, newKey } from '../helpers/secrets.js';
+import { subscribedReceiver } from '../helpers/webhooks.js';
 import { eventually } from '../helpers/sleep.js';
 
-const newKey = () => randomBytes(32).toString('base64');
-const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
 
 interface Delivery {
   status: string;
@@ -44,16 +42,7 @@ test('rolling key rotation over two instances on one PostgreSQL database: delive
   const start = async (name: string, keys: string) => instances.set(name, await serveIn(t, tmpdir(), { ...base, WEBHOOK_SECRET_KEYS: keys }));
   await Promise.all([start('a', k1), start('b', k1)]);
 
-  const subscribe = async (via: ChildServer): Promise<{ id: string; rx: Receiver }> => {
-    let secret = '';
-    const rx = await startReceiver(t, () => secret);
-    const res = await call(via, 'POST', '/webhooks', { url: rx.url, events: ['newPlant'] });
-    assert.equal(res.status, 201, await res.clone().text());
-    const body = (await res.json()) as { id: string; secret: string };
-    secret = body.secret;
-    return { id: body.id, rx };
-  };
-  const first = await subscribe(instances.get('a')!);
+  const first = await subscribedReceiver(t, clientFor(instances.get('a')!, token), { events: ['newPlant'] });
 
   // One plant at a time, on the instances that are up in turn, each written once the previous one was delivered.
   let writing = true;
@@ -97,7 +86,7 @@ test('rolling key rotation over two instances on one PostgreSQL database: delive
   await restart('a', `${k2},${k1}`);
   assert.match(instances.get('a')!.stdout(), /"count":1,.*"msg":"webhook signing secrets encrypted under the first WEBHOOK_SECRET_KEYS key"/);
   // b, not yet restarted, still seals what it creates under K1; its own restart moves that too.
-  const second = await subscribe(instances.get('b')!);
+  const second = await subscribedReceiver(t, clientFor(instances.get('b')!, token), { events: ['newPlant'] });
   await restart('b', `${k2},${k1}`);
   // 3. Nothing left under K1: secrets status says so, and secrets rotate has nothing to do.
   const status = await cli(['secrets', 'status'], `${k2},${k1}`);

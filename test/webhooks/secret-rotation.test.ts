@@ -3,15 +3,12 @@
 // process re-encrypted it under a key it lacks) fails that subscription's deliveries alone, visibly.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { runCli, startApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
-import { createStore } from '../../src/storage/open-store.js';
 import { parseSecretKeys } from '../../src/webhooks/secret-box.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
-
-const newKey = () => randomBytes(32).toString('base64');
-const keyId = (key: string) => parseSecretKeys(key)[0]!.id;
+import { clientFor } from '../helpers/client.js';
+import { keyId, newKey, storedSecret } from '../helpers/secrets.js';
+import { subscribedReceiver } from '../helpers/webhooks.js';
 
 interface Delivery {
   status: string;
@@ -30,30 +27,6 @@ function get(s: TestApp & { admin: string }, path: string): Promise<Response> {
   return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${s.admin}` } });
 }
 
-/** POST /webhooks with a receiver that verifies with the secret the answer gives. */
-async function subscribe(t: TestContext, s: TestApp & { admin: string }): Promise<{ id: string; rx: Receiver }> {
-  let secret = '';
-  const rx = await startReceiver(t, () => secret);
-  const res = await fetch(`${s.url}/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${s.admin}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: rx.url, events: ['newPlant'] }),
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  const body = (await res.json()) as { id: string; secret: string };
-  secret = body.secret;
-  return { id: body.id, rx };
-}
-
-async function storedSecret(databaseUrl: string, id: string): Promise<string> {
-  const raw = createStore(databaseUrl);
-  try {
-    return (await raw.webhooks.getSubscription(id))!.secret;
-  } finally {
-    await raw.close();
-  }
-}
-
 /** GET /webhooks and GET /webhooks/{id} answer 200 and list every id. */
 async function assertListed(s: TestApp & { admin: string }, ids: string[]): Promise<void> {
   const list = await get(s, '/webhooks');
@@ -65,7 +38,7 @@ async function assertListed(s: TestApp & { admin: string }, ids: string[]): Prom
 test('a command run with the new key first changes no secret: the server on the old key goes on delivering, and GET /webhooks answers 200', async (t) => {
   const [k1, k2] = [newKey(), newKey()];
   const s = await server(t, k1);
-  const { id, rx } = await subscribe(t, s);
+  const { id, rx } = await subscribedReceiver(t, clientFor(s, s.admin), { events: ['newPlant'] });
   const before = await storedSecret(s.databaseUrl, id);
   assert.ok(before.startsWith(`enc:v1:${keyId(k1)}:`));
 
@@ -93,14 +66,14 @@ test('a command run with the new key first changes no secret: the server on the 
 test('a secret the server cannot open fails its own deliveries only: recorded with the reason, retried, counted, and still listed', async (t) => {
   const [k1, k3] = [newKey(), newKey()];
   const s = await server(t, k1);
-  const locked = await subscribe(t, s);
+  const locked = await subscribedReceiver(t, clientFor(s, s.admin), { events: ['newPlant'] });
   // Another process, with a key this server lacks first, re-encrypts what exists (the incident this guards; only
   // on purpose since secrets rotate refuses beside such a server: test/cli/secrets-command.test.ts).
   const rotate = await runCli(['secrets', 'rotate', '--force'], { DATABASE_URL: s.databaseUrl, WEBHOOK_SECRET_KEYS: `${k3},${k1}` });
   assert.equal(rotate.code, 0, rotate.stderr);
   assert.match(rotate.stdout, /^Encrypted 1 webhook signing secret again under key /m);
   assert.ok((await storedSecret(s.databaseUrl, locked.id)).startsWith(`enc:v1:${keyId(k3)}:`));
-  const open = await subscribe(t, s);
+  const open = await subscribedReceiver(t, clientFor(s, s.admin), { events: ['newPlant'] });
 
   for (const plant of [1, 2]) assert.equal((await s.postPlant({ id: plant, name: `p${plant}` })).status, 200);
   await open.rx.until((r) => r.byId.size === 2);
