@@ -110,8 +110,11 @@ test('a limits question is answered by its own reply; one the primary does not a
   const counted = { allowed: true, limit: 30, windowS: 60, remaining: 29, resetS: 60 };
   reply({ plantStore: 'auth-failure-counted', id: first!.id, counted });
   assert.deepEqual(await answered, counted);
-  // Waits out the link's own deadline (1 s of real time): the question resolves null, not never.
+  // Waits out the link's own deadline (1 s of real time): the question resolves null, not never. That timer is
+  // unreferenced (it never holds a worker open), so this one holds the test's event loop meanwhile.
+  const hold = setTimeout(() => {}, 10_000);
   assert.equal(await unanswered, null);
+  clearTimeout(hold);
   reply({ plantStore: 'auth-failure-counted', id: second!.id, counted });
   ch.connected = false;
   assert.equal(await link.limits.countFailure('192.0.2.3'), null, 'a question that cannot go is answered at once');
