@@ -171,7 +171,13 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   // --at restores from the generation whose span holds the time. A Litestream killed mid-write may start a new
   // generation when it comes back, and under load its first snapshot can come seconds later: the time is taken
   // once both replicas have synced in it since the restart (seen once as "no matching backups found").
-  await eventually(() => syncedSince(restartedAt), 'both replicas synced since the restart', 30_000, 250);
+  let lastStatus = '';
+  const syncedAfterRestart = async () => {
+    lastStatus = (await cli(['replica', 'status'])).stdout;
+    return syncedSince(restartedAt);
+  };
+  // The status seen last goes into the failure message: a replica that never showed a later sync says which.
+  await eventually(syncedAfterRestart, () => `both replicas synced since the restart (${new Date(restartedAt).toISOString()}); replica status said:\n${lastStatus}`, 60_000, 250);
 
   // The point in time for --at, in the middle of the load.
   await acknowledged(live.ok.size + 300);
