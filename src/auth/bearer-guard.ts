@@ -148,11 +148,14 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
         : 'Use the Bearer scheme: Authorization: Bearer <token>.';
       return refuse('malformed', 'UNAUTHENTICATED', message, challenge());
     }
-    // Told apart by shape: opaque tokens start with pst_, JWTs are three base64url segments.
-    const secret = match[1]!;
-    const result = jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
+    const result = verifyBearer(tokens, jwt, match[1]!);
     return result instanceof Promise ? result.then((r) => judged(request, r)) : judged(request, result);
   };
+}
+
+/** A bearer secret verified by what issued it, told apart by shape: opaque tokens start with pst_, JWTs are three base64url segments. */
+function verifyBearer(tokens: TokenService, jwt: JwtVerifier | undefined, secret: string): Verification | JwtVerification | Promise<Verification | JwtVerification> {
+  return jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
 }
 
 /**
@@ -168,7 +171,7 @@ export function credentialCheck(tokens: TokenService, jwt?: JwtVerifier, tickets
     else {
       const secret = BEARER.exec(request.headers.authorization ?? '')?.[1];
       if (!secret) return false;
-      result = jwt && looksLikeJwt(secret) ? jwt.verify(secret) : tokens.verify(secret);
+      result = verifyBearer(tokens, jwt, secret);
     }
     return result instanceof Promise ? result.then(ok) : result.ok;
   };
