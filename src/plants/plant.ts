@@ -58,7 +58,7 @@ export type CreateOutcome =
   | { kind: 'conflict'; existing: VersionedPlant };
 
 /**
- * The create rule for an id already taken (plant-batch.ts creates a free one): the same name and tag is a replay
+ * The create rule for an id already taken (storage/plant-writes.ts plantBatch creates a free one): the same name and tag is a replay
  * (a client's retry, answered like the first time, with the current version); anything else is a conflict,
  * reported with what is stored. A replay compares with the plant as it is now, so replaying a create after an
  * update of that plant is a conflict.
@@ -75,7 +75,7 @@ export type ChangeOutcome =
   | { kind: 'version-mismatch'; current: VersionedPlant };
 
 /**
- * The rule for a delete that removed nothing (plant-batch.ts removes only under the version required): an
+ * The rule for a delete that removed nothing (storage/plant-writes.ts plantBatch removes only under the version required): an
  * absent plant is not found, one without the version required is a mismatch. One found that had it was created
  * after the delete looked, by another writer of a shared database: left alone.
  */

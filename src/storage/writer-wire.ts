@@ -5,7 +5,7 @@
 // on the main thread, and the writer decodes it faster too. The outcomes the batch decided come back flat as
 // well; events are made in the writer, with the versions the writes took.
 import { lengthRule, type PlantPatch, type PlantWrite, type VersionedPlant } from '../plants/plant.js';
-import type { WriteOutcome } from '../plants/plant-batch.js';
+import type { WriteOutcome } from './plant-writes.js';
 
 /**
  * A write for the writer to run: a command's name and its arguments, plain values (structured clone and the
@@ -107,7 +107,7 @@ export function firstTrace(wire: WireItems): string | undefined {
 }
 
 /**
- * A batch's outcomes (plants/plant-batch.ts), two values per write: the outcome's kind, by its index in KINDS, then
+ * A batch's outcomes (storage/plant-writes.ts), two values per write: the outcome's kind, by its index in KINDS, then
  * what it carries: a create's version, the plant it concerns, a too-long field's name, or null.
  */
 export type WireOutcomes = (number | bigint | VersionedPlant | string | null)[];

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { PlantWrite, VersionedPlant } from '../../src/plants/plant.js';
-import type { WriteOutcome } from '../../src/plants/plant-batch.js';
+import type { WriteOutcome } from '../../src/storage/plant-writes.js';
 import { decodeOutcomes, encodeItems, type WireOutcomes } from '../../src/storage/writer-wire.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlantWrite } from '../../src/plants/plant.js';
 import { fieldTooLong, PLANT_FIELD_MAX_LENGTH } from '../../src/plants/plant.js';
-import type { WriteOutcome } from '../../src/plants/plant-batch.js';
+import type { WriteOutcome } from '../../src/storage/plant-writes.js';
 import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes, wroteAny } from '../../src/storage/writer-wire.js';
 
 test('writes survive the trip to the writer: int64 ids and versions, absent tags, any text, what a patch sets, leaves and removes', () => {

@@ -1,7 +1,7 @@
-// The plant batch's statements (plants/plant-batch.ts) on one transaction's client: versions from the
+// The plant batch's statements (storage/plant-writes.ts) on one transaction's client: versions from the
 // plant_versions sequence, row locks for what the batch changes, the events in one statement.
 import type pg from 'pg';
-import type { AsyncPlantStatements } from '../../plants/plant-batch.js';
+import type { AsyncPlantStatements } from '../plant-writes.js';
 import { foldName } from '../../plants/plant-search.js';
 import { versionedPlantOf, type PlantRow } from '../rows.js';
 import { pgText, toDbText } from './text.js';
@@ -24,9 +24,12 @@ const SQL = {
     SELECT e.id, e.type, e.payload, $4, e.trace FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS e(id, type, payload, trace)`,
 } as const;
 
+/** The statements' names, which operators see in traces (`pg.query:insertPlants`); `plantsByIds` is pg-store.ts's read too. */
+const NAMES = { insert: 'insertPlants', stored: 'plantsByIds', current: 'lockPlant', update: 'patchPlant', remove: 'deletePlant', announce: 'insertEvents' } as const;
+
 /** A named prepared statement: parsed once per connection, then only bound and executed. */
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
-  return { name: `plant-batch-${name}`, text: SQL[name], values };
+  return { name: NAMES[name], text: SQL[name], values };
 }
 
 export function plantStatements(client: pg.PoolClient): AsyncPlantStatements {

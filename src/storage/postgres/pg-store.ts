@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { Engine, EngineOptions, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
-import { plantBatch, type WriteOutcome } from '../../plants/plant-batch.js';
+import { plantBatch, type WriteOutcome } from '../plant-writes.js';
 import { runStepsAsync } from '../../steps.js';
 import { plantStatements } from './pg-plant-statements.js';
 import { foldName } from '../../plants/plant-search.js';

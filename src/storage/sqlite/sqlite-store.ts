@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { asStoreError, StorePathError, StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, Engine, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
-import type { WriteOutcome } from '../../plants/plant-batch.js';
+import type { WriteOutcome } from '../plant-writes.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';

@@ -1,15 +1,59 @@
 // The two transports to a SQLite writer within one process (a third, from a cluster worker to its primary, is
-// cluster/worker-link.ts): the calling thread's own connection, or the write worker (write-worker.ts), a thread
-// with its own connection, started on first use and again after it dies, answering in the order it was asked.
-import { Worker } from 'node:worker_threads';
-import type Database from 'better-sqlite3';
+// cluster/worker-link.ts): the calling thread's own connection, or the write worker, a thread with its own
+// connection, started on first use and again after it dies, answering in the order it was asked. Both ends of the
+// write worker are here: this module is also the thread's code (writerThread, run when the thread loads it).
+//
+// The write thread of a single-process server owns the connection that runs every write command, so the fsync of
+// one batch runs while the main thread goes on parsing and validating the next, and no write transaction (a claim,
+// an attempt, a subscription) holds the main thread's event loop (better-sqlite3 is synchronous; on the main
+// thread a commit's fsync stalled every request in flight).
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../errors.js';
 import type { WireCommand, WireReply, WriteTransport } from '../writer-wire.js';
 import { createWriteCommands, runCommand } from './write-commands.js';
-import type { WriterData, WriterReply, WriterRequest } from './write-worker.js';
+import { configureConnection } from './connection-setup.js';
 import { PendingReplies } from '../../replies.js';
 
-const WORKER_URL = new URL('./write-worker.js', import.meta.url);
+export interface WriterData {
+  file: string;
+  busyTimeoutMs: number;
+  autoCheckpoint: boolean;
+}
+/** A command, or the end. */
+type WriterRequest = { seq: number; command: WireCommand } | { close: true };
+type WriterReply = { seq: number; reply: WireReply } | { ready: true } | { failed: string };
+/** What marks a thread started as the write worker. */
+type WriterThreadData = { plantStoreWriter: WriterData };
+
+if (!isMainThread && (workerData as Partial<WriterThreadData> | null)?.plantStoreWriter) writerThread((workerData as WriterThreadData).plantStoreWriter);
+
+/** The write worker's side: opens its connection, then runs each command it is sent, in order. */
+function writerThread({ file, busyTimeoutMs, autoCheckpoint }: WriterData): void {
+  const port = parentPort!;
+  let db: Database.Database;
+  let commands: ReturnType<typeof createWriteCommands>;
+  try {
+    db = new Database(file, { timeout: busyTimeoutMs });
+    // The same durability as the main connection: a commit returns only after the WAL is fsynced.
+    configureConnection(db, busyTimeoutMs, autoCheckpoint);
+    // Started once the store is migrated: the plant writes' statements are prepared now, the others on first use.
+    commands = createWriteCommands(db, { ready: true });
+    port.postMessage({ ready: true } satisfies WriterReply);
+  } catch (err) {
+    port.postMessage({ failed: (err as Error).message } satisfies WriterReply);
+    port.close();
+    return;
+  }
+  port.on('message', (msg: WriterRequest) => {
+    if ('close' in msg) {
+      db.close();
+      port.close();
+      return;
+    }
+    port.postMessage({ seq: msg.seq, reply: runCommand(commands, msg.command) } satisfies WriterReply);
+  });
+}
 
 /** Runs each command at once on this connection (an in-memory database, a multi-process server's primary, the CLI). */
 export function sameThreadTransport(db: Database.Database): WriteTransport {
@@ -31,7 +75,7 @@ export class WorkerTransport implements WriteTransport {
       // No execArgv: the parent's --import hooks and profilers are not the writer's business.
       // A small young generation: the writer allocates little, and the process's V8 flags (the service's 16 MiB
       // semi-spaces) would otherwise give its isolate the same, for resident memory it never uses.
-      const worker = new Worker(WORKER_URL, { workerData: this.data, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+      const worker = new Worker(new URL(import.meta.url), { workerData: { plantStoreWriter: this.data } satisfies WriterThreadData, execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 8 } });
       this.worker = worker;
       worker.on('message', (msg: WriterReply) => {
         if ('ready' in msg) return resolve(worker);
