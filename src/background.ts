@@ -65,7 +65,7 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
   const sequencer: Sequencer = createSequencer({
     store: store.events,
     clock,
-    logger: logger.child({ component: 'events' }),
+    observe: observers.observe,
     retentionMs: config.eventRetentionMs,
     onDeliveries: () => dispatcher.wake(),
     onPlaced: () => {
@@ -79,7 +79,6 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
     allowedHosts: config.webhookAllowedHosts,
     concurrency: config.webhookConcurrency,
     clock,
-    logger: logger.child({ component: 'webhooks' }),
     observe: observers.observe,
     // A settled delivery makes room for its subscription's next ones.
     onSettled: () => sequencer.wake(),
@@ -94,7 +93,7 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
     sequencer,
     dispatcher,
     start() {
-      stopReporting = store.addCommitObserver((commit) => observers.observe({ kind: 'commit', ...commit }));
+      stopReporting = store.observe(observers.observe);
       // Another instance's pass (PostgreSQL) placed events, and may have made deliveries this one can send.
       stopWatching = store.events.watch(() => {
         feed.placed();

@@ -109,7 +109,7 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const observers = createObservers();
-  observers.subscribe(observationLog(logger.child({ component: 'webhooks' })));
+  observers.subscribe(observationLog(logger));
   const background: Background = sharedWriter
     ? createWorkerBackground({ store, logger, tokens, deliveriesDue: () => link!.deliveriesDue() })
     : createBackground({ config, store, logger, observers, tokens });

@@ -3,7 +3,7 @@
 import { decideChange, decideCreate, patchOutcome, type ChangeOutcome, type CreateOutcome, type PatchOutcome, type PlantPatch, type PlantRecord, type PlantWrite, type WriteResult } from '../plants/plant.js';
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
-import type { CommitObserver } from './store.js';
+import type { Observer } from '../observations.js';
 import { traceText } from '../tracing/spans.js';
 import { tracing } from '../tracing/tracing-switch.js';
 
@@ -43,7 +43,8 @@ export abstract class GroupCommittedPlants {
     return patchOutcome(await this.write({ op: 'patch', id, patch, ifVersions }), patch, ifVersions);
   }
 
-  addCommitObserver(observer: CommitObserver): () => void {
+  /** Reports each group commit to `observer` as a `commit` observation; returns its removal. */
+  observe(observer: Observer): () => void {
     return this.groupCommit.observe(observer);
   }
 
