@@ -1,10 +1,12 @@
 // What the services report about their work, as one closed set of observations (PostgREST's Observation):
 // metrics and the log subscribe to one list, and a service (the store's group commit, the sequencer, the
-// dispatcher, the guard) says what happened without knowing who listens. Traces are not a subscriber: every
-// span wraps work in its context (its children, its log lines, the trace a write or a delivery carries on).
+// dispatcher, the guard) says what happened without knowing who listens. Spans stay with the work they time,
+// as each is a context (its children's parent, the trace a write or a delivery carries on); subscribers run in
+// the reporter's context, so a line logged for an observation made inside a span names its trace (logger.ts).
 // Waking another service (a commit wakes the sequencer, a pass wakes the dispatcher) is not an observation:
 // that is control flow, wired as direct calls by background.ts and app.ts.
 import type { AuthFailureReason } from './auth/bearer-guard.js';
+import type { SequencerObservation } from './events/sequencer.js';
 import type { AttemptOutcome } from './webhooks/delivery.js';
 import type { EventType } from './webhooks/outbox-events.js';
 
@@ -35,10 +37,10 @@ export type Observation =
   | { kind: 'delivery-due-time-unread'; err: unknown }
   /** Sends still in flight when the dispatcher's stop grace ran out, aborted unrecorded (sent again later). */
   | { kind: 'delivery-sends-abandoned'; inFlight: number }
-  /** A sequencing pass failed; the next wake or poll runs it again. */
-  | { kind: 'sequencing-failed'; err: unknown }
-  /** A retention pass failed; the next one tries again. */
-  | { kind: 'retention-failed'; err: unknown }
+  /** A sequencing or retention pass of the event log that failed (events/sequencer.ts). */
+  | SequencerObservation
+  /** Tokens' last-used times not written by the background flush; the next flush writes them. */
+  | { kind: 'token-use-unrecorded'; err: unknown }
   /** A request refused by bearer authentication. */
   | { kind: 'auth-failure'; reason: AuthFailureReason };
 
@@ -77,14 +79,15 @@ export interface LineLogger {
   warn(obj: object, msg: string): void;
 }
 
-/** The process's logger, as the log's subscriber uses it: a child per component. */
-export interface ObservationLogger {
+/** The process's logger, as the log's subscriber uses it: itself, and a child per component. */
+export interface ObservationLogger extends LineLogger {
   child(bindings: { component: string }): LineLogger;
 }
 
 /**
- * The log's subscriber: the lines an operator reads about deliveries (component webhooks) and the event log's
- * passes (component events); commits, plant changes and auth failures are counted by the metrics.
+ * The log's subscriber: the lines an operator reads about deliveries (component webhooks), the event log's
+ * passes (component events) and the token flush; commits, plant changes and auth failures are counted by the
+ * metrics.
  */
 export function observationLog(logger: ObservationLogger): Observer {
   const webhooks = logger.child({ component: 'webhooks' });
@@ -132,6 +135,9 @@ export function observationLog(logger: ObservationLogger): Observer {
         return;
       case 'retention-failed':
         events.warn({ err: o.err }, 'could not remove old events; will try again');
+        return;
+      case 'token-use-unrecorded':
+        logger.warn({ err: o.err }, 'could not record token use');
         return;
     }
   };

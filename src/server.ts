@@ -111,8 +111,8 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   const observers = createObservers();
   observers.subscribe(observationLog(logger));
   const background: Background = sharedWriter
-    ? createWorkerBackground({ store, logger, tokens, deliveriesDue: () => link!.deliveriesDue() })
-    : createBackground({ config, store, logger, observers, tokens });
+    ? createWorkerBackground({ store, observe: observers.observe, tokens, deliveriesDue: () => link!.deliveriesDue() })
+    : createBackground({ config, store, observers, tokens });
   const app = await buildApp(config, {
     store,
     logger,

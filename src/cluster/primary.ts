@@ -104,7 +104,7 @@ function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () 
   observers.subscribe(observationLog(log));
   const metrics = createMetrics({ store, logger: log.child({ component: 'metrics' }) });
   observers.subscribe(metrics.observe);
-  const services = createBackground({ config, store, logger: log, observers, onPlaced: tellWorkers });
+  const services = createBackground({ config, store, observers, onPlaced: tellWorkers });
   services.start();
   return { services, metrics };
 }

@@ -5,15 +5,24 @@
 // failed it reports as an observation.
 import { tracing } from '../tracing/tracing-switch.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { Observer } from '../observations.js';
 import type { EventLogStore } from './event-log.js';
+
+/**
+ * What the sequencer reports: kinds of the process's `Observation` (observations.ts lists them with the rest, so
+ * the process's one observer takes them), declared here so that the event log stays below observations.ts.
+ */
+export type SequencerObservation =
+  /** A sequencing pass failed; the next wake or poll runs it again. */
+  | { kind: 'sequencing-failed'; err: unknown }
+  /** A retention pass failed; the next one tries again. */
+  | { kind: 'retention-failed'; err: unknown };
 
 export interface SequencerOptions {
   store: EventLogStore;
   /** The retention clock (tests move it). */
   clock?: Clock;
-  /** Told of a sequencing or retention pass that failed (the log subscribes to it). */
-  observe?: Observer;
+  /** Told of a sequencing or retention pass that failed: the process's observers, whose log says so. */
+  observe?: (observation: SequencerObservation) => void;
   /** How long an event is kept (EVENT_RETENTION). */
   retentionMs: number;
   /**

@@ -1,6 +1,6 @@
-// What an operator reads when the background services fail: the dispatcher's and the sequencer's failures reach
-// the log through the process's observers (observations.ts), each a warn line with its component, its text and
-// its fields, as server.ts and the shared writer's primary wire them.
+// What an operator reads when the background services fail: the dispatcher's, the sequencer's and the token
+// flush's failures reach the log through the process's observers (observations.ts), each a warn line with its
+// component, its text and its fields, as server.ts and the shared writer's primary wire them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -11,6 +11,9 @@ import { createSequencer } from '../../src/events/sequencer.js';
 import type { ClaimedDelivery, WebhookStore } from '../../src/webhooks/delivery.js';
 import type { EventLogStore } from '../../src/events/event-log.js';
 import type { SendResult } from '../../src/webhooks/sender.js';
+import { createWorkerBackground } from '../../src/background.js';
+import type { TokenService } from '../../src/auth/token-service.js';
+import type { Store } from '../../src/storage/store.js';
 import { eventually } from '../helpers/sleep.js';
 
 type Line = Record<string, any>;
@@ -147,4 +150,22 @@ test('the sequencer says when a sequencing or a retention pass failed', async ()
   }
   assert.match(sequencing.err.message, /sequence refused/);
   assert.match(retention.err.message, /removal refused/);
+});
+
+test('the token flush says when it could not record token use', async () => {
+  const { observe, line } = logged();
+  const store = { events: { watch: () => () => {} } } as unknown as Store;
+  const tokens = {
+    async flushLastUsed() {
+      throw new Error('flush refused');
+    },
+  } as unknown as TokenService;
+  const services = createWorkerBackground({ store, observe, tokens, deliveriesDue: () => {} });
+  services.start();
+  // Stopping writes the last-used times once more.
+  await services.stop();
+  const flush = line('could not record token use')!;
+  assert.equal(flush.level, 40);
+  assert.equal(flush.component, undefined);
+  assert.match(flush.err.message, /flush refused/);
 });
