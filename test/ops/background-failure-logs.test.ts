@@ -3,8 +3,6 @@
 // component, its text and its fields, as server.ts and the shared writer's primary wire them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logger.js';
 import { createObservers, observationLog } from '../../src/observations.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { createSequencer } from '../../src/events/sequencer.js';
@@ -14,20 +12,14 @@ import type { SendResult } from '../../src/webhooks/sender.js';
 import { createWorkerBackground } from '../../src/background.js';
 import type { TokenService } from '../../src/auth/token-service.js';
 import type { Store } from '../../src/storage/store.js';
+import { capturedLogger } from '../helpers/log-lines.js';
 import { eventually } from '../helpers/sleep.js';
 
-type Line = Record<string, any>;
-
+/** The process's observers with the log subscribed, as server.ts wires them, and the lines it wrote. */
 function logged() {
-  const lines: Line[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      done();
-    },
-  });
+  const { lines, logger } = capturedLogger();
   const observers = createObservers();
-  observers.subscribe(observationLog(createLogger({ logLevel: 'info' }, stream)));
+  observers.subscribe(observationLog(logger));
   const line = (msg: string) => lines.find((l) => l.msg === msg);
   return { lines, observe: observers.observe, line };
 }
