@@ -1,14 +1,13 @@
 // The services no request runs: the event sequencer (feed positions and deliveries, and retention), the webhook
-// dispatcher and the token last-used flush, built from config, store, logger and clock, and started and stopped
+// dispatcher and the token last-used flush, built from config, store, observers and clock, and started and stopped
 // by the process that runs them: server.ts alone or as a worker, cluster/primary.ts as a shared writer. buildApp
 // never builds them; it gets their `links`: what its handlers tell them, and where waiting feed readers listen.
-import type { Logger } from 'pino';
 import type { TokenService } from './auth/token-service.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createFeedNotifier, type FeedNotifier } from './events/feed-notifier.js';
 import { createSequencer, type Sequencer } from './events/sequencer.js';
-import type { Observers } from './observations.js';
+import type { Observer, Observers } from './observations.js';
 import type { Store } from './storage/store.js';
 import { createDispatcher, type Dispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
 
@@ -42,10 +41,9 @@ export interface BackgroundServices extends Background {
 export interface BackgroundOptions {
   config: Config;
   store: Store;
-  logger: Logger;
   /** The retention and delivery clock (tests move it). */
   clock?: Clock;
-  /** Where the services report (observations.ts); this process's commits are reported there too. */
+  /** Where the services report (observations.ts), the log included; this process's commits are reported there too. */
   observers: Observers;
   /** Whose last-used times to write in the background: the process that serves requests. */
   tokens?: TokenService;
@@ -59,13 +57,13 @@ export interface BackgroundOptions {
 
 /** Alone, as a PostgreSQL worker, or as a shared writer's primary: every background service runs here. */
 export function createBackground(options: BackgroundOptions): BackgroundServices {
-  const { config, store, logger, clock, observers } = options;
+  const { config, store, clock, observers } = options;
   const feed = createFeedNotifier();
   // The wiring below is control flow (who wakes whom), not observation: each wake is part of the work.
   const sequencer: Sequencer = createSequencer({
     store: store.events,
     clock,
-    logger: logger.child({ component: 'events' }),
+    observe: observers.observe,
     retentionMs: config.eventRetentionMs,
     onDeliveries: () => dispatcher.wake(),
     onPlaced: () => {
@@ -79,14 +77,13 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
     allowedHosts: config.webhookAllowedHosts,
     concurrency: config.webhookConcurrency,
     clock,
-    logger: logger.child({ component: 'webhooks' }),
     observe: observers.observe,
     // A settled delivery makes room for its subscription's next ones.
     onSettled: () => sequencer.wake(),
     prepare: () => sequencer.runOnce(),
     ...options.dispatcher,
   });
-  const flush = options.tokens && tokenFlush(options.tokens, logger);
+  const flush = options.tokens && tokenFlush(options.tokens, observers.observe);
   let stopWatching = () => {};
   let stopReporting = () => {};
   return {
@@ -94,7 +91,7 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
     sequencer,
     dispatcher,
     start() {
-      stopReporting = store.addCommitObserver((commit) => observers.observe({ kind: 'commit', ...commit }));
+      stopReporting = store.observe(observers.observe);
       // Another instance's pass (PostgreSQL) placed events, and may have made deliveries this one can send.
       stopWatching = store.events.watch(() => {
         feed.placed();
@@ -120,9 +117,9 @@ export function createBackground(options: BackgroundOptions): BackgroundServices
  * readers hear of placed events from the primary (the store's watch), a commit needs no wake (the primary wakes
  * its sequencer when it commits), and a retry asked here is forwarded once; nothing answers a 'placed'.
  */
-export function createWorkerBackground(options: { store: Store; logger: Logger; tokens: TokenService; deliveriesDue: () => void }): Background {
+export function createWorkerBackground(options: { store: Store; observe: Observer; tokens: TokenService; deliveriesDue: () => void }): Background {
   const feed = createFeedNotifier();
-  const flush = tokenFlush(options.tokens, options.logger);
+  const flush = tokenFlush(options.tokens, options.observe);
   let stopWatching = () => {};
   return {
     links: { eventsCommitted: () => {}, deliveriesDue: options.deliveriesDue, feed },
@@ -139,8 +136,8 @@ export function createWorkerBackground(options: { store: Store; logger: Logger; 
 }
 
 /** Token last-used times, written in the background and once more at the end, never on the request path. */
-function tokenFlush(tokens: TokenService, logger: Logger): { start(): void; stop(): Promise<void> } {
-  const write = () => tokens.flushLastUsed().catch((err: unknown) => logger.warn({ err }, 'could not record token use'));
+function tokenFlush(tokens: TokenService, observe: Observer): { start(): void; stop(): Promise<void> } {
+  const write = () => tokens.flushLastUsed().catch((err: unknown) => observe({ kind: 'token-use-unrecorded', err }));
   let timer: NodeJS.Timeout | undefined;
   return {
     start() {

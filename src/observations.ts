@@ -1,8 +1,12 @@
 // What the services report about their work, as one closed set of observations (PostgREST's Observation):
-// metrics and the log subscribe to one list, and a service says what happened without knowing who listens.
+// metrics and the log subscribe to one list, and a service (the store's group commit, the sequencer, the
+// dispatcher, the guard) says what happened without knowing who listens. Spans stay with the work they time,
+// as each is a context (its children's parent, the trace a write or a delivery carries on); subscribers run in
+// the reporter's context, so a line logged for an observation made inside a span names its trace (logger.ts).
 // Waking another service (a commit wakes the sequencer, a pass wakes the dispatcher) is not an observation:
 // that is control flow, wired as direct calls by background.ts and app.ts.
 import type { AuthFailureReason } from './auth/bearer-guard.js';
+import type { SequencerObservation } from './events/sequencer.js';
 import type { AttemptOutcome } from './webhooks/delivery.js';
 import type { EventType } from './webhooks/outbox-events.js';
 
@@ -23,6 +27,20 @@ export type Observation =
   | { kind: 'delivery-attempt'; ids: AttemptIds; outcome: AttemptOutcome; statusCode: number | null; durationMs: number; error: string | null }
   /** A delivery not sent: its subscription's signing secret does not open with this process's keys. */
   | { kind: 'delivery-secret-error'; ids: AttemptIds; error: string }
+  /** A delivery attempt made but not recorded: its lease still holds it, and it is sent again once that expires. */
+  | { kind: 'delivery-attempt-unrecorded'; ids: AttemptIds; err: unknown }
+  /** A delivery attempt that threw before it was recorded: its lease expires and it is sent again. */
+  | { kind: 'delivery-attempt-crashed'; deliveryId: string; err: unknown }
+  /** The dispatcher's claim of due deliveries failed; it claims again on its next look. */
+  | { kind: 'delivery-claim-failed'; err: unknown }
+  /** The dispatcher could not read when the next delivery is due; it sleeps its poll interval. */
+  | { kind: 'delivery-due-time-unread'; err: unknown }
+  /** Sends still in flight when the dispatcher's stop grace ran out, aborted unrecorded (sent again later). */
+  | { kind: 'delivery-sends-abandoned'; inFlight: number }
+  /** A sequencing or retention pass of the event log that failed (events/sequencer.ts). */
+  | SequencerObservation
+  /** Tokens' last-used times not written by the background flush; the next flush writes them. */
+  | { kind: 'token-use-unrecorded'; err: unknown }
   /** A request refused by bearer authentication. */
   | { kind: 'auth-failure'; reason: AuthFailureReason };
 
@@ -55,14 +73,25 @@ export function createObservers(): Observers {
   };
 }
 
-export interface ObservationLogger {
+export interface LineLogger {
   debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
 
-/** The log's subscriber: the lines an operator reads about deliveries (the rest is counted by the metrics). */
-export function observationLog(webhooks: ObservationLogger): Observer {
+/** The process's logger, as the log's subscriber uses it: itself, and a child per component. */
+export interface ObservationLogger extends LineLogger {
+  child(bindings: { component: string }): LineLogger;
+}
+
+/**
+ * The log's subscriber: the lines an operator reads about deliveries (component webhooks), the event log's
+ * passes (component events) and the token flush; commits, plant changes and auth failures are counted by the
+ * metrics.
+ */
+export function observationLog(logger: ObservationLogger): Observer {
+  const webhooks = logger.child({ component: 'webhooks' });
+  const events = logger.child({ component: 'events' });
   return (o) => {
     switch (o.kind) {
       case 'delivery-secret-error':
@@ -84,7 +113,32 @@ export function observationLog(webhooks: ObservationLogger): Observer {
             webhooks.warn({ ...detail, reason: o.outcome.reason }, 'webhook subscription disabled (see reason); `plant-store webhook enable` re-enables it');
             return;
         }
+        return;
       }
+      case 'delivery-attempt-unrecorded':
+        webhooks.warn({ err: o.err, ...o.ids }, 'could not record a webhook attempt');
+        return;
+      case 'delivery-attempt-crashed':
+        webhooks.warn({ err: o.err, deliveryId: o.deliveryId }, 'webhook attempt crashed; its lease will expire and it is sent again');
+        return;
+      case 'delivery-claim-failed':
+        webhooks.warn({ err: o.err }, 'webhook dispatcher could not claim deliveries; will try again');
+        return;
+      case 'delivery-due-time-unread':
+        webhooks.warn({ err: o.err }, 'webhook dispatcher could not read the next due time');
+        return;
+      case 'delivery-sends-abandoned':
+        webhooks.warn({ inFlight: o.inFlight }, 'webhook sends still in flight at shutdown were abandoned; they will be sent again');
+        return;
+      case 'sequencing-failed':
+        events.warn({ err: o.err }, 'could not sequence events; will try again');
+        return;
+      case 'retention-failed':
+        events.warn({ err: o.err }, 'could not remove old events; will try again');
+        return;
+      case 'token-use-unrecorded':
+        logger.warn({ err: o.err }, 'could not record token use');
+        return;
     }
   };
 }

@@ -109,10 +109,10 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   });
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const observers = createObservers();
-  observers.subscribe(observationLog(logger.child({ component: 'webhooks' })));
+  observers.subscribe(observationLog(logger));
   const background: Background = sharedWriter
-    ? createWorkerBackground({ store, logger, tokens, deliveriesDue: () => link!.deliveriesDue() })
-    : createBackground({ config, store, logger, observers, tokens });
+    ? createWorkerBackground({ store, observe: observers.observe, tokens, deliveriesDue: () => link!.deliveriesDue() })
+    : createBackground({ config, store, observers, tokens });
   const app = await buildApp(config, {
     store,
     logger,

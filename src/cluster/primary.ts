@@ -101,10 +101,10 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
  */
 function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () => void): { services: BackgroundServices; metrics: Metrics } {
   const observers = createObservers();
-  observers.subscribe(observationLog(log.child({ component: 'webhooks' })));
+  observers.subscribe(observationLog(log));
   const metrics = createMetrics({ store, logger: log.child({ component: 'metrics' }) });
   observers.subscribe(metrics.observe);
-  const services = createBackground({ config, store, logger: log, observers, onPlaced: tellWorkers });
+  const services = createBackground({ config, store, observers, onPlaced: tellWorkers });
   services.start();
   return { services, metrics };
 }

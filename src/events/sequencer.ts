@@ -1,20 +1,28 @@
 // The background half of the event log: sequencing passes (feed positions and webhook deliveries for committed
 // events) woken by this process's commits, by a poll (events committed by an instance that died before its
 // pass, or by `plant-store import`), and the retention pass. What it placed and what it made it tells through
-// onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher).
+// onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher); a pass that
+// failed it reports as an observation.
 import { tracing } from '../tracing/tracing-switch.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { EventLogStore } from './event-log.js';
 
-export interface SequencerLogger {
-  warn(obj: object, msg: string): void;
-}
+/**
+ * What the sequencer reports: kinds of the process's `Observation` (observations.ts lists them with the rest, so
+ * the process's one observer takes them), declared here so that the event log stays below observations.ts.
+ */
+export type SequencerObservation =
+  /** A sequencing pass failed; the next wake or poll runs it again. */
+  | { kind: 'sequencing-failed'; err: unknown }
+  /** A retention pass failed; the next one tries again. */
+  | { kind: 'retention-failed'; err: unknown };
 
 export interface SequencerOptions {
   store: EventLogStore;
   /** The retention clock (tests move it). */
   clock?: Clock;
-  logger: SequencerLogger;
+  /** Told of a sequencing or retention pass that failed: the process's observers, whose log says so. */
+  observe?: (observation: SequencerObservation) => void;
   /** How long an event is kept (EVENT_RETENTION). */
   retentionMs: number;
   /**
@@ -56,7 +64,8 @@ export interface Sequencer {
 const RETAIN_BATCH = 1_000;
 
 export function createSequencer(options: SequencerOptions): Sequencer {
-  const { store, logger } = options;
+  const { store } = options;
+  const observe = options.observe ?? (() => {});
   const clock = options.clock ?? systemClock;
   const maxDeliveries = options.maxDeliveriesPerPass ?? 128;
   const pollMs = options.pollMs ?? 1_000;
@@ -140,7 +149,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
   }
 
   function background(): void {
-    run().catch((err: unknown) => logger.warn({ err }, 'could not sequence events; will try again'));
+    run().catch((err: unknown) => observe({ kind: 'sequencing-failed', err }));
   }
 
   async function retainOnce(): Promise<number> {
@@ -159,7 +168,7 @@ export function createSequencer(options: SequencerOptions): Sequencer {
       background();
       poll = setInterval(background, pollMs);
       poll.unref();
-      const retain = () => retainOnce().catch((err: unknown) => logger.warn({ err }, 'could not remove old events; will try again'));
+      const retain = () => retainOnce().catch((err: unknown) => observe({ kind: 'retention-failed', err }));
       void retain();
       retention = setInterval(retain, retentionEveryMs);
       retention.unref();

@@ -1,9 +1,9 @@
 // Group commit for every engine: what arrives in one turn of the event loop joins one commit, what arrives
 // while a commit runs waits for it and goes in the next one together, so one fsync (or one COMMIT round
 // trip) serves them all and (unless the committer is a writer elsewhere) at most one batch is committing at a time. How a batch is committed is the
-// engine's committer; observers (metrics) hear of every commit.
+// engine's committer; every commit is reported as a `commit` observation (metrics count them).
+import type { Observer } from '../observations.js';
 import { asStoreError } from './errors.js';
-import type { CommitObserver } from './store.js';
 import { traceFromText, type TraceHeaders } from '../tracing/spans.js';
 import { tracing } from '../tracing/tracing-switch.js';
 
@@ -36,7 +36,7 @@ export class Batcher<I, O> {
   private committing = 0;
   private scheduled = false;
   private idle: (() => void)[] = [];
-  private readonly observers = new Set<CommitObserver>();
+  private readonly observers = new Set<Observer>();
 
   /**
    * `maxInFlight`: batches the committer may hold at once. One for a committer that commits (the next batch
@@ -70,8 +70,8 @@ export class Batcher<I, O> {
     });
   }
 
-  /** Adds a commit observer; returns its removal. */
-  observe(observer: CommitObserver): () => void {
+  /** Reports every commit to `observer` from now on; returns its removal. */
+  observe(observer: Observer): () => void {
     this.observers.add(observer);
     return () => this.observers.delete(observer);
   }
@@ -114,7 +114,7 @@ export class Batcher<I, O> {
     const seconds = (performance.now() - started) / 1_000;
     for (const observer of this.observers) {
       try {
-        observer({ size, seconds, ok });
+        observer({ kind: 'commit', size, seconds, ok });
       } catch {
         // An observer never disturbs a commit.
       }

@@ -10,7 +10,7 @@ import { writeEvent } from '../webhooks/outbox-events.js';
 import { decidePatch, decideRefusedDelete, decideTakenCreate, replaceAsPatch, type ChangeOutcome, type CreateOutcome, type PatchOutcome, type PlantPatch, type PlantRecord, type PlantWrite, type VersionedPlant } from '../plants/plant.js';
 import type { Batcher } from './batcher.js';
 import { StoreUnavailableError } from './errors.js';
-import type { CommitObserver } from './store.js';
+import type { Observer } from '../observations.js';
 import { traceText } from '../tracing/spans.js';
 import { tracing } from '../tracing/tracing-switch.js';
 
@@ -51,7 +51,8 @@ export abstract class GroupCommittedPlants {
     return this.write({ op: 'patch', id, patch, ifVersions }) as Promise<PatchOutcome>;
   }
 
-  addCommitObserver(observer: CommitObserver): () => void {
+  /** Reports each group commit to `observer` as a `commit` observation; returns its removal. */
+  observe(observer: Observer): () => void {
     return this.groupCommit.observe(observer);
   }
 

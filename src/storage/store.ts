@@ -1,16 +1,14 @@
 // The store as a whole: each feature's port (plants, tokens, webhooks) plus what every engine shares
-// (migrations, health, commit observers, closing). Services depend on their feature's port, never on a driver.
+// (migrations, health, commit observations, closing). Services depend on their feature's port, never on a driver.
 import type { TokenStore } from '../auth/token.js';
 import type { TicketStore } from '../auth/stream-tickets.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
+import type { Observer } from '../observations.js';
 import type { Migration, MigrationResult } from './migrator.js';
 import type { RestoreStore } from './restores.js';
 import type { WireCommand, WireReply, WriteTransport } from './writer-wire.js';
-
-/** Told about every group commit of plant writes: how many writes it held, how long it took, whether it committed. */
-export type CommitObserver = (commit: { size: number; seconds: number; ok: boolean }) => void;
 
 /**
  * Another process that runs every write of this store and sequences its events: with WORKERS > 1 on SQLite,
@@ -45,8 +43,11 @@ export interface Store extends PlantStore, TokenStore, TicketStore {
   connectionLimit?(): Promise<number>;
   /** Commits whatever is pending, then releases the database. */
   close(): Promise<void>;
-  /** Adds a commit observer (metrics); returns its removal. */
-  addCommitObserver(observer: CommitObserver): () => void;
+  /**
+   * Reports every group commit of plant writes this process runs to `observer` (a `commit` observation: how
+   * many writes it held, how long it took, whether it committed); returns its removal.
+   */
+  observe(observer: Observer): () => void;
   /** Runs a write command a process sharing this writer sent (an engine whose sharing is `shared-writer`). */
   serveWrite?(command: WireCommand): Promise<ServedWrite>;
 }

@@ -16,20 +16,12 @@ export interface AttemptDeps {
   clock: Clock;
   /** Jitter source in [0, 1). */
   random: () => number;
+  /** Told of every recorded attempt, of a delivery whose secret does not open here, and of an attempt not recorded. */
   observe: Observer;
-  /** Said when an attempt could not be recorded (its lease still holds it: it is sent again when that expires). */
-  recordFailed: (err: unknown, ids: AttemptIds) => void;
   /** A recorded attempt settled its delivery (succeeded or failed for good). */
   onSettled?: () => void;
   /** Aborts the sends in flight; an aborted send is not recorded. */
   signal: AbortSignal;
-}
-
-export interface AttemptIds {
-  deliveryId: string;
-  subscriptionId: string;
-  eventId: string;
-  attempt: number;
 }
 
 /** Makes one attempt at a claimed delivery; resolves once it is recorded (or left to its lease). */
@@ -57,7 +49,8 @@ export function createAttempt(deps: AttemptDeps): (c: ClaimedDelivery) => Promis
     try {
       await deps.store.recordAttempt(c.deliveryId, record, outcome);
     } catch (err) {
-      deps.recordFailed(err, ids);
+      // Its lease still holds it: it is sent again once that expires.
+      deps.observe({ kind: 'delivery-attempt-unrecorded', ids, err });
       return;
     }
     deps.observe({ kind: 'delivery-attempt', ids, outcome, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error });

@@ -17,10 +17,6 @@ import { createDispatchLoop } from './dispatch-loop.js';
 import { createSendSlots, fillSlots, settleOrAbandon } from './send-slots.js';
 import { createSender, type Sender } from './sender.js';
 
-export interface DispatcherLogger {
-  warn(obj: object, msg: string): void;
-}
-
 export interface DispatcherOptions {
   store: WebhookStore;
   /** The scheduling clock: due times, attempt times, retry times, leases. Tests pass one they move. */
@@ -31,7 +27,6 @@ export interface DispatcherOptions {
   timeoutMs: number;
   /** Hosts that skip the SSRF address check (WEBHOOK_ALLOWED_HOSTS). */
   allowedHosts: readonly string[];
-  logger: DispatcherLogger;
   /** Sends in flight at most, over all subscriptions. */
   concurrency?: number;
   /** Sends in flight at most per subscription. */
@@ -43,8 +38,9 @@ export interface DispatcherOptions {
   /** Replaces the HTTP sender (tests). */
   sender?: Sender;
   /**
-   * Told of every recorded attempt and of every delivery not sent because its signing secret does not open
-   * here (metrics and the log's lines about deliveries subscribe to it).
+   * Told of every recorded attempt, of every delivery not sent because its signing secret does not open here,
+   * and of what went wrong in the background (an attempt not recorded, a failed claim, sends abandoned at stop):
+   * metrics and the log subscribe to it.
    */
   observe?: Observer;
   /** A recorded attempt settled its delivery (succeeded or failed for good): its subscription has room again. */
@@ -75,7 +71,8 @@ export interface Dispatcher {
 const LEASE_MARGIN_MS = 5_000;
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { store, logger: log } = options;
+  const { store } = options;
+  const observe = options.observe ?? (() => {});
   const clock = options.clock ?? systemClock;
   const now = () => new Date(clock.now());
   const concurrency = Math.max(1, options.concurrency ?? 32);
@@ -90,15 +87,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     send: options.sender ?? createSender({ timeoutMs: options.timeoutMs, allowedHosts: options.allowedHosts }),
     clock,
     random: options.random ?? Math.random,
-    observe: options.observe ?? (() => {}),
-    recordFailed: (err, ids) => log.warn({ err, ...ids }, 'could not record a webhook attempt'),
+    observe,
     onSettled: options.onSettled,
     signal: abort.signal,
   });
   const launch = (c: ClaimedDelivery) =>
     slots.occupy(
       c.subscriptionId,
-      () => attempt(c).catch((err: unknown) => log.warn({ err, deliveryId: c.deliveryId }, 'webhook attempt crashed; its lease will expire and it is sent again')),
+      () => attempt(c).catch((err: unknown) => observe({ kind: 'delivery-attempt-crashed', deliveryId: c.deliveryId, err })),
       // A slot is free: look for more (in the background; runOnce drives its own loop).
       () => loop.wake(),
     );
@@ -113,11 +109,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         now,
         stopped: () => stopped,
         launch,
-        claimFailed: (err) => log.warn({ err }, 'webhook dispatcher could not claim deliveries; will try again'),
+        claimFailed: (err) => observe({ kind: 'delivery-claim-failed', err }),
       }),
     () => stopped,
   );
-  const loop = createDispatchLoop(fill.run, () => untilNextDue(store, now, pollMs, log));
+  const loop = createDispatchLoop(fill.run, () => untilNextDue(store, now, pollMs, observe));
 
   return {
     start: loop.start,
@@ -128,7 +124,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       loop.stop();
       await fill.running()?.catch(() => {});
       await settleOrAbandon(slots, options.stopGraceMs ?? 3_000, (inFlight) => {
-        log.warn({ inFlight }, 'webhook sends still in flight at shutdown were abandoned; they will be sent again');
+        observe({ kind: 'delivery-sends-abandoned', inFlight });
         abort.abort();
       });
     },
@@ -154,13 +150,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
  * How long the loop sleeps after a look: until the next due delivery, pollMs at most; pollMs when one is due
  * already but was not claimed (the slots are full, and a finishing send wakes the loop).
  */
-async function untilNextDue(store: WebhookStore, now: () => Date, pollMs: number, log: DispatcherLogger): Promise<number> {
+async function untilNextDue(store: WebhookStore, now: () => Date, pollMs: number, observe: Observer): Promise<number> {
   try {
     const due = await store.nextDueAt();
     const wait = due ? due.getTime() - now().getTime() : 0;
     if (wait > 0) return Math.min(pollMs, wait + 5);
   } catch (err) {
-    log.warn({ err }, 'webhook dispatcher could not read the next due time');
+    observe({ kind: 'delivery-due-time-unread', err });
   }
   return pollMs;
 }

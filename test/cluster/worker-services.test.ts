@@ -11,7 +11,6 @@ import { createTokenService } from '../../src/auth/token-service.js';
 import { createWorkerBackground } from '../../src/background.js';
 import type { WorkerMessage } from '../../src/cluster/messages.js';
 import { createWorkerLink } from '../../src/cluster/worker-link.js';
-import { createLogger } from '../../src/logger.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { spawnServer, tempDir } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';
@@ -84,7 +83,7 @@ test("a SQLite worker's services over its link (a shared writer is SQLite's on e
   const url = `sqlite:${join(dir, 'store.db')}`;
   await (await openStore(url)).store.close();
   const { store } = await openStore(url, { sharedWriter: link.writer });
-  const services = createWorkerBackground({ store, logger: createLogger({ logLevel: 'silent' }), tokens: createTokenService(store), deliveriesDue: () => link.deliveriesDue() });
+  const services = createWorkerBackground({ store, observe: () => {}, tokens: createTokenService(store), deliveriesDue: () => link.deliveriesDue() });
   services.start();
   t.after(async () => {
     await services.stop();

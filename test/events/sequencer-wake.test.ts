@@ -13,8 +13,6 @@ import { addSubscription } from '../helpers/webhooks.js';
 import { EVENT_TYPES } from '../../src/webhooks/outbox-events.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 
-const silent = { warn: () => {} };
-
 interface Watched {
   store: Store;
   sequencer: Sequencer;
@@ -41,7 +39,6 @@ async function watchedSequencer(t: TestContext): Promise<Watched> {
   const feed = createFeedNotifier();
   const sequencer = createSequencer({
     store: store.events,
-    logger: silent,
     retentionMs: 86_400_000,
     onPlaced: () => {
       placed++;

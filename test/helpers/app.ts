@@ -82,7 +82,6 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
   const background = createBackground({
     config,
     store,
-    logger,
     clock: options.clock,
     observers,
     tokens,

@@ -23,7 +23,7 @@ test('on: idle sequencer passes export no span; the pass that makes a write\'s d
     passes++;
     return sequence(max, now);
   };
-  const sequencer = createSequencer({ store: store.events, logger: { warn: () => {} }, retentionMs: 86_400_000 });
+  const sequencer = createSequencer({ store: store.events, retentionMs: 86_400_000 });
   t.after(() => sequencer.stop());
   await addSubscription(store, 'http://127.0.0.1:9/hook');
 

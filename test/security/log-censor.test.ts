@@ -1,19 +1,7 @@
 // The logger censors Authorization wherever a logged object could carry it, without changing the caller's object.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import { createLogger } from '../../src/logger.js';
-
-function capture() {
-  const lines: Record<string, any>[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ logLevel: 'info' }, stream) };
-}
+import { capturedLogger as capture } from '../helpers/log-lines.js';
 
 test('an Authorization value under headers, req.headers or any field is written as [redacted]', () => {
   const { lines, logger } = capture();

@@ -284,7 +284,9 @@ test('versions: every write of a plant takes a new one, a replay and an unchange
 test('replacePlant and deletePlant share the group commit with creates; concurrent replaces requiring one version: exactly one is applied', async (t) => {
   const store = await freshStore(t);
   const commits: number[] = [];
-  store.addCommitObserver((c) => commits.push(c.size));
+  store.observe((o) => {
+    if (o.kind === 'commit') commits.push(o.size);
+  });
   const created = await store.createPlant({ id: 1n, name: 'start' });
   const v = (created as { version: bigint }).version;
   commits.length = 0;
@@ -389,10 +391,12 @@ test('tokens: insert, findTokenByHash, list in creation order (ties in insertion
   assert.deepEqual((await store.listTokens()).map((tk) => tk.id), ['tok_1', 'tok_2', 'tok_3', 'tok_9', 'tok_8']);
 });
 
-test('addCommitObserver hears each group commit of createPlant with its size until removed', async (t) => {
+test('an observer of the store hears each group commit of createPlant with its size until removed', async (t) => {
   const store = await freshStore(t);
   const heard: { size: number; seconds: number; ok: boolean }[] = [];
-  const remove = store.addCommitObserver((c) => heard.push(c));
+  const remove = store.observe((o) => {
+    if (o.kind === 'commit') heard.push(o);
+  });
   // Creates submitted in one turn of the event loop share commits; every one is counted once.
   await Promise.all(Array.from({ length: 10 }, (_, i) => store.createPlant({ id: BigInt(i), name: `p${i}` })));
   assert.ok(heard.length >= 1);

@@ -13,8 +13,6 @@ import { eventually } from '../helpers/sleep.js';
 import { addSubscription } from '../helpers/webhooks.js';
 import { startReceiver } from '../helpers/receiver.js';
 
-const quiet = { debug() {}, info() {}, warn() {} };
-
 async function storeWithPlants(t: Parameters<typeof tempDir>[0], url: string, count: number) {
   const { store } = await openStore((await freshDatabaseUrl(t)));
   t.after(() => store.close());
@@ -41,7 +39,7 @@ test('wake() is cheap and coalesced: ten thousand calls in one turn cost a coupl
     await new Promise((r) => setImmediate(r));
     return claims === seen && settled === claims;
   }, `a claim after ${n}, and the dispatcher idle again`);
-  const d = createDispatcher({ store: counting, timeoutMs: 1_000, allowedHosts: [], logger: quiet, pollMs: 60_000 });
+  const d = createDispatcher({ store: counting, timeoutMs: 1_000, allowedHosts: [], pollMs: 60_000 });
   d.start();
   await idleAfter(0);
   const before = claims;
@@ -69,7 +67,7 @@ test('at most perSubscription sends are in flight to one receiver', async (t) =>
   });
   const { store, sub } = await storeWithPlants(t, rx.url, 30);
   secret = sub.secret;
-  const d = createDispatcher({ store: store.webhooks, timeoutMs: 2_000, allowedHosts: ['127.0.0.1'], logger: quiet, perSubscription: 3, concurrency: 32 });
+  const d = createDispatcher({ store: store.webhooks, timeoutMs: 2_000, allowedHosts: ['127.0.0.1'], perSubscription: 3, concurrency: 32 });
   assert.equal(await d.runOnce(), 30);
   assert.equal(rx.byId.size, 30);
   assert.equal(peak, 3);
@@ -81,7 +79,7 @@ test('stop() waits for in-flight sends, but only for stopGraceMs; an abandoned s
   const rx = await startReceiver(t, () => secret, () => 'hang');
   const { store, sub } = await storeWithPlants(t, rx.url, 1);
   secret = sub.secret;
-  const d = createDispatcher({ store: store.webhooks, timeoutMs: 30_000, allowedHosts: ['127.0.0.1'], logger: quiet, stopGraceMs: 300 });
+  const d = createDispatcher({ store: store.webhooks, timeoutMs: 30_000, allowedHosts: ['127.0.0.1'], stopGraceMs: 300 });
   d.start();
   await rx.until((r) => r.requests.length === 1);
   const t0 = Date.now();

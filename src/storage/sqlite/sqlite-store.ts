@@ -6,10 +6,11 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { asStoreError, StorePathError, StoreUnavailableError } from '../errors.js';
-import type { CommitObserver, Engine, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
+import type { Engine, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import type { WriteOutcome } from '../plant-writes.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
+import type { Observer } from '../../observations.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
@@ -161,10 +162,10 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   /** Whether this process serves the file and marks it so (serving-mark.ts). */
   private readonly serving: boolean;
 
-  override addCommitObserver(observer: CommitObserver): () => void {
+  override observe(observer: Observer): () => void {
     // The writer's process reports the commits; observed here too, each would count once per process.
     if (this.following) return () => {};
-    const removals = [super.addCommitObserver(observer), this.servedBatches?.observe(observer)];
+    const removals = [super.observe(observer), this.servedBatches?.observe(observer)];
     return () => {
       for (const remove of removals) remove?.();
     };
