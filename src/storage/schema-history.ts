@@ -66,7 +66,7 @@ export interface SchemaDialect {
  * The schema version that added plants.name_folded: a store migrated to it fills the folded names that are NULL
  * (written before it, or set NULL by a later version that changed the folding) when it opens: its data step.
  */
-const FOLDED_NAMES_VERSION = 11;
+export const FOLDED_NAMES_VERSION = 11;
 
 const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string; fill?: Migration<HistoryPorts>['fill'] }[] = [
   {
