@@ -1,7 +1,7 @@
 // The sequencing pass and the retention pass, written once over a small port of statements that each engine
-// implements (`PassStatements`). A pass is a generator of statement steps: SQLite runs it synchronously inside
-// its IMMEDIATE transaction (`runSteps`), PostgreSQL awaits each step on its transaction's client
-// (`runStepsAsync`); transactions, locks and fsync settings stay in the engine.
+// implements (`PassStatements`), as steps (src/steps.ts): SQLite runs them inside its IMMEDIATE transaction,
+// PostgreSQL awaits each on its transaction's client.
+import { statementsOf, type AsyncStatements, type Steps } from '../steps.js';
 import { deliveriesFor, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type SequencePass } from './event-log.js';
 
 /** An active subscription ready for deliveries, as a pass reads it. */
@@ -53,30 +53,9 @@ export interface PassStatements {
 }
 
 /** The same statements, each awaited (an engine whose driver is asynchronous). */
-export type AsyncPassStatements = { [K in keyof PassStatements]: (...args: Parameters<PassStatements[K]>) => Promise<ReturnType<PassStatements[K]>> };
+export type AsyncPassStatements = AsyncStatements<PassStatements>;
 
-type Step = { [K in keyof PassStatements]: { name: K; args: Parameters<PassStatements[K]> } }[keyof PassStatements];
-export type Steps<T> = Generator<Step, T, unknown>;
-
-function* run<K extends keyof PassStatements>(name: K, ...args: Parameters<PassStatements[K]>): Generator<Step, ReturnType<PassStatements[K]>, unknown> {
-  return (yield { name, args } as Step) as ReturnType<PassStatements[K]>;
-}
-
-type Call = (...args: unknown[]) => unknown;
-
-/** Runs a pass's steps on a synchronous driver; inside the caller's transaction. */
-export function runSteps<T>(steps: Steps<T>, statements: PassStatements): T {
-  let next = steps.next();
-  while (!next.done) next = steps.next((statements[next.value.name] as Call)(...next.value.args));
-  return next.value;
-}
-
-/** Runs a pass's steps one after another on an asynchronous driver; inside the caller's transaction. */
-export async function runStepsAsync<T>(steps: Steps<T>, statements: AsyncPassStatements): Promise<T> {
-  let next = steps.next();
-  while (!next.done) next = steps.next(await (statements[next.value.name] as Call)(...next.value.args));
-  return next.value;
-}
+const run = statementsOf<PassStatements>();
 
 /** What one sequencing pass did, before its commit. */
 export interface PassResult {
@@ -93,7 +72,7 @@ export interface PassResult {
  * not ready. `more` when it stopped at a bound: events left to place, subscriptions left to serve, or one
  * still behind the log's end.
  */
-export function* sequencePass(maxDeliveries: number, now: Date): Steps<PassResult> {
+export function* sequencePass(maxDeliveries: number, now: Date): Steps<PassStatements, PassResult> {
   let last = yield* run('lockLog');
   const placed = yield* run('place', last, POSITIONS_PER_PASS);
   if (placed > 0) {
@@ -124,7 +103,7 @@ export function* sequencePass(maxDeliveries: number, now: Date): Steps<PassResul
  * with those deliveries, and moves `removed_through` up to the last position removed; how many it removed.
  * The sequencer repeats it while a batch comes back full.
  */
-export function* retentionBatch(cutoff: Date, max: number): Steps<number> {
+export function* retentionBatch(cutoff: Date, max: number): Steps<PassStatements, number> {
   yield* run('lockRemoved');
   const ids = yield* run('old', cutoff, max);
   if (ids.length === 0) return 0;

@@ -1,8 +1,8 @@
 // The document's types and string limits as the server's code reads them. They come from the one type set
-// `npm run generate:client` generates from openapi/plant-store.yaml (src/client/schema.ts, kept with the client
-// because the client package ships it), so the server and the client are typed by the same document and no
-// second generated copy can fall out of step with it (test/client/client-fresh.test.ts).
-import { maxLength, type components, type operations } from '../client/schema.js';
+// `npm run generate:client` generates from openapi/plant-store.yaml (src/contract/schema.ts, which the client
+// package compiles in too), so the server and the client are typed by the same document and no second
+// generated copy can fall out of step with it (test/client/client-fresh.test.ts).
+import { maxLength, type components, type operations } from '../contract/schema.js';
 
 /** Every operation of the document, by operationId: its parameters, request body and responses. */
 export type ContractOperations = operations;

@@ -1,5 +1,5 @@
 // Where a JSON Schema puts int64 values: the server decodes requests by these paths and the client's generator
-// (src/client/generate.mjs, which imports this file as TypeScript) tabulates them for responses. Erasable
+// (src/contract/generate.mjs, which imports this file as TypeScript) tabulates them for responses. Erasable
 // syntax and no imports, so Node runs it as it is.
 
 /**

@@ -28,9 +28,14 @@ export function fieldTooLong(fields: { name?: string; tag?: string | null }): { 
   for (const field of ['name', 'tag'] as const) {
     const value = fields[field];
     const max = PLANT_FIELD_MAX_LENGTH[field];
-    if (typeof value === 'string' && codePointsOver(value, max)) return { field, rule: `${field} ${tooLongText(max)}` };
+    if (typeof value === 'string' && codePointsOver(value, max)) return { field, rule: lengthRule(field) };
   }
   return undefined;
+}
+
+/** The length rule of a field as a message says it: "name must be at most 256 characters long ...". */
+export function lengthRule(field: 'name' | 'tag'): string {
+  return `${field} ${tooLongText(PLANT_FIELD_MAX_LENGTH[field])}`;
 }
 
 /** The rule's wording, shared with the schema validator's message. */
@@ -52,23 +57,13 @@ export type CreateOutcome =
   | { kind: 'replayed'; version: bigint }
   | { kind: 'conflict'; existing: VersionedPlant };
 
-/** What an engine reports of one write: whether it wrote, and the row under the id after it (before it, for a delete). */
-export interface WriteResult {
-  wrote: boolean;
-  row: VersionedPlant | undefined;
-}
-
 /**
- * The create rule, for the API, import and every engine: a free id is created; an id already holding the
- * same name and tag is a replay (a client's retry, answered like the first time, with the current version);
- * anything else under the id is a conflict, reported with what is stored. A replay compares with the plant as
- * it is now, so replaying a create after an update of that plant is a conflict.
+ * The create rule for an id already taken (plant-batch.ts creates a free one): the same name and tag is a replay
+ * (a client's retry, answered like the first time, with the current version); anything else is a conflict,
+ * reported with what is stored. A replay compares with the plant as it is now, so replaying a create after an
+ * update of that plant is a conflict.
  */
-export function decideCreate(requested: PlantRecord, result: WriteResult): CreateOutcome {
-  const stored = result.row;
-  // An insert that found nothing and wrote nothing cannot happen; the engines report either.
-  if (stored === undefined) throw new Error(`create of plant ${requested.id} neither wrote nor found a row`);
-  if (result.wrote) return { kind: 'created', version: stored.version };
+export function decideTakenCreate(requested: PlantRecord, stored: VersionedPlant): CreateOutcome {
   return stored.name === requested.name && stored.tag === requested.tag ? { kind: 'replayed', version: stored.version } : { kind: 'conflict', existing: stored };
 }
 
@@ -80,15 +75,14 @@ export type ChangeOutcome =
   | { kind: 'version-mismatch'; current: VersionedPlant };
 
 /**
- * The change rule (replace and delete, every engine): an absent plant is not found; a plant whose version is
- * not the one the writer required is a mismatch and is left alone; a replace that would store what is already
- * there writes nothing and keeps its version. `ifVersion` is what the writer required, if anything.
+ * The rule for a delete that removed nothing (plant-batch.ts removes only under the version required): an
+ * absent plant is not found, one without the version required is a mismatch. One found that had it was created
+ * after the delete looked, by another writer of a shared database: left alone.
  */
-export function decideChange(result: WriteResult, ifVersion: bigint | undefined): ChangeOutcome {
-  if (result.row === undefined) return { kind: 'not-found' };
-  if (result.wrote) return { kind: 'changed', plant: result.row };
-  if (ifVersion !== undefined && result.row.version !== ifVersion) return { kind: 'version-mismatch', current: result.row };
-  return { kind: 'unchanged', plant: result.row };
+export function decideRefusedDelete(found: VersionedPlant | undefined, ifVersion: bigint | undefined): ChangeOutcome {
+  if (found === undefined) return { kind: 'not-found' };
+  if (ifVersion !== undefined && found.version !== ifVersion) return { kind: 'version-mismatch', current: found };
+  return { kind: 'unchanged', plant: found };
 }
 
 /** An RFC 7396 merge patch of a plant, as validated: a member absent is left alone, a null tag removes it. */
@@ -135,23 +129,6 @@ export function replaceAsPatch(item: Extract<PlantWrite, { op: 'replace' }>): Ex
 
 /** What happened to a merge patch: a change outcome, or a result with a field too long (nothing written). */
 export type PatchOutcome = ChangeOutcome | { kind: 'too-long'; field: 'name' | 'tag'; rule: string };
-
-/**
- * A committed patch's outcome from what the engine reports: a write that happened is the change; one that did
- * not is decided again, by the same rule, on the row the engine found at the commit.
- */
-export function patchOutcome(result: WriteResult, patch: PlantPatch, ifVersions: readonly bigint[] | undefined): PatchOutcome {
-  if (result.wrote) return { kind: 'changed', plant: result.row! };
-  const decision = decidePatch(result.row, patch, ifVersions);
-  switch (decision.kind) {
-    case 'write':
-      throw new Error(`patch of plant ${result.row!.id} was not written although it changes the plant`);
-    case 'too-long':
-      return { kind: 'too-long', field: decision.field, rule: decision.rule };
-    default:
-      return decision;
-  }
-}
 
 /**
  * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
@@ -233,12 +210,12 @@ export interface PlantStore {
   /** How many plants match the query's filters (its cursor, order and limit aside): `Prefer: count=exact`. */
   countMatchingPlants(query: PlantQuery): Promise<bigint>;
   /**
-   * Durably replaces a plant's name and tag (decideChange's rules), committed and synced before it resolves,
+   * Durably replaces a plant's name and tag (decidePatch's rules, as the patch that means it), committed and synced before it resolves,
    * in the same group commit as every other plant write. A change takes a new version and writes its plantUpdated event.
    */
   replacePlant(plant: PlantRecord, ifVersion?: bigint): Promise<ChangeOutcome>;
   /**
-   * Durably deletes a plant (decideChange's rules; `changed` carries the deleted plant), in the group commit,
+   * Durably deletes a plant (decideRefusedDelete's rules; `changed` carries the deleted plant), in the group commit,
    * with its plantDeleted event. A delete takes a new version, like any change: its event carries it.
    */
   deletePlant(id: bigint, ifVersion?: bigint): Promise<ChangeOutcome>;

@@ -2,9 +2,10 @@
 // by name with its arguments, answered by a reply; whatever carries them (a transport) carries these two shapes.
 // A batch of plant writes travels as flat arrays of values rather than an object per write. Structured clone
 // writes every object's property names; flat, postMessage of a batch of 100 creates takes ~30 instead of ~95 us
-// on the main thread, and the writer decodes it faster too. Results come back as plant-batch.ts makes them
-// (flat as well); events are made in the writer, with the versions the writes took.
-import type { PlantPatch, PlantWrite } from '../plants/plant.js';
+// on the main thread, and the writer decodes it faster too. The outcomes the batch decided come back flat as
+// well; events are made in the writer, with the versions the writes took.
+import { lengthRule, type PlantPatch, type PlantWrite, type VersionedPlant } from '../plants/plant.js';
+import type { WriteOutcome } from '../plants/plant-batch.js';
 
 /**
  * A write for the writer to run: a command's name and its arguments, plain values (structured clone and the
@@ -103,4 +104,87 @@ function traced(item: PlantWrite, trace: WireItems[number] | undefined): void {
 export function firstTrace(wire: WireItems): string | undefined {
   for (let k = 5; k < wire.length; k += SLOTS) if (typeof wire[k] === 'string') return wire[k] as string;
   return undefined;
+}
+
+/**
+ * A batch's outcomes (plants/plant-batch.ts), two values per write: the outcome's kind, by its index in KINDS, then
+ * what it carries: a create's version, the plant it concerns, a too-long field's name, or null.
+ */
+export type WireOutcomes = (number | bigint | VersionedPlant | string | null)[];
+
+const KINDS = ['created', 'replayed', 'conflict', 'changed', 'unchanged', 'not-found', 'version-mismatch', 'too-long'] as const satisfies readonly WriteOutcome['kind'][];
+const KIND_INDEX = Object.fromEntries(KINDS.map((k, i) => [k, i])) as Record<WriteOutcome['kind'], number>;
+const CREATED = KIND_INDEX.created;
+const CHANGED = KIND_INDEX.changed;
+
+export function encodeOutcomes(outcomes: readonly WriteOutcome[]): WireOutcomes {
+  const wire: WireOutcomes = new Array(outcomes.length * 2);
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i]!;
+    wire[2 * i] = KIND_INDEX[o.kind];
+    switch (o.kind) {
+      case 'created':
+      case 'replayed':
+        wire[2 * i + 1] = o.version;
+        break;
+      case 'conflict':
+        wire[2 * i + 1] = o.existing;
+        break;
+      case 'changed':
+      case 'unchanged':
+        wire[2 * i + 1] = o.plant;
+        break;
+      case 'version-mismatch':
+        wire[2 * i + 1] = o.current;
+        break;
+      case 'too-long':
+        wire[2 * i + 1] = o.field;
+        break;
+      case 'not-found':
+        wire[2 * i + 1] = null;
+    }
+  }
+  return wire;
+}
+
+export function decodeOutcomes(wire: WireOutcomes): WriteOutcome[] {
+  const outcomes = new Array<WriteOutcome>(wire.length / 2);
+  for (let i = 0; i < outcomes.length; i++) {
+    const kind = KINDS[wire[2 * i] as number]!;
+    const value = wire[2 * i + 1];
+    switch (kind) {
+      case 'created':
+      case 'replayed':
+        outcomes[i] = { kind, version: value as bigint };
+        break;
+      case 'conflict':
+        outcomes[i] = { kind, existing: value as VersionedPlant };
+        break;
+      case 'changed':
+      case 'unchanged':
+        outcomes[i] = { kind, plant: value as VersionedPlant };
+        break;
+      case 'version-mismatch':
+        outcomes[i] = { kind, current: value as VersionedPlant };
+        break;
+      case 'too-long':
+        outcomes[i] = { kind, field: value as 'name' | 'tag', rule: lengthRule(value as 'name' | 'tag') };
+        break;
+      case 'not-found':
+        outcomes[i] = { kind };
+    }
+  }
+  return outcomes;
+}
+
+/** Whether any write of the batch happened (and so wrote its event). */
+export function wroteAny(wire: WireOutcomes): boolean {
+  for (let k = 0; k < wire.length; k += 2) if (wire[k] === CREATED || wire[k] === CHANGED) return true;
+  return false;
+}
+
+/** Each batch's outcomes from those of the batches joined end to end (two values per write). */
+export function splitOutcomes(batches: readonly WireItems[], wire: WireOutcomes): WireOutcomes[] {
+  let at = 0;
+  return batches.map((b) => wire.slice(at, (at += 2 * wireItemCount(b))));
 }

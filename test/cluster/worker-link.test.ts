@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { createWorkerLink } from '../../src/cluster/worker-link.js';
 import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
-import { decodeItems, encodeItems, type WireItems } from '../../src/storage/writer-wire.js';
+import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes, type WireItems } from '../../src/storage/writer-wire.js';
 import { StoreUnavailableError } from '../../src/storage/errors.js';
 import { resultOf } from '../../src/storage/sqlite/write-commands.js';
-import { writeResultsOf } from '../../src/storage/sqlite/plant-batch.js';
 import type { PlantWrite } from '../../src/plants/plant.js';
 
 function channel() {
@@ -35,9 +34,9 @@ test('commits cross as wire items and each resolves with its own reply, in any o
   assert.deepEqual(decodeItems(m1!.command.args[0] as WireItems), [{ op: 'create', plant: { id: big, name: 'a' } }]);
   assert.deepEqual(decodeItems(m2!.command.args[0] as WireItems), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
   reply({ plantStore: 'committed', id: m2!.id, reply: { ok: false, message: 'disk I/O error', code: 'SQLITE_IOERR' } });
-  // The batch's results as the writer made them (plant-batch.ts: whether each wrote, and its row or version).
-  reply({ plantStore: 'committed', id: m1!.id, reply: { ok: true, result: [true, 9n] } });
-  assert.deepEqual(writeResultsOf(created, resultOf<'plants'>(await first)), [{ wrote: true, row: { id: big, name: 'a', version: 9n } }]);
+  // The batch's outcomes as the writer made them (writer-wire.ts: each one's kind, and its version or plant).
+  reply({ plantStore: 'committed', id: m1!.id, reply: { ok: true, result: encodeOutcomes([{ kind: 'created', version: 9n }]) } });
+  assert.deepEqual(decodeOutcomes(resultOf<'plants'>(await first)), [{ kind: 'created', version: 9n }]);
   const failed = await second;
   assert.throws(() => resultOf(failed), (err: Error) => err instanceof StoreUnavailableError && (err.cause as { code?: string }).code === 'SQLITE_IOERR');
 });

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { PlantWrite, WriteResult } from '../../src/plants/plant.js';
-import { encodeItems } from '../../src/storage/writer-wire.js';
-import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
+import type { PlantWrite, VersionedPlant } from '../../src/plants/plant.js';
+import type { WriteOutcome } from '../../src/plants/plant-batch.js';
+import { decodeOutcomes, encodeItems, type WireOutcomes } from '../../src/storage/writer-wire.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { sequenced } from '../helpers/events.js';
 import { eventually } from '../helpers/sleep.js';
@@ -22,43 +22,45 @@ const UNKNOWN_EVENT = `msg_${'A'.repeat(22)}`;
 
 // A shared-writer engine (SQLite) serves the plant batches its workers send (cluster/primary.ts); a database
 // server's workers write on their own, so it has no serveWrite.
-test('serveWrite: a plant batch another process sent is committed write by write, in order, each answered with whether it wrote and the row under the id after it (before it, for a delete)', async (t) => {
+test('serveWrite: a plant batch another process sent is committed write by write, each answered with what it did: its new version, or the plant it changed, found or left', async (t) => {
   const store = await freshStore(t);
   if (TEST_STORE === 'postgres') {
     assert.equal(store.serveWrite, undefined);
     return;
   }
-  const serve = async (items: PlantWrite[]): Promise<WriteResult[]> => {
+  const serve = async (items: PlantWrite[]): Promise<WriteOutcome[]> => {
     if (!store.serveWrite) throw new Error('a shared-writer engine serves writes');
     const { reply } = await store.serveWrite({ name: 'plants', args: [encodeItems(items)] });
     assert.ok(reply.ok, reply.ok ? '' : reply.message);
-    return writeResultsOf(items, reply.result as BatchResults);
+    return decodeOutcomes(reply.result as WireOutcomes);
   };
   const [created, again] = await serve([
     { op: 'create', plant: { id: 1n, name: 'fern' } },
     { op: 'create', plant: { id: 1n, name: 'fern' } },
   ]);
-  assert.deepEqual(unversioned([created, again]), [{ wrote: true, row: { id: 1n, name: 'fern' } }, { wrote: false, row: { id: 1n, name: 'fern' } }]);
-  const v1 = created!.row!.version;
-  assert.equal(again!.row!.version, v1);
+  assert.equal(created!.kind, 'created');
+  const v1 = (created as { version: bigint }).version;
+  assert.deepEqual(again, { kind: 'replayed', version: v1 });
+  assert.deepEqual(await store.getPlant(1n), { id: 1n, name: 'fern', version: v1 });
 
   const [replaced] = await serve([{ op: 'replace', plant: { id: 1n, name: 'moss', tag: 'green' }, ifVersion: v1 }]);
-  assert.deepEqual(unversioned(replaced), { wrote: true, row: { id: 1n, name: 'moss', tag: 'green' } });
-  assert.ok(replaced!.row!.version > v1);
+  assert.deepEqual(unversioned(replaced), { kind: 'changed', plant: { id: 1n, name: 'moss', tag: 'green' } });
+  const v2 = (replaced as { plant: VersionedPlant }).plant.version;
+  assert.ok(v2 > v1);
   // A version the row no longer has: nothing written, the row as it is.
   const [stale] = await serve([{ op: 'replace', plant: { id: 1n, name: 'ivy' }, ifVersion: v1 }]);
-  assert.deepEqual(stale, { wrote: false, row: replaced!.row });
+  assert.deepEqual(stale, { kind: 'version-mismatch', current: { id: 1n, name: 'moss', tag: 'green', version: v2 } });
 
   const [patched] = await serve([{ op: 'patch', id: 1n, patch: { tag: null }, ifVersions: undefined }]);
-  assert.deepEqual(unversioned(patched), { wrote: true, row: { id: 1n, name: 'moss' } });
-  assert.deepEqual(await store.getPlant(1n), patched!.row);
+  assert.deepEqual(unversioned(patched), { kind: 'changed', plant: { id: 1n, name: 'moss' } });
+  assert.deepEqual(await store.getPlant(1n), (patched as { plant: VersionedPlant }).plant);
 
   const [deleted, absent] = await serve([
     { op: 'delete', id: 1n, ifVersion: undefined },
     { op: 'delete', id: 2n, ifVersion: undefined },
   ]);
-  assert.deepEqual(unversioned(deleted), { wrote: true, row: { id: 1n, name: 'moss' } });
-  assert.deepEqual(absent, { wrote: false, row: undefined });
+  assert.deepEqual(unversioned(deleted), { kind: 'changed', plant: { id: 1n, name: 'moss' } });
+  assert.deepEqual(absent, { kind: 'not-found' });
   assert.equal(await store.getPlant(1n), undefined);
   assert.equal(await store.countPlants(), 0);
 });

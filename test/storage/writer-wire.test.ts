@@ -3,8 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlantWrite } from '../../src/plants/plant.js';
-import { writeResultsOf, type BatchResults } from '../../src/storage/sqlite/plant-batch.js';
-import { decodeItems, encodeItems } from '../../src/storage/writer-wire.js';
+import { fieldTooLong, PLANT_FIELD_MAX_LENGTH } from '../../src/plants/plant.js';
+import type { WriteOutcome } from '../../src/plants/plant-batch.js';
+import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes, wroteAny } from '../../src/storage/writer-wire.js';
 
 test('writes survive the trip to the writer: int64 ids and versions, absent tags, any text, what a patch sets, leaves and removes', () => {
   const items: PlantWrite[] = [
@@ -28,32 +29,22 @@ test('writes survive the trip to the writer: int64 ids and versions, absent tags
   assert.deepEqual(decodeItems(structuredClone(encodeItems([]))), []);
 });
 
-test('what each write did and found survives the trip back: its new version, the stored plant exactly, or nothing', () => {
-  const items: PlantWrite[] = [
-    { op: 'create', plant: { id: 1n, name: 'new' } },
-    { op: 'create', plant: { id: 2n ** 62n, name: 'again' } },
-    { op: 'replace', plant: { id: 2n ** 63n - 1n, name: 'x' }, ifVersion: 3n },
-    { op: 'delete', id: 9n, ifVersion: undefined },
-    { op: 'delete', id: 10n, ifVersion: undefined },
-    { op: 'patch', id: 11n, patch: { tag: 'merged' }, ifVersions: undefined },
-    { op: 'patch', id: 12n, patch: { name: 'x' }, ifVersions: [1n] },
+test('what each write did survives the trip back: its new version, the stored plant exactly, a too-long field with its rule, or nothing', () => {
+  const outcomes: WriteOutcome[] = [
+    { kind: 'created', version: 2n ** 63n - 1n },
+    { kind: 'replayed', version: 4n },
+    { kind: 'conflict', existing: { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't', version: 5n } },
+    { kind: 'changed', plant: { id: 9n, name: 'gone', version: 6n } },
+    { kind: 'not-found' },
+    { kind: 'changed', plant: { id: 11n, name: 'kept', tag: 'merged', version: 7n } },
+    { kind: 'unchanged', plant: { id: -(2n ** 63n), name: '', tag: '', version: 1n } },
+    { kind: 'version-mismatch', current: { id: 12n, name: 'newer', version: 8n } },
+    { kind: 'too-long', ...fieldTooLong({ tag: 'x'.repeat(PLANT_FIELD_MAX_LENGTH.tag + 1) })! },
+    { kind: 'too-long', ...fieldTooLong({ name: 'x'.repeat(PLANT_FIELD_MAX_LENGTH.name + 1) })! },
   ];
-  const results: BatchResults = [
-    true, 2n ** 63n - 1n,
-    false, { id: 2n ** 62n, name: 'stored', tag: null, version: 4n },
-    false, { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't', version: 5n },
-    true, { id: 9n, name: 'gone', tag: null, version: 6n },
-    false, null,
-    true, { id: 11n, name: 'kept', tag: 'merged', version: 7n },
-    false, { id: 12n, name: 'newer', tag: null, version: 8n },
-  ];
-  assert.deepEqual(writeResultsOf(items, structuredClone(results)), [
-    { wrote: true, row: { id: 1n, name: 'new', version: 2n ** 63n - 1n } },
-    { wrote: false, row: { id: 2n ** 62n, name: 'stored', version: 4n } },
-    { wrote: false, row: { id: 2n ** 63n - 1n, name: 'café 🌵 \u0000', tag: 't', version: 5n } },
-    { wrote: true, row: { id: 9n, name: 'gone', version: 6n } },
-    { wrote: false, row: undefined },
-    { wrote: true, row: { id: 11n, name: 'kept', tag: 'merged', version: 7n } },
-    { wrote: false, row: { id: 12n, name: 'newer', version: 8n } },
-  ]);
+  const wire = structuredClone(encodeOutcomes(outcomes));
+  assert.deepEqual(decodeOutcomes(wire), outcomes);
+  assert.equal(wroteAny(wire), true);
+  assert.equal(wroteAny(encodeOutcomes(outcomes.filter((o) => o.kind !== 'created' && o.kind !== 'changed'))), false);
+  assert.deepEqual(decodeOutcomes(structuredClone(encodeOutcomes([]))), []);
 });

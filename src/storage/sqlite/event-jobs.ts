@@ -8,7 +8,8 @@
 // and its deliveries with it; a retention pass lost is made again. The next plant commit makes both durable.
 import type Database from 'better-sqlite3';
 import { MAX_PENDING_PER_SUBSCRIPTION, type SequencePass } from '../../events/event-log.js';
-import { PassCounter, retentionBatch, runSteps, sequencePass, type PassStatements, type ReadySubscription } from '../../events/passes.js';
+import { PassCounter, retentionBatch, sequencePass, type PassStatements, type ReadySubscription } from '../../events/passes.js';
+import { runSteps } from '../../steps.js';
 
 export interface EventJobs {
   sequence(maxDeliveries: number, now: number): SequencePass;

@@ -6,11 +6,11 @@
 import type Database from 'better-sqlite3';
 import { asStoreError, StoreUnavailableError } from '../errors.js';
 import type { CommitObserver, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
-import { decideCreate, type CreateOutcome, type PlantPage, type PlantQuery, type PlantRecord, type PlantWrite, type VersionedPlant, type WriteResult } from '../../plants/plant.js';
+import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
+import type { WriteOutcome } from '../../plants/plant-batch.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
-import { writeResultsOf, type BatchResults } from './plant-batch.js';
 import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
 import { CountReader } from './count-reader.js';
@@ -27,7 +27,7 @@ import { SqliteRestoreStore } from './sqlite-restores.js';
 import { openDatabaseFile } from './connection-setup.js';
 import { removeServingMark, writeServingMark } from './serving-mark.js';
 import { tracing } from '../../tracing/tracing-switch.js';
-import { encodeItems, firstTrace, wireItemCount, type WireCommand, type WireItems, type WireReply, type WriteTransport } from '../writer-wire.js';
+import { decodeOutcomes, encodeItems, firstTrace, splitOutcomes, wireItemCount, wroteAny, type WireCommand, type WireItems, type WireOutcomes, type WireReply, type WriteTransport } from '../writer-wire.js';
 import type { HistoryPorts } from '../schema-history.js';
 
 export interface SqliteOptions extends EngineOptions {
@@ -55,7 +55,7 @@ const SHARED_WRITER_BATCHES_IN_FLIGHT = 64;
 export class SqliteStore extends GroupCommittedPlants implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
-  protected readonly groupCommit: Batcher<PlantWrite, WriteResult>;
+  protected readonly groupCommit: Batcher<PlantWrite, WriteOutcome>;
   protected closed = false;
 
   private prepared?: ReturnType<SqliteStore['prepare']>;
@@ -69,7 +69,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   /** The thread that runs counts (count-reader.ts), for a database in a file. */
   private readonly counts?: CountReader;
   /** Plant batches other processes sent (serveWrite): each turn's join one group commit. */
-  private readonly servedBatches?: Batcher<WireItems, BatchResults>;
+  private readonly servedBatches?: Batcher<WireItems, WireOutcomes>;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
@@ -85,9 +85,9 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     this.writesElsewhere = !here;
     if (file !== ':memory:') this.counts = new CountReader({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
     // Not refused once closing: the group commit commits what it accepted before (close()).
-    const committer: BatchCommitter<PlantWrite, WriteResult> = {
+    const committer: BatchCommitter<PlantWrite, WriteOutcome> = {
       // To a shared writer, a batch is handed over untimed: the writer's own commit span shows the statements.
-      commit: async (items) => writeResultsOf(items, await (shared ? this.command('plants', encodeItems(items)) : this.plantBatch(encodeItems(items)))),
+      commit: async (items) => decodeOutcomes(await (shared ? this.command('plants', encodeItems(items)) : this.plantBatch(encodeItems(items)))),
       warm: () => this.transport.warm?.(),
       close: async () => this.transport.close?.(),
     };
@@ -97,7 +97,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       : { sequence: (maxDeliveries, now) => this.writeCommand('sequence', maxDeliveries, now), removeOlderThan: (cutoff, maxEvents) => this.writeCommand('removeOlderThan', cutoff, maxEvents) };
     if (here && file !== ':memory:') {
       this.servedBatches = new Batcher(
-        { commit: async (batches) => splitResults(batches, await this.plantBatch(joined(batches))) },
+        { commit: async (batches) => splitOutcomes(batches, await this.plantBatch(joined(batches))) },
         1,
         wireItemCount,
         firstTrace,
@@ -134,7 +134,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       if (this.closed) throw new Error('store closed');
       if (command.name !== 'plants' || !this.servedBatches) return { reply: await this.transport.send(command), wroteEvents: false };
       const results = await this.servedBatches.submit(command.args[0] as WireItems);
-      return { reply: { ok: true, result: results }, wroteEvents: results.some((r, i) => i % 2 === 0 && r === true) };
+      return { reply: { ok: true, result: results }, wroteEvents: wroteAny(results) };
     } catch (err) {
       return { reply: failedReply(err), wroteEvents: false };
     }
@@ -261,18 +261,18 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    */
   async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
     const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
-    return writeResultsOf(items, await this.writeCommand('plants', encodeItems(items))).map((r, i) => decideCreate(plants[i]!, r));
+    return decodeOutcomes(await this.writeCommand('plants', encodeItems(items))) as CreateOutcome[];
   }
 
   /**
    * A batch of plant writes on the writer. With tracing on it is timed there, and its statements (BEGIN
    * IMMEDIATE included) and its COMMIT (the WAL write and fsync) become spans under the running commit span.
    */
-  private plantBatch(wire: WireItems): Promise<BatchResults> {
+  private plantBatch(wire: WireItems): Promise<WireOutcomes> {
     return tracing.on ? this.timedPlantBatch(wire) : this.command('plants', wire);
   }
 
-  private async timedPlantBatch(wire: WireItems): Promise<BatchResults> {
+  private async timedPlantBatch(wire: WireItems): Promise<WireOutcomes> {
     const { results, timing } = await this.command('plantsTimed', wire);
     tracing.record('sqlite statements', timing.began, timing.written, SQLITE_SPAN);
     tracing.record('sqlite commit', timing.written, timing.committed, SQLITE_SPAN);
@@ -315,10 +315,4 @@ function joined(batches: readonly WireItems[]): WireItems {
   const all: WireItems = [];
   for (const b of batches) for (const v of b) all.push(v);
   return all;
-}
-
-/** Each batch's results from those of the joined batch (plant-batch.ts: two values per write). */
-function splitResults(batches: readonly WireItems[], results: BatchResults): BatchResults[] {
-  let at = 0;
-  return batches.map((b) => results.slice(at, (at += 2 * wireItemCount(b))));
 }

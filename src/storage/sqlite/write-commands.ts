@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { StoreUnavailableError } from '../errors.js';
 import { decodeItems, type WireCommand, type WireItems, type WireReply } from '../writer-wire.js';
-import { createBatchWriter } from './plant-batch.js';
+import { createBatchWriter } from './plant-statements.js';
 import { createEventJobs, withoutSync } from './event-jobs.js';
 import type { ClaimRow, SubscriptionRow } from '../rows.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -42,7 +42,7 @@ export function createWriteCommands(db: Database.Database, { ready = false } = {
   const tokens = once(() => tokenWrites(db));
   const tickets = once(() => ticketWrites(db));
   return {
-    /** A batch of plant writes (writer-wire.ts's flat form), answered flat too (plant-batch.ts's BatchResults). */
+    /** A batch of plant writes (writer-wire.ts's flat form), answered with their outcomes, flat too (WireOutcomes). */
     plants: (items: WireItems) => plants()(decodeItems(items)),
     /** The same, with when its statements and its COMMIT ran (tracing on). */
     plantsTimed: (items: WireItems) => plants().timed(decodeItems(items)),
