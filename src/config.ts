@@ -3,10 +3,11 @@ import { readFileSync } from 'node:fs';
 import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
 import ipaddr from 'ipaddr.js';
 import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
-import { parseDatabaseUrl } from './storage/database-url.js';
+import { DEFAULT_DATABASE_URL, engineFor, engines } from './storage/engines.js';
 import { parseReplicaUrls, type Replica } from './replication/replica-urls.js';
+import { OTEL_SAMPLERS, type TracingSettings } from './tracing/spans.js';
 
-export interface Config {
+export interface Config extends TracingSettings {
   readonly port: number;
   readonly host: string;
   /** HTTP worker processes of `serve`; 0: one per available core. */
@@ -103,24 +104,6 @@ export interface Config {
   readonly eventsStreamStallSeconds: number;
   /** How long a stream ticket (POST /events/tickets) lives. */
   readonly eventsTicketSeconds: number;
-  /** Where traces go: 'otlp' (OTLP over HTTP), 'none', or '' (otlp when an OTLP endpoint is set). */
-  readonly otelTracesExporter: '' | 'otlp' | 'none';
-  /** The OTLP/HTTP collector's base URL ('' when unset); traces go to its /v1/traces. */
-  readonly otelExporterOtlpEndpoint: string;
-  /** The full OTLP/HTTP traces URL, over the base endpoint's ('' when unset). */
-  readonly otelExporterOtlpTracesEndpoint: string;
-  readonly otelServiceName: string;
-  readonly otelTracesSampler: (typeof OTEL_SAMPLERS)[number];
-  /** The ratio of the traceidratio samplers, 0 to 1. */
-  readonly otelTracesSamplerArg: number;
-}
-
-const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
-
-/** Whether the OpenTelemetry settings turn tracing on (OTEL_TRACES_EXPORTER=otlp, or an OTLP endpoint without OTEL_TRACES_EXPORTER=none). */
-export function tracingOn(c: Pick<Config, 'otelTracesExporter' | 'otelExporterOtlpEndpoint' | 'otelExporterOtlpTracesEndpoint'>): boolean {
-  if (c.otelTracesExporter !== '') return c.otelTracesExporter === 'otlp';
-  return c.otelExporterOtlpEndpoint !== '' || c.otelExporterOtlpTracesEndpoint !== '';
 }
 
 export class ConfigError extends Error {
@@ -296,22 +279,12 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     return raw;
   } },
   { key: 'workers', env: 'WORKERS', description: 'Processes that serve HTTP, sharing the port: a number, or auto for one per available core. 1 serves from one process; with more, one primary process commits every write (SQLite) and runs the webhook deliveries, and replaces a worker that dies. An in-memory database always runs in one process', default: 0, parse: (raw) => (raw.trim().toLowerCase() === 'auto' ? 0 : integer(1, 1_024)(raw)), show: (v) => (v === 0 ? 'auto' : String(v)) },
-  { key: 'databaseUrl', env: 'DATABASE_URL', description: 'Store location: sqlite:PATH (relative to the working directory; folder and file are created) or postgres://USER:PASSWORD@HOST:PORT/DATABASE (also postgresql://; libpq parameters such as ?sslmode=require work); the password is masked wherever the URL is printed', default: 'sqlite:./data/plant-store.db', secret: true, parse: (raw) => {
-    const engine = parseDatabaseUrl(raw)?.engine;
-    if (engine === 'sqlite') return raw;
-    if (engine === 'postgres') {
-      let url: URL | undefined;
-      try {
-        url = new URL(raw);
-      } catch {
-        // reported below
-      }
-      if (!url || (!url.hostname && !url.searchParams.get('host'))) {
-        throw new ConfigError(`DATABASE_URL "${maskUrl(raw)}" is not a valid postgres:// URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
-      }
-      return raw;
-    }
-    throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use sqlite:PATH or postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
+  { key: 'databaseUrl', env: 'DATABASE_URL', description: `Store location: ${engines.map((e) => `${e.urlForm} (${e.urlNotes})`).join(' or ')}; the password is masked wherever the URL is printed`, default: DEFAULT_DATABASE_URL, secret: true, parse: (raw) => {
+    const engine = engineFor(raw);
+    if (!engine) throw new ConfigError(`unsupported DATABASE_URL "${maskUrl(raw)}": use ${engines.map((e) => e.urlForm).join(' or ')}`);
+    const problem = engine.urlProblem?.(raw);
+    if (problem !== undefined) throw new ConfigError(`DATABASE_URL "${maskUrl(raw)}" ${problem}`);
+    return raw;
   } },
   { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', description: 'PostgreSQL connections per instance at most', default: 10, parse: integer(1, 1_000) },
   { key: 'databaseStatementTimeoutMs', env: 'DATABASE_STATEMENT_TIMEOUT_MS', description: 'PostgreSQL statement_timeout: a statement running longer is cancelled and its request gets 503 (a migration runs without it)', default: 10_000, parse: integer(100, 600_000) },
@@ -438,14 +411,17 @@ function jwtProblems(c: Config): string[] {
 
 const LITESTREAM_ENV = /^(PATH|HOME|TZ|LANG|LC_[A-Z]+|TMPDIR|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|AWS_[A-Z0-9_]+|LITESTREAM_[A-Z0-9_]+)$/;
 
-/** Replication is Litestream's, which follows a SQLite file. */
+/** Replication is Litestream's, which follows a SQLite file: a store with no file on this machine has none. */
 function replicaProblems(c: Config): string[] {
   if (c.replicaUrls.length === 0) return [];
-  const db = parseDatabaseUrl(c.databaseUrl);
-  if (db?.engine === 'postgres') {
-    return ['REPLICA_URL: replication with Litestream is for the SQLite store; on PostgreSQL run a synchronous standby instead (docs/deployment.md, PostgreSQL) and unset REPLICA_URL'];
+  const engine = engineFor(c.databaseUrl);
+  if (!engine) return [];
+  const local = engine.localFile(c.databaseUrl);
+  if (local === undefined) {
+    const instead = engine.ownTools ? `${engine.ownTools.replica} and unset REPLICA_URL` : 'unset REPLICA_URL';
+    return [`REPLICA_URL: replication with Litestream is for the SQLite store; ${instead}`];
   }
-  if (db?.engine === 'sqlite' && db.file === ':memory:') return ['REPLICA_URL: an in-memory store (sqlite::memory:) cannot be replicated'];
+  if ('inMemory' in local) return [`REPLICA_URL: an in-memory store (${c.databaseUrl}) cannot be replicated`];
   return [];
 }
 

@@ -9,7 +9,7 @@ import { SCOPES } from './auth/tokens.js';
 import { openStore, storeOptions } from './storage/open-store.js';
 import type { SharedWriter, Store } from './storage/store.js';
 import { StorePathError } from './storage/errors.js';
-import { parseDatabaseUrl } from './storage/database-url.js';
+import { databaseFile } from './storage/engines.js';
 import type { Replication } from './replication/supervisor.js';
 
 /** The start-up warning without WEBHOOK_SECRET_KEYS, with the fix (the README quotes it). */
@@ -46,11 +46,11 @@ export async function openServiceStore(
  * or the primary of several), started before the first request is answered. Undefined without replicas.
  */
 export async function startReplication(config: Config, logger: Logger): Promise<Replication | undefined> {
-  const db = parseDatabaseUrl(config.databaseUrl);
-  // The settings refuse REPLICA_URL on any other store.
-  if (config.replicaUrls.length === 0 || db?.engine !== 'sqlite') return undefined;
+  // The settings refuse REPLICA_URL on a store with no file.
+  const database = config.replicaUrls.length === 0 ? undefined : databaseFile(config.databaseUrl);
+  if (database === undefined) return undefined;
   const { createReplication } = await import('./replication/supervisor.js');
-  const replication = createReplication({ database: db.file, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, env: config.litestreamEnv, logger });
+  const replication = createReplication({ database, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, env: config.litestreamEnv, logger });
   await replication.start();
   return replication;
 }

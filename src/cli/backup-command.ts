@@ -22,7 +22,8 @@ import {
   type BackupSummary,
   type TableCounts,
 } from '../storage/sqlite/sqlite-backup.js';
-import { DatabaseMissingError, describeDatabase, sqliteFile } from './database.js';
+import { DatabaseMissingError, describeDatabase } from './database.js';
+import { engineOf } from '../storage/engines.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 import { FOLDER_MODE, makeFolders } from '../storage/sqlite/folders.js';
 
@@ -84,18 +85,19 @@ function fileArgs(command: string, args: string[], help: string): { file: string
   return { file: resolve(file), force: parsed.values.force === true };
 }
 
-/** The SQLite file DATABASE_URL names; PostgreSQL and in-memory stores are pointed at their own tools. */
-function storeFile(config: Config, command: string): string {
-  const file = sqliteFile(config.databaseUrl);
-  if (file === undefined) {
-    const tool = command === 'backup' ? 'pg_dump' : 'pg_restore';
+/** The file DATABASE_URL names; a store with no file on this machine is pointed at its engine's own tools. */
+function storeFile(config: Config, command: 'backup' | 'restore'): string {
+  const engine = engineOf(config.databaseUrl);
+  const local = engine.localFile(config.databaseUrl);
+  if (local === undefined) {
+    const tool = engine.ownTools?.[command] ?? "the database's own tools";
     throw new Error(
       `${command} works on a SQLite store, and DATABASE_URL names ${describeDatabase(config.databaseUrl)}. ` +
         `Use ${tool} or point-in-time recovery instead: see docs/backup.md.`,
     );
   }
-  if (file === ':memory:') throw new Error(`An in-memory store (sqlite::memory:) cannot be ${command === 'backup' ? 'backed up' : 'restored into'}: it exists only inside its server.`);
-  return file;
+  if ('inMemory' in local) throw new Error(`An in-memory store (${config.databaseUrl}) cannot be ${command === 'backup' ? 'backed up' : 'restored into'}: it exists only inside its server.`);
+  return local.file;
 }
 
 export async function backupCommand(args: string[]): Promise<number> {

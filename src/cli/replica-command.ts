@@ -3,7 +3,7 @@
 import type { Config } from '../config.js';
 import { runLitestream } from '../replication/litestream.js';
 import type { Replica } from '../replication/replica-urls.js';
-import { sqliteFile } from './database.js';
+import { databaseFile } from '../storage/engines.js';
 import { commandArgs, UsageError } from './subcommand.js';
 
 export const REPLICA_HELP = `Usage: plant-store replica status [--max-lag SECONDS]
@@ -47,7 +47,8 @@ interface ReplicaReport {
 }
 
 async function report(config: Config, replica: Replica): Promise<ReplicaReport> {
-  const database = sqliteFile(config.databaseUrl)!;
+  // The settings refuse REPLICA_URL on a store with no file.
+  const database = databaseFile(config.databaseUrl)!;
   const one = (cmd: string) => runLitestream(config, database, (file) => [cmd, '-config', file, '-replica', replica.name, database]);
   const generations = await one('generations');
   if (generations.errors.length > 0 || generations.code !== 0) return { replica, error: generations.errors.at(-1) ?? `litestream exited ${generations.code}` };

@@ -1,12 +1,19 @@
 // The migration runner for every engine: numbered migrations applied in order, each in its own transaction,
-// stopping at the first failure, which is reported as data. The engine's adapter says how to lock, read the
-// applied versions and apply one migration; the rules (order, skipping, refusing a newer database) live here.
+// stopping at the first failure, which is reported as data, then the data steps the migrations carry. The
+// engine's adapter says how to lock, read the applied versions and apply one migration, and gives the ports
+// the data steps run over; the rules (order, skipping, refusing a newer database, when data steps run) live here.
 
 /** One step of a schema history. Append only: a released migration is never edited. */
-export interface Migration {
+export interface Migration<Ports = unknown> {
   version: number;
   name: string;
   sql: string;
+  /**
+   * Data the version leaves to write (rows its SQL cannot fill): run over the engine's ports after every run
+   * whose list holds this migration and in which nothing failed, applied now or before. Finds nothing to do
+   * once done.
+   */
+  fill?(ports: Ports): Promise<void>;
 }
 
 /** One applied (or failed) migration; partial failure is reported as data, not only thrown. */
@@ -17,7 +24,7 @@ export interface MigrationResult {
   error?: string;
 }
 
-export interface MigrationAdapter {
+export interface MigrationAdapter<Ports = unknown> {
   /**
    * Runs the whole migration under the engine's cross-process lock (instances starting together take turns);
    * errors other than a failed migration come out of here, worded by the engine.
@@ -30,7 +37,9 @@ export interface MigrationAdapter {
    * Applies one migration and records it in one transaction; 'already-applied' when another process did it
    * meanwhile (decided again under the engine's write lock). Throws when the migration fails; nothing is kept.
    */
-  apply(migration: Migration): Promise<'applied' | 'already-applied'>;
+  apply(migration: Migration<Ports>): Promise<'applied' | 'already-applied'>;
+  /** What the migrations' data steps read and write. */
+  readonly ports: Ports;
 }
 
 /** A failed run, thrown where a caller cannot go on (opening the store); the results say which step failed. */
@@ -42,8 +51,18 @@ export class MigrationError extends Error {
   }
 }
 
-/** Applies what `migrations` has and the database lacks, in order; stops at the first failure. */
-export function runMigrations(adapter: MigrationAdapter, migrations: readonly Migration[]): Promise<MigrationResult[]> {
+/**
+ * Applies what `migrations` has and the database lacks, in order; stops at the first failure. Then, when nothing
+ * failed, runs the data steps of the list's migrations in order, outside the engine's lock: instances starting
+ * together may fill at once, each write of theirs leaving rows already filled alone.
+ */
+export async function runMigrations<Ports>(adapter: MigrationAdapter<Ports>, migrations: readonly Migration<Ports>[]): Promise<MigrationResult[]> {
+  const results = await applyMigrations(adapter, migrations);
+  if (results.every((r) => r.status !== 'failed')) for (const m of migrations) await m.fill?.(adapter.ports);
+  return results;
+}
+
+function applyMigrations<Ports>(adapter: MigrationAdapter<Ports>, migrations: readonly Migration<Ports>[]): Promise<MigrationResult[]> {
   return adapter.locked(async () => {
     await adapter.ensureHistory();
     const applied = await adapter.appliedVersions();

@@ -1,14 +1,13 @@
-// Picks the engine from DATABASE_URL among ENGINES. A new engine is a folder beside sqlite/, its entry there, and
-// the few edits outside its folder that docs/architecture.md lists.
+// Opens the store of a DATABASE_URL with the engine that serves it (engines.ts), composes secrets at rest over
+// its webhook port and brings its schema up to date.
 import type { Config } from '../config.js';
-import type { Engine, ProcessSharing, RunningServer, Store } from './store.js';
+import type { ProcessSharing, RunningServer, Store } from './store.js';
 import { MigrationError, type Migration, type MigrationResult } from './migrator.js';
-import { sqliteEngine, type SqliteOptions } from './sqlite/sqlite-store.js';
-import { postgresEngine, type PgStoreOptions } from './postgres/pg-store.js';
+import { engineOf, type EnginesOptions } from './engines.js';
 import { createSecretBox, sealedWebhookStore, sealStoredSecrets, type SecretKey } from '../webhooks/secret-box.js';
 
 /** Options of every engine (each reads its own), and the keys of webhook secrets at rest. */
-export type StoreOptions = SqliteOptions & PgStoreOptions & { webhookSecretKeys?: readonly SecretKey[] };
+export type StoreOptions = EnginesOptions & { webhookSecretKeys?: readonly SecretKey[] };
 
 /** The engine options the configuration sets (the PostgreSQL pool and its timeouts), and the secret keys. */
 export function storeOptions(config: Config): StoreOptions {
@@ -38,14 +37,6 @@ export interface OpenStoreOptions extends StoreOptions {
    * that server's deliveries, so every other command leaves the secrets as they are.
    */
   resealSecrets?: boolean;
-}
-
-const ENGINES: readonly Engine<StoreOptions>[] = [sqliteEngine, postgresEngine];
-
-function engineOf(databaseUrl: string): Engine<StoreOptions> {
-  const engine = ENGINES.find((e) => e.accepts(databaseUrl));
-  if (!engine) throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
-  return engine;
 }
 
 export function createStore(databaseUrl: string, options: StoreOptions = {}): Store {

@@ -2,6 +2,12 @@
 // engine's few type terms (SchemaDialect). Append only: a released version is never edited and a released
 // dialect term never changes (either would make two databases of one version differ); a change is a new version.
 import type { Migration } from './migrator.js';
+import { fillFoldedNames, type FoldedNamesPort } from './folded-names.js';
+
+/** The ports the history's data steps run over: each engine's migration adapter gives them. */
+export interface HistoryPorts {
+  foldedNames: FoldedNamesPort;
+}
 
 /** What differs between engines in the DDL, and nothing else. */
 export interface SchemaDialect {
@@ -58,11 +64,11 @@ export interface SchemaDialect {
 
 /**
  * The schema version that added plants.name_folded: a store migrated to it fills the folded names that are NULL
- * (written before it, or set NULL by a later version that changed the folding) when it opens.
+ * (written before it, or set NULL by a later version that changed the folding) when it opens: its data step.
  */
 export const FOLDED_NAMES_VERSION = 11;
 
-const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string }[] = [
+const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect) => string; fill?: Migration<HistoryPorts>['fill'] }[] = [
   {
     version: 1,
     name: 'plants and api tokens',
@@ -247,6 +253,7 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       CREATE INDEX plants_tag_name_id ON plants (tag, ${d.nameKey}, id) WHERE tag IS NOT NULL;
       ${d.nameTrigramIndex}
     `,
+    fill: (ports) => fillFoldedNames(ports.foldedNames),
   },
   {
     version: 12,
@@ -292,7 +299,7 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
   },
 ];
 
-/** Every version of the history, in order, as the engine's SQL. */
-export function migrationsFor(dialect: SchemaDialect): Migration[] {
-  return HISTORY.map(({ version, name, ddl }) => ({ version, name, sql: ddl(dialect) }));
+/** Every version of the history, in order, as the engine's SQL, with its data step. */
+export function migrationsFor(dialect: SchemaDialect): Migration<HistoryPorts>[] {
+  return HISTORY.map(({ version, name, ddl, fill }) => ({ version, name, sql: ddl(dialect), ...(fill && { fill }) }));
 }

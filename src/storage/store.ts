@@ -71,9 +71,32 @@ export interface RunningServer {
   keyIds?: readonly string[];
 }
 
-/** An engine: which DATABASE_URLs it serves and how it opens one (its folder exports it; open-store lists it). */
+/**
+ * An engine: the DATABASE_URLs it serves and what they say, and how it opens one. Its folder exports it and
+ * engines.ts lists it; the settings, the CLI and open-store.ts ask it rather than name it.
+ */
 export interface Engine<Options> {
+  /** How an operator writes its DATABASE_URL (`sqlite:PATH`): the settings' refusal of a URL no engine serves lists these. */
+  readonly urlForm: string;
+  /** What an operator should know of that form, for the setting's description. */
+  readonly urlNotes: string;
+  /** Whether `databaseUrl` names this engine: then this engine alone reads it. */
   accepts(databaseUrl: string): boolean;
+  /** What the settings say is wrong with a URL this engine accepts, after the URL itself ("is not a valid ..."); undefined when nothing is. */
+  urlProblem?(databaseUrl: string): string | undefined;
+  /** The database for an operator, never with its password: "the SQLite database /srv/data/plant-store.db". */
+  describe(databaseUrl: string): string;
+  /** Where the database lies on this machine, for what copies or follows its file (backup, restore, Litestream); undefined for a server's. */
+  localFile(databaseUrl: string): LocalFile | undefined;
+  /** For an engine with no local file: the tools that copy its databases, as the refusals of backup, restore and REPLICA_URL name them. */
+  readonly ownTools?: { backup: string; restore: string; replica: string };
+  /**
+   * A database that opening would create (a file): that it does not exist yet, as said to an operator
+   * ("There is no ... at ..."); undefined when it exists or opening never creates one.
+   */
+  absent?(databaseUrl: string): string | undefined;
+  /** An error opening the database that says it does not exist: that, as said to an operator, and the command that creates it. */
+  absentFrom?(databaseUrl: string, err: unknown): { said: string; create: string } | undefined;
   create(databaseUrl: string, options: Options): Store;
   /**
    * How several server processes can share the database: each on its own (`independent`: a database server),
@@ -86,5 +109,8 @@ export interface Engine<Options> {
    */
   runningServers(databaseUrl: string, options: Options): Promise<RunningServer[]>;
 }
+
+/** A database on this machine: its file, or memory only the process that opened it reaches. */
+export type LocalFile = { file: string } | { inMemory: true };
 
 export type ProcessSharing = 'independent' | 'shared-writer' | 'one-process';

@@ -18,8 +18,7 @@ import {
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { createRequire } from 'node:module';
-import type { Config } from '../config.js';
-import type { SpanHandle, TentativeSpan, TraceHeaders, Tracing } from './spans.js';
+import type { SpanHandle, TentativeSpan, TraceHeaders, Tracing, TracingSettings } from './spans.js';
 
 /**
  * How long one export may take, its retries included (OTLP's default is 10 s): a collector that is down then
@@ -29,7 +28,7 @@ const EXPORT_TIMEOUT_MS = 2_000;
 /** How long a shutdown waits for the collector to take the last spans. */
 const SHUTDOWN_FLUSH_MS = EXPORT_TIMEOUT_MS;
 
-function sampler(config: Config): Sampler {
+function sampler(config: TracingSettings): Sampler {
   const ratio = () => new TraceIdRatioBasedSampler(config.otelTracesSamplerArg);
   switch (config.otelTracesSampler) {
     case 'always_on':
@@ -48,7 +47,7 @@ function sampler(config: Config): Sampler {
 }
 
 /** Where the traces go: the traces URL as given, or the base endpoint's /v1/traces (the OTLP default without either). */
-function tracesUrl(config: Config): string {
+function tracesUrl(config: TracingSettings): string {
   if (config.otelExporterOtlpTracesEndpoint) return config.otelExporterOtlpTracesEndpoint;
   const base = config.otelExporterOtlpEndpoint || 'http://localhost:4318';
   return `${base.replace(/\/+$/, '')}/v1/traces`;
@@ -173,7 +172,7 @@ function pathOnly(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-export function createTracing(config: Config): Tracing {
+export function createTracing(config: TracingSettings): Tracing {
   // The exporter sends JSON (the OTLP/HTTP encoding every collector takes); a collector that is down loses
   // spans, never a request: the processor drops what it cannot buffer.
   const holding = new HoldingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(config), timeoutMillis: EXPORT_TIMEOUT_MS })));

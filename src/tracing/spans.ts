@@ -1,6 +1,23 @@
 // The tracing every service calls, as types: the Tracing interface and its spans (no-ops when off,
 // tracing-switch.ts; the OpenTelemetry SDK when on, otel-sdk.ts), and a trace context as it travels between
-// processes and rows.
+// processes and rows; the settings that turn it on.
+
+/** The samplers OTEL_TRACES_SAMPLER may name (OpenTelemetry's environment variable specification). */
+export const OTEL_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/** The OTEL_ settings tracing reads (config.ts reads them from the environment; Config has them). */
+export interface TracingSettings {
+  /** Where traces go: 'otlp' (OTLP over HTTP), 'none', or '' (otlp when an OTLP endpoint is set). */
+  readonly otelTracesExporter: '' | 'otlp' | 'none';
+  /** The OTLP/HTTP collector's base URL ('' when unset); traces go to its /v1/traces. */
+  readonly otelExporterOtlpEndpoint: string;
+  /** The full OTLP/HTTP traces URL, over the base endpoint's ('' when unset). */
+  readonly otelExporterOtlpTracesEndpoint: string;
+  readonly otelServiceName: string;
+  readonly otelTracesSampler: (typeof OTEL_SAMPLERS)[number];
+  /** The ratio of the traceidratio samplers, 0 to 1. */
+  readonly otelTracesSamplerArg: number;
+}
 
 /** A trace context as it travels between processes and rows: the W3C Trace Context headers. */
 export interface TraceHeaders {

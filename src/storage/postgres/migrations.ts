@@ -1,6 +1,6 @@
 // PostgreSQL's terms for the schema history (storage/schema-history.ts). Released terms never change.
 import type { Migration } from '../migrator.js';
-import { migrationsFor } from '../schema-history.js';
+import { migrationsFor, type HistoryPorts } from '../schema-history.js';
 
 /**
  * How many leading characters of a name the name-order indexes hold (plants_name_id): the document's limit on a
@@ -8,7 +8,7 @@ import { migrationsFor } from '../schema-history.js';
  */
 export const NAME_KEY_CHARS = 256;
 
-export const MIGRATIONS: readonly Migration[] = migrationsFor({
+export const MIGRATIONS: readonly Migration<HistoryPorts>[] = migrationsFor({
   int64Key: 'BIGINT',
   time: 'TIMESTAMPTZ',
   tableOptions: '',

@@ -3,14 +3,12 @@
 // in one statement, and migrations serialised across instances by an advisory lock. Several instances may
 // share one database.
 import type pg from 'pg';
-import type { Engine, EngineOptions, Store } from '../store.js';
+import type { EngineOptions, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import { plantBatch, type WriteOutcome } from '../plant-writes.js';
 import { runStepsAsync } from '../../steps.js';
 import { plantStatements } from './pg-plant-statements.js';
-import { foldName } from '../../plants/plant-search.js';
-import { writeEvent } from '../../webhooks/outbox-events.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
@@ -20,19 +18,16 @@ import { MIGRATIONS } from './migrations.js';
 import { PgWebhookStore } from './pg-webhooks.js';
 import { PgEventStore } from './pg-events.js';
 import { PgRestoreStore } from './pg-restores.js';
-import { listenerName, runningOnDatabase } from './pg-servers.js';
-import { createPool, describeTarget, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
-import { fromDbText, pgText, toDbText } from './text.js';
+import { listenerName } from './pg-servers.js';
+import { createPool, guarded, retryingTransaction, type PostgresOptions } from './pool.js';
+import { pgText, toDbText } from './text.js';
 import { PgPlantQueries } from './pg-plant-queries.js';
 import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
-import { runMigrations, type Migration, type MigrationAdapter, type MigrationResult } from '../migrator.js';
-import { parseDatabaseUrl } from '../database-url.js';
-import { FOLDED_NAMES_VERSION } from '../schema-history.js';
+import { runMigrations, type Migration, type MigrationResult } from '../migrator.js';
+import type { HistoryPorts } from '../schema-history.js';
+import { migrationAdapter } from './migration-adapter.js';
 
 export type PgStoreOptions = PostgresOptions & EngineOptions;
-
-/** pg_advisory_lock key held while migrating ('plant-st' as bytes); instances migrating at once take turns. */
-const MIGRATION_LOCK = 0x706c616e742d7374n;
 
 const SQL = {
   plantsByIds: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::int8[])',
@@ -57,15 +52,6 @@ const SQL = {
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
   return { name, text: SQL[name], values };
 }
-
-/** `postgres://` or `postgresql://`; pool size and timeouts default to the settings' defaults. */
-export const postgresEngine: Engine<PgStoreOptions> = {
-  accepts: (url) => parseDatabaseUrl(url)?.engine === 'postgres',
-  // Every process its own pool: the database server orders their writes.
-  sharing: () => 'independent',
-  create: (url, options) => new PgStore(url, options),
-  runningServers: (url, options) => runningOnDatabase(url, options.connectTimeoutMs),
-};
 
 export class PgStore extends GroupCommittedPlants implements Store {
   readonly engine = 'postgres';
@@ -109,38 +95,9 @@ export class PgStore extends GroupCommittedPlants implements Store {
     return this.guard(() => this.pool.query<R>(named(name, values)));
   }
 
-  async migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
-    const results = await runMigrations(migrationAdapter(this.pool, this.url), migrations);
-    if (results.every((r) => r.status !== 'failed') && migrations.some((m) => m.version === FOLDED_NAMES_VERSION)) await this.fillFoldedNames();
-    return results;
+  async migrate(migrations: readonly Migration<HistoryPorts>[] = MIGRATIONS): Promise<MigrationResult[]> {
+    return runMigrations(migrationAdapter(this.pool, this.url), migrations);
   }
-
-  /**
-   * Writes the folded name (plants/plant-search.ts) of every plant whose folded name is NULL: written before the
-   * schema had it, or set NULL by version 12, which changed the folding; a write meanwhile (this instance's or
-   * another's) sets its own, which this leaves alone. An ASCII name folds to its ASCII lower case, which lower()
-   * in the "C" collation writes (A-Z only): those are filled in SQL, 50,000 plants a statement; the others in
-   * JavaScript, 10,000 a statement (a third less time than 1,000 a statement, on 200,000 accented names).
-   */
-  private async fillFoldedNames(): Promise<void> {
-    for (let from = String(-(2n ** 63n)); ; ) {
-      const { rows: [end] } = await this.pool.query<{ to: string | null }>('SELECT max(id)::text AS to FROM (SELECT id FROM plants WHERE name_folded IS NULL AND id > $1 ORDER BY id LIMIT 50000) AS chunk', [from]);
-      if (!end?.to) break;
-      // Every character ASCII exactly when the byte length is the length in characters (an escaped U+0000 is not).
-      await this.pool.query('UPDATE plants SET name_folded = lower(name COLLATE "C") WHERE name_folded IS NULL AND id > $1 AND id <= $2 AND octet_length(name) = char_length(name)', [from, end.to]);
-      from = end.to;
-    }
-    for (;;) {
-      const { rows } = await this.pool.query<{ id: string; name: string }>('SELECT id::text AS id, name FROM plants WHERE name_folded IS NULL ORDER BY id LIMIT 10000');
-      if (rows.length === 0) return;
-      await this.pool.query('UPDATE plants p SET name_folded = t.folded FROM unnest($1::int8[], $2::text[]) AS t(id, folded) WHERE p.id = t.id AND p.name_folded IS NULL', [
-        rows.map((r) => r.id),
-        rows.map((r) => toDbText(foldName(fromDbText(r.name)))),
-      ]);
-    }
-  }
-
-
 
   async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
     const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
@@ -217,76 +174,3 @@ export class PgStore extends GroupCommittedPlants implements Store {
     await this.pool.end();
   }
 }
-
-/**
- * One connection for the whole run, holding an advisory lock: a second instance starting at the same time
- * waits, then finds the migrations applied. DDL is transactional here: a failed migration leaves nothing.
- */
-/** How long one migration's SQL may run before the connection is given up for lost: hours, not a request's seconds. */
-const MIGRATION_QUERY_TIMEOUT_MS = 24 * 3600_000;
-
-function migrationAdapter(pool: pg.Pool, url: string): MigrationAdapter {
-  let client: pg.PoolClient | undefined;
-  const session = () => client!;
-  return {
-    async locked(run) {
-      try {
-        client = await pool.connect();
-      } catch (err) {
-        throw new Error(`cannot connect to PostgreSQL at ${describeTarget(url)}: ${reason(err)}`, { cause: err });
-      }
-      const onError = () => {};
-      client.on('error', onError);
-      let broken: Error | undefined;
-      try {
-        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
-        // A migration builds indexes and rewrites tables, which on a large store takes far longer than a request's
-        // statement may (DATABASE_STATEMENT_TIMEOUT_MS): this session runs without it until released.
-        await client.query('SET statement_timeout = 0');
-        return await run();
-      } catch (err) {
-        broken = err as Error;
-        throw new Error(`cannot migrate the PostgreSQL database at ${describeTarget(url)}: ${reason(err)}`, { cause: err });
-      } finally {
-        if (!broken) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK.toString()]).catch((e: Error) => (broken = e));
-        if (!broken) await client.query('RESET statement_timeout').catch((e: Error) => (broken = e));
-        client.removeListener('error', onError);
-        // A session whose state is uncertain is closed rather than reused (closing also frees the lock).
-        client.release(broken ?? undefined);
-        client = undefined;
-      }
-    },
-    async ensureHistory() {
-      await session().query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)');
-    },
-    async appliedVersions() {
-      return new Set((await session().query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
-    },
-    async apply(m) {
-      const c = session();
-      try {
-        await c.query('BEGIN');
-        // Under the advisory lock nobody else migrates, but a version recorded meanwhile is still not run twice.
-        if ((await c.query('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version])).rowCount) {
-          await c.query('ROLLBACK');
-          return 'already-applied';
-        }
-        // pg reads a query's own query_timeout (its types do not declare it).
-        await c.query({ text: m.sql, query_timeout: MIGRATION_QUERY_TIMEOUT_MS } as pg.QueryConfig);
-        await c.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, now())', [m.version, m.name]);
-        await c.query('COMMIT');
-        return 'applied';
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    },
-  };
-}
-
-function reason(err: unknown): string {
-  const e = err as { message?: string; code?: string };
-  const msg = e.message || e.code || String(err);
-  return msg.replace(/\/\/([^:@/]*):([^@/]*)@/g, '//$1:****@');
-}
-

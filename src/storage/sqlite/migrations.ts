@@ -1,8 +1,8 @@
 // SQLite's terms for the schema history (storage/schema-history.ts). Released terms never change.
 import type { Migration } from '../migrator.js';
-import { migrationsFor } from '../schema-history.js';
+import { migrationsFor, type HistoryPorts } from '../schema-history.js';
 
-export const MIGRATIONS: readonly Migration[] = migrationsFor({
+export const MIGRATIONS: readonly Migration<HistoryPorts>[] = migrationsFor({
   int64Key: 'INTEGER',      // SQLite integers are 64-bit; INTEGER PRIMARY KEY is the rowid
   time: 'INTEGER',          // unix milliseconds
   tableOptions: ' STRICT',

@@ -3,36 +3,33 @@
 // command (write-commands.ts): the write worker of this process (its own connection, so no fsync or lock wait
 // blocks the event loop), the primary of a multi-process server, or this connection where nothing else serves
 // (a memory database, the primary itself, the CLI). Reads use this connection, which then writes nothing.
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { asStoreError, StorePathError, StoreUnavailableError } from '../errors.js';
-import type { Engine, EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
+import type Database from 'better-sqlite3';
+import { asStoreError, StoreUnavailableError } from '../errors.js';
+import type { EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import type { WriteOutcome } from '../plant-writes.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { Observer } from '../../observations.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
-import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
 import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
 import { CountReader } from './count-reader.js';
-import { foldName } from '../../plants/plant-search.js';
 import { GroupCommittedPlants } from '../plant-writes.js';
 import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
-import { runMigrations, type Migration, type MigrationAdapter, type MigrationResult } from '../migrator.js';
+import { runMigrations, type Migration, type MigrationResult } from '../migrator.js';
+import { migrationAdapter } from './migration-adapter.js';
 import { sameThreadTransport, WorkerTransport } from './write-transports.js';
 import { failedReply, resultOf, type ArgsOf, type CommandName, type ResultOf, type Write } from './write-commands.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
-import { configureConnection } from './connection-setup.js';
-import { removeServingMark, runningOnFile, writeServingMark } from './serving-mark.js';
-import { parseDatabaseUrl } from '../database-url.js';
+import { openDatabaseFile } from './connection-setup.js';
+import { removeServingMark, writeServingMark } from './serving-mark.js';
 import { tracing } from '../../tracing/tracing-switch.js';
 import { decodeOutcomes, encodeItems, firstTrace, splitOutcomes, wireItemCount, wroteAny, type WireCommand, type WireItems, type WireOutcomes, type WireReply, type WriteTransport } from '../writer-wire.js';
-import { FOLDED_NAMES_VERSION } from '../schema-history.js';
+import type { HistoryPorts } from '../schema-history.js';
 
 export interface SqliteOptions extends EngineOptions {
   /** How long a write waits for another process's lock (the CLI) before failing. */
@@ -56,23 +53,6 @@ export interface SqliteOptions extends EngineOptions {
 /** Batches a worker may have at the shared writer at once (each is one turn of its event loop). */
 const SHARED_WRITER_BATCHES_IN_FLIGHT = 64;
 
-/** `sqlite:path` (relative to the working folder) or `sqlite::memory:`. */
-export const sqliteEngine: Engine<SqliteOptions> = {
-  accepts: (url) => parseDatabaseUrl(url)?.engine === 'sqlite',
-  // Processes writing one file would queue on its lock (SQLite's busy handler sleeps in milliseconds): one of them
-  // commits for all, in shared group commits. A memory database lives in one process only.
-  sharing: (url) => (url === 'sqlite::memory:' ? 'one-process' : 'shared-writer'),
-  create(url, options) {
-    const parsed = parseDatabaseUrl(url);
-    if (parsed?.engine !== 'sqlite') throw new Error(`not a sqlite: DATABASE_URL: ${url.split(':')[0]}`);
-    return new SqliteStore(parsed.file, options);
-  },
-  async runningServers(url) {
-    const parsed = parseDatabaseUrl(url);
-    return parsed?.engine === 'sqlite' && parsed.file !== ':memory:' ? runningOnFile(parsed.file) : [];
-  },
-};
-
 export class SqliteStore extends GroupCommittedPlants implements Store {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
@@ -94,32 +74,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
-    try {
-      if (file !== ':memory:') makeFolders(dirname(file), FOLDER_MODE);
-    } catch (err) {
-      throw new StorePathError(`cannot create the folder ${dirname(file)} for the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
-    }
-    try {
-      // Made owner-only before SQLite opens it: SQLite would create it with the umask's mode, and gives its
-      // -wal, -shm and -journal files the mode of the database file.
-      if (file !== ':memory:') createOwnerOnlyFile(file);
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'EEXIST') {
-        throw new StorePathError(`cannot create the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
-      }
-    }
-    try {
-      this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 5_000 });
-    } catch (err) {
-      throw new StorePathError(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
-    }
-    try {
-      // The first read of the file happens here, so a file that is not a database fails here.
-      configureConnection(this.db, options.busyTimeoutMs ?? 5_000, options.autoCheckpoint ?? true);
-    } catch (err) {
-      this.db.close();
-      throw new StorePathError(`cannot use ${file} as a SQLite database: ${(err as Error).message}`, { cause: err });
-    }
+    this.db = openDatabaseFile(file, options.busyTimeoutMs ?? 5_000, options.autoCheckpoint ?? true);
     const write: Write = (name, ...args) => this.writeCommand(name, ...args);
     const webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn), write);
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
@@ -204,13 +159,13 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     };
   }
 
-  async migrate(migrations: readonly Migration[] = MIGRATIONS): Promise<MigrationResult[]> {
-    // Migrating is the one write of this connection when the writer is another: at start-up, before it serves.
+  async migrate(migrations: readonly Migration<HistoryPorts>[] = MIGRATIONS): Promise<MigrationResult[]> {
+    // Migrating (its data steps included) is the one write of this connection when the writer is another: at
+    // start-up, before it serves.
     this.db.pragma('query_only = OFF');
     let results: MigrationResult[];
     try {
       results = await runMigrations(migrationAdapter(this.db), migrations);
-      if (results.every((r) => r.status !== 'failed') && migrations.some((m) => m.version === FOLDED_NAMES_VERSION)) fillFoldedNames(this.db);
     } finally {
       // From here on a write made on this connection by mistake fails (SQLITE_READONLY) instead of taking the
       // write lock on the serving thread.
@@ -356,51 +311,9 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 /** What a batch's spans say of where they ran (OpenTelemetry's database convention). */
 const SQLITE_SPAN = { 'db.system.name': 'sqlite' };
 
-/** SQLite needs no lock around the run: each migration is decided again under the write lock (IMMEDIATE). */
-function migrationAdapter(db: Database.Database): MigrationAdapter {
-  return {
-    locked: (run) => run(),
-    ensureHistory: async () => {
-      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT');
-    },
-    appliedVersions: async () => new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]),
-    // Another process (a second instance, or `token create` at the same first start) may have applied it since.
-    apply: async (m) =>
-      db.transaction((): 'applied' | 'already-applied' => {
-        if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version)) return 'already-applied';
-        db.exec(m.sql);
-        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-        return 'applied';
-      }).immediate(),
-  };
-}
-
 /** Plant batches as one: the wire form is flat, so batches join end to end. */
 function joined(batches: readonly WireItems[]): WireItems {
   const all: WireItems = [];
   for (const b of batches) for (const v of b) all.push(v);
   return all;
-}
-
-/**
- * Writes the folded name (plants/plant-search.ts) of every plant whose folded name is NULL: written before the
- * schema had it, or set NULL by version 12, which changed the folding; a write meanwhile sets its own, which this
- * leaves alone. Nothing to do once done. One statement per 50,000 plants, each its own transaction (fewer, larger
- * FTS5 segments: measured in docs/api.md): an ASCII name folds to its ASCII lower case, which SQLite's lower()
- * writes (it maps A-Z only); any other is folded by foldName itself, registered on this connection as a SQL
- * function (a thousand plants a transaction read and written from JavaScript took 75 µs a plant).
- */
-function fillFoldedNames(db: Database.Database): void {
-  db.function('plant_store_fold', { deterministic: true }, (name: unknown) => foldName(name as string));
-  const chunkEnd = db.prepare('SELECT max(id) FROM (SELECT id FROM plants WHERE name_folded IS NULL AND id > ? ORDER BY id LIMIT 50000)').pluck().safeIntegers(true);
-  // The byte length equals the length in characters exactly when every character is ASCII (length() of a text
-  // stops at a U+0000, so such a name is folded by foldName, which reads it whole).
-  const fill = db.prepare(`UPDATE plants SET name_folded = CASE WHEN length(CAST(name AS BLOB)) = length(name) THEN lower(name) ELSE plant_store_fold(name) END
-    WHERE name_folded IS NULL AND id > ? AND id <= ?`);
-  for (let from = -(2n ** 63n); ; ) {
-    const to = chunkEnd.get(from) as bigint | null;
-    if (to === null) return;
-    db.transaction(() => fill.run(from, to))();
-    from = to;
-  }
 }
