@@ -114,6 +114,8 @@ export type WireOutcomes = (number | bigint | VersionedPlant | string | null)[];
 
 const KINDS = ['created', 'replayed', 'conflict', 'changed', 'unchanged', 'not-found', 'version-mismatch', 'too-long'] as const satisfies readonly WriteOutcome['kind'][];
 const KIND_INDEX = Object.fromEntries(KINDS.map((k, i) => [k, i])) as Record<WriteOutcome['kind'], number>;
+/** The member of each kind of outcome that crosses as its second value (the too-long rule is made again from the field). */
+const CARRIED = { created: 'version', replayed: 'version', conflict: 'existing', changed: 'plant', unchanged: 'plant', 'not-found': undefined, 'version-mismatch': 'current', 'too-long': 'field' } as const;
 const CREATED = KIND_INDEX.created;
 const CHANGED = KIND_INDEX.changed;
 
@@ -121,28 +123,9 @@ export function encodeOutcomes(outcomes: readonly WriteOutcome[]): WireOutcomes 
   const wire: WireOutcomes = new Array(outcomes.length * 2);
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i]!;
+    const member = CARRIED[o.kind];
     wire[2 * i] = KIND_INDEX[o.kind];
-    switch (o.kind) {
-      case 'created':
-      case 'replayed':
-        wire[2 * i + 1] = o.version;
-        break;
-      case 'conflict':
-        wire[2 * i + 1] = o.existing;
-        break;
-      case 'changed':
-      case 'unchanged':
-        wire[2 * i + 1] = o.plant;
-        break;
-      case 'version-mismatch':
-        wire[2 * i + 1] = o.current;
-        break;
-      case 'too-long':
-        wire[2 * i + 1] = o.field;
-        break;
-      case 'not-found':
-        wire[2 * i + 1] = null;
-    }
+    wire[2 * i + 1] = member === undefined ? null : (o as unknown as Record<string, WireOutcomes[number]>)[member]!;
   }
   return wire;
 }
@@ -151,28 +134,11 @@ export function decodeOutcomes(wire: WireOutcomes): WriteOutcome[] {
   const outcomes = new Array<WriteOutcome>(wire.length / 2);
   for (let i = 0; i < outcomes.length; i++) {
     const kind = KINDS[wire[2 * i] as number]!;
+    const member = CARRIED[kind];
     const value = wire[2 * i + 1];
-    switch (kind) {
-      case 'created':
-      case 'replayed':
-        outcomes[i] = { kind, version: value as bigint };
-        break;
-      case 'conflict':
-        outcomes[i] = { kind, existing: value as VersionedPlant };
-        break;
-      case 'changed':
-      case 'unchanged':
-        outcomes[i] = { kind, plant: value as VersionedPlant };
-        break;
-      case 'version-mismatch':
-        outcomes[i] = { kind, current: value as VersionedPlant };
-        break;
-      case 'too-long':
-        outcomes[i] = { kind, field: value as 'name' | 'tag', rule: lengthRule(value as 'name' | 'tag') };
-        break;
-      case 'not-found':
-        outcomes[i] = { kind };
-    }
+    outcomes[i] = (
+      member === undefined ? { kind } : kind === 'too-long' ? { kind, field: value, rule: lengthRule(value as 'name' | 'tag') } : { kind, [member]: value }
+    ) as WriteOutcome;
   }
   return outcomes;
 }
