@@ -13,7 +13,7 @@ import { createBackground, createWorkerBackground, type Background } from './bac
 import { createObservers, observationLog } from './observations.js';
 import { processSharing } from './storage/open-store.js';
 import { startTracing, stopTracing } from './tracing/tracing-switch.js';
-import { announce, bootstrapToken, openServiceStore, startReplication, stopSignals, type StopSignals } from './startup.js';
+import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals, type StopSignals } from './startup.js';
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
@@ -140,8 +140,10 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   // Deliveries left over from before a restart start now; they stop before the store is closed.
   background.start();
   if (!link) {
-    const url = announce(config, logger, (app.server.address() as AddressInfo).port, 1);
-    await bootstrapToken(config, store, tokens, url, logger);
+    // The start line comes last: once it is out, the first token (if one was made) has been printed.
+    const port = (app.server.address() as AddressInfo).port;
+    await bootstrapToken(config, store, tokens, publicUrl(config.host, port), logger);
+    announce(config, logger, port, 1);
   }
   return new Promise<number>((resolve) => {
     const stop = async (signal: string) => {

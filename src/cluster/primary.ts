@@ -16,7 +16,7 @@ import { createMetrics, type Metrics } from '../metrics/metrics.js';
 import { createObservers, observationLog } from '../observations.js';
 import { processSharing } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
-import { announce, bootstrapToken, openServiceStore, startReplication, stopSignals } from '../startup.js';
+import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals } from '../startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
 
@@ -70,8 +70,9 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   }
   if ('port' in outcome) {
     pool.serveOn(outcome.port);
-    const url = announce(config, log, outcome.port, count);
-    await bootstrapToken(config, store, tokens, url, log);
+    // The start line comes last: once it is out, the first token (if one was made) has been printed.
+    await bootstrapToken(config, store, tokens, publicUrl(config.host, outcome.port), log);
+    announce(config, log, outcome.port, count);
   }
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) await store.close();
