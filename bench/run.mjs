@@ -7,7 +7,12 @@
 // each connection's first request waits that long, so no measurement starts with connections still unaccepted),
 // BENCH_WORKER_CELLS (0 skips the worker scaling run, workers.mjs, which writes results/workers.{md,json}),
 // BENCH_WRITE_CELLS and BENCH_FEED_CELLS (0 skips the plant-store-only write and feed cells, writes.mjs and feed.mjs,
-// which write results/writes.{md,json} and results/feed.{md,json}).
+// which write results/writes.{md,json} and results/feed.{md,json}), BENCH_STREAM_CELLS and BENCH_REPLICATION_CELLS
+// (0 skips the event stream's cells, streams.mjs, and replication on against off, replication-cost.mjs; their rows
+// join results.md, from results/streams.json and results/replication-cost.json).
+// Stages, in order: http (every cell above), writes, feed, streams, replication, workers. `--only STAGE[,STAGE]`
+// (or BENCH_ONLY) runs those alone; results.md is then written again from results.json and the stages' files,
+// so a stage run alone still lands in it.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
@@ -15,7 +20,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
-import { ceilingOf, fmt, svg, table } from './lib/report.mjs';
+import { ceilingOf, fmt, replicationSection, streamSection, svg, table } from './lib/report.mjs';
 import { bigDatabase, warmPageCache } from './lib/big-db.mjs';
 import { fsyncProbe } from './lib/fsync-probe.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -41,6 +46,12 @@ const cfg = {
   // (see wrk/common.lua); it is taken off the run's duration when computing req/s.
   connectPauseMs: Number(env.BENCH_CONNECT_PAUSE_MS ?? 300),
 };
+const STAGES = ['http', 'writes', 'feed', 'streams', 'replication', 'workers'];
+const onlyArg = process.argv.slice(2).map((a, i, all) => (a.startsWith('--only=') ? a.slice(7) : a === '--only' ? all[i + 1] : undefined)).find(Boolean);
+const only = (onlyArg ?? env.BENCH_ONLY)?.split(',').map((s) => s.trim()).filter(Boolean);
+for (const stage of only ?? []) if (!STAGES.includes(stage)) throw new Error(`--only: ${STAGES.join(', ')}, not ${stage}`);
+const SKIP = { writes: 'BENCH_WRITE_CELLS', feed: 'BENCH_FEED_CELLS', streams: 'BENCH_STREAM_CELLS', replication: 'BENCH_REPLICATION_CELLS', workers: 'BENCH_WORKER_CELLS' };
+const runs = (stage) => (only ? only.includes(stage) : env[SKIP[stage]] !== '0');
 const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 
 for (const tool of ['wrk', 'taskset']) {
@@ -117,9 +128,9 @@ const machine = {
   // The databases live in the temp dir (fresh ones) and bench/.data (the big one): same disk here.
   fsync: fsyncProbe(tmpdir()),
 };
-log('machine', JSON.stringify(machine), 'config', JSON.stringify(cfg));
+log('machine', JSON.stringify(machine), 'config', JSON.stringify(cfg), 'stages', (only ?? STAGES.filter((s) => s === 'http' || runs(s))).join(','));
 
-for (let round = 1; round <= cfg.rounds; round++) {
+for (let round = 1; runs('http') && round <= cfg.rounds; round++) {
   // Every other round in reverse order, so drift over the session does not favour whoever runs first.
   // A kind with none of the run's endpoints (floor-stream) is not started.
   const kinds = KINDS.filter((k) => cfg.servers.includes(k.name) && (!k.endpoints || k.endpoints.some((e) => cfg.endpoints.includes(e))));
@@ -159,7 +170,7 @@ for (let round = 1; round <= cfg.rounds; round++) {
 
 // Constant rate: stalls show as a queue measured from each request's due time.
 const constantRate = [];
-if (cfg.rates.length) {
+if (runs('http') && cfg.rates.length) {
   for (const name of ['node:http', 'plant-store']) {
     const kind = KINDS.find((k) => k.name === name);
     const server = await startKind(kind);
@@ -182,7 +193,7 @@ if (cfg.rates.length) {
 // Scaling with data: the same POST and GET on an empty store and on one holding bigRows plants, interleaved.
 const scaling = [];
 let bigInfo;
-if (cfg.bigRows > 0) {
+if (runs('http') && cfg.bigRows > 0) {
   bigInfo = await bigDatabase(cfg.bigRows, log);
   // Random GETs over 10M rows touch the whole file. Read it once so the cells measure the store, not a cold
   // disk: the first pass over a cold file made each lookup ~70 us instead of ~6 us (one better-sqlite3 connection,
@@ -208,7 +219,7 @@ if (cfg.bigRows > 0) {
 
 // Memory over a long run: RSS sampled every 5 s while POSTs at c=256 go on.
 let soak;
-if (cfg.soakSeconds > 0) {
+if (runs('http') && cfg.soakSeconds > 0) {
   const psKind = KINDS.find((k) => k.name === 'plant-store');
   const server = await startKind(psKind);
   try {
@@ -229,23 +240,45 @@ if (cfg.soakSeconds > 0) {
 
 machine.loadAfter = loadavg();
 machine.finished = new Date().toISOString();
-writeResults();
+const RESULTS = join(BENCH_DIR, 'results');
+// The HTTP cells of this run, or, when it ran other stages only, those of the last run that had them.
+const httpRun = runs('http')
+  ? { machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak }
+  : existsSync(join(RESULTS, 'results.json')) ? JSON.parse(readFileSync(join(RESULTS, 'results.json'), 'utf8')) : undefined;
+if (runs('http')) writeResults(httpRun);
 
 // Then the plant-store-only cells, each with its own server and results file: every write (writes.mjs) and
-// the events feed (feed.mjs), with the round settings of this run.
-const only = { ...process.env, BENCH_ROUNDS: String(cfg.rounds), BENCH_SECONDS: String(cfg.seconds), BENCH_WARMUP: String(cfg.warmup), BENCH_CONNS: '1,100' };
-if (env.BENCH_WRITE_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'writes.mjs')], { stdio: 'inherit', env: only });
-if (env.BENCH_FEED_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'feed.mjs')], { stdio: 'inherit', env: only });
+// the events feed (feed.mjs), with the round settings of this run; the event stream (streams.mjs; the readers
+// in its process on the load core) and replication on against off (replication-cost.mjs), each bounded to
+// about two minutes, whose rows join results.md.
+const plantStoreOnly = { ...process.env, BENCH_ROUNDS: String(cfg.rounds), BENCH_SECONDS: String(cfg.seconds), BENCH_WARMUP: String(cfg.warmup), BENCH_CONNS: '1,100' };
+if (runs('writes')) execFileSync(process.execPath, [join(BENCH_DIR, 'writes.mjs')], { stdio: 'inherit', env: plantStoreOnly });
+if (runs('feed')) execFileSync(process.execPath, [join(BENCH_DIR, 'feed.mjs')], { stdio: 'inherit', env: plantStoreOnly });
+if (runs('streams')) {
+  execFileSync('taskset', ['-c', LOAD_CORE, process.execPath, join(BENCH_DIR, 'streams.mjs')], {
+    stdio: 'inherit',
+    env: {
+      ...process.env, BENCH_OUT: join(RESULTS, 'streams'), BENCH_STREAMS_IDLE: env.BENCH_STREAMS_IDLE ?? '10000', BENCH_STREAMS_LIVE: env.BENCH_STREAMS_LIVE ?? '1000',
+      BENCH_RATE: env.BENCH_STREAM_RATE ?? '100', BENCH_SECONDS: env.BENCH_STREAM_SECONDS ?? '30', BENCH_IDLE_SECONDS: env.BENCH_STREAM_IDLE_SECONDS ?? '20',
+    },
+  });
+}
+if (runs('replication')) execFileSync(process.execPath, [join(BENCH_DIR, 'replication-cost.mjs')], { stdio: 'inherit', env: { ...plantStoreOnly, BENCH_OUT: join(RESULTS, 'replication-cost') } });
+if (httpRun && (runs('streams') || runs('replication'))) writeResults(httpRun, { mdOnly: true });
 
 // Last, the cells that use every core: worker scaling (workers.mjs, its own results file).
-if (env.BENCH_WORKER_CELLS !== '0') execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });
+if (runs('workers')) execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });
 
-function writeResults() {
-  const dir = join(BENCH_DIR, 'results');
+/** results.json and chart.svg of the HTTP cells (unless mdOnly), and results.md: those cells, then the rows of the stream and replication stages. */
+function writeResults(run, { mdOnly = false } = {}) {
+  const { machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak } = run;
+  const dir = RESULTS;
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'results.json'), JSON.stringify({ machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak }, null, 1) + '\n');
-  const servers = KINDS.map((k) => k.name).filter((n) => cells.some((c) => c.server === n));
-  writeFileSync(join(dir, 'chart.svg'), svg(cells, cfg.conns, cfg.endpoints, servers));
+  if (!mdOnly) {
+    writeFileSync(join(dir, 'results.json'), JSON.stringify(run, null, 1) + '\n');
+    const servers = KINDS.map((k) => k.name).filter((n) => cells.some((c) => c.server === n));
+    writeFileSync(join(dir, 'chart.svg'), svg(cells, cfg.conns, cfg.endpoints, servers));
+  }
   const md = [];
   md.push('# Benchmark results', '', `Produced by \`npm run bench\` (bench/run.mjs), ${machine.started} – ${machine.finished}.`, '');
   md.push('## Machine', '', `- CPU: ${machine.cpu}, ${machine.cores} cores; kernel ${machine.kernel}; Node ${machine.node} (Prism on ${machine.node24}); ${machine.wrk}`,
@@ -256,7 +289,7 @@ function writeResults() {
   md.push('Latency is wrk 4.1\'s histogram as reported to its Lua `done()`, i.e. after `stats_correct()`, its partial coordinated-omission correction (it adds synthetic samples for responses slower than twice the expected interval). The constant-rate table below measures from each request\'s due time instead.', '');
   md.push('![throughput and p99 against concurrency](chart.svg)', '');
   for (let round = 1; round <= cfg.rounds; round++) md.push(`## Round ${round}`, '', table(cells, round), '');
-  md.push('## Targets', '', targets().join('\n'), '');
+  md.push('## Targets', '', targets(run).join('\n'), '');
   md.push('## Row check (plant-store)', '', '| round | bench rows in the DB | 200s counted by wrk | difference | bound (requests in flight at the stops) | ok |', '|---:|---:|---:|---:|---:|---|');
   for (const r of rowChecks) md.push(`| ${r.round} | ${r.rows} | ${r.ok200} | ${r.rows - r.ok200} | ${r.inflightBound} | ${r.pass ? 'yes' : '**no**'} |`);
   md.push('');
@@ -288,11 +321,23 @@ function writeResults() {
     for (const f of failures) md.push(`- round ${f.round}, ${f.server}: ${f.error}`);
     md.push('');
   }
+  md.push(...stageRows(dir));
   writeFileSync(join(dir, 'results.md'), md.join('\n'));
   log(`wrote ${dir}/results.md`);
 }
 
-function targets() {
+/** The rows of the stream and replication stages, from their results files (each says when and where it ran). */
+function stageRows(dir) {
+  const read = (name) => (existsSync(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : undefined);
+  const streams = read('streams.json');
+  const replication = read('replication-cost.json');
+  return [
+    ...(streams ? streamSection(streams) : ['## The event stream', '', 'Not run yet: `npm run bench -- --only streams`.', '']),
+    ...(replication ? replicationSection(replication) : ['## Replication on against off', '', 'Not run yet: `npm run bench -- --only replication`.', '']),
+  ];
+}
+
+function targets({ cfg, cells, scaling }) {
   const out = ['| round | target | measured | met |', '|---:|---|---|---|'];
   const at = (round, server, endpoint, conns) => cells.find((c) => c.round === round && c.server === server && c.endpoint === endpoint && c.conns === conns);
   for (let round = 1; round <= cfg.rounds; round++) {

@@ -10,11 +10,16 @@
 //      afterwards); the latency from the POST's 200 to the event's arrival on each stream, p50 and p99; the CPU
 //      of the server and of this process, so the table says which side was saturated; and the events a socket
 //      read carried (more than one: the server wrote them together, or this process read late).
-// Env: BENCH_ENV (the service's settings, "KEY=value ..."), BENCH_ROOT (another built checkout).
+// Env: BENCH_ENV (the service's settings, "KEY=value ..."), BENCH_ROOT (another built checkout), BENCH_OUT
+// (results file prefix; default results/streams; `npm run bench` runs it as a stage and puts its rows in
+// results.md), BENCH_MACHINE (the machine's name in the results; default the host name).
 import http from 'node:http';
 import net from 'node:net';
-import { loadavg } from 'node:os';
-import { KINDS, ROOT, cpuMs, freePort, rssMb, settings } from './lib/servers.mjs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, hostname, loadavg, release } from 'node:os';
+import { BENCH_DIR, KINDS, ROOT, cpuMs, freePort, rssMb, settings } from './lib/servers.mjs';
+import { streamSection } from './lib/report.mjs';
 
 const env = process.env;
 const kindNames = (env.BENCH_STREAM_KINDS ?? 'floor-stream,plant-store').split(',').map((s) => s.trim()).filter(Boolean);
@@ -186,6 +191,15 @@ const rows = [];
 for (const name of kindNames) rows.push(await measure(name));
 
 const f = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+const result = {
+  when: new Date().toISOString(),
+  machine: { name: env.BENCH_MACHINE ?? hostname(), cpu: cpus()[0]?.model, cores: cpus().length, kernel: release(), node: process.version },
+  settings: { liveStreams, rate, seconds, idleStreams, idleSeconds, env: env.BENCH_ENV ?? '' },
+  loadBefore, loadAfter: loadavg()[0], rows,
+};
+const prefix = env.BENCH_OUT ?? join(BENCH_DIR, 'results', 'streams');
+writeFileSync(`${prefix}.json`, JSON.stringify(result, null, 1) + '\n');
+writeFileSync(`${prefix}.md`, streamSection(result, '#').join('\n'));
 const lines = [
   `${liveStreams} streams, ${rate} plants/s for ${seconds} s; ${idleStreams > 0 ? `${idleStreams} idle streams for ${idleSeconds} s` : 'no idle phase'}; load average ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after`,
   '',

@@ -9,17 +9,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOAD_CORE, childPids, freePort } from './servers.mjs';
 
+// On a machine given the pack of shared/tools/bench-pack (--pg), its on-target.sh names the binaries (PG_BIN),
+// the user that runs them (PG_USER: PostgreSQL refuses root) and the libraries they need (PG_LIBS, for them only).
+const { PG_BIN, PG_USER = 'postgres', PG_LIBS } = process.env;
+
 function binDir() {
+  if (PG_BIN) return PG_BIN;
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => b - a) : [];
   for (const v of versions) if (existsSync(join(root, v, 'bin/initdb'))) return join(root, v, 'bin');
   throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin');
 }
 
+/** Whether a PostgreSQL server can be started here (its binaries are found). */
+export function postgresAvailable() {
+  try {
+    return existsSync(join(binDir(), 'initdb'));
+  } catch {
+    return false;
+  }
+}
+
 // initdb and the server refuse to run as root; Debian's postgresql package creates the postgres user.
 const asRoot = process.getuid?.() === 0;
 const run = (bin, args, cores) => {
-  const argv = ['-c', cores, ...(asRoot ? ['runuser', '-u', 'postgres', '--'] : []), bin, ...args];
+  const argv = ['-c', cores, ...(asRoot ? ['runuser', '-u', PG_USER, '--'] : []), ...(PG_LIBS ? ['env', `LD_LIBRARY_PATH=${PG_LIBS}`] : []), bin, ...args];
   return execFileSync('taskset', argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
 };
 
@@ -32,8 +46,8 @@ export async function startPostgres({ cores = LOAD_CORE, settings = {} } = {}) {
   const pwFile = join(dir, 'pwfile');
   writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
   if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
+    const uid = Number(execFileSync('id', ['-u', PG_USER], { encoding: 'utf8' }));
+    const gid = Number(execFileSync('id', ['-g', PG_USER], { encoding: 'utf8' }));
     chownSync(dir, uid, gid);
     chownSync(pwFile, uid, gid);
   }

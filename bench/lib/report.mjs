@@ -66,3 +66,48 @@ export function svg(cells, conns, endpoints, servers) {
   const legend = servers.map((s, i) => `<rect x="${10 + i * 150}" y="10" width="12" height="12" fill="${COLORS[s] ?? '#000'}"/><text x="${26 + i * 150}" y="20" font-size="12">${s}</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="#fafafa"/>\n${legend.join('\n')}\n${panels.join('\n')}\n</svg>\n`;
 }
+
+/** The event stream's cells (streams.mjs, results/streams.json) as a markdown section: one column per server. */
+export function streamSection({ when, machine, settings: st, loadBefore, loadAfter, rows }, heading = '##') {
+  const f = (v, d = 1) => fmt(v, d);
+  const cell = (label, value) => `| ${label} | ${rows.map(value).join(' | ')} |`;
+  return [
+    `${heading} The event stream (bench/streams.mjs, ${when}, ${machine.name})`, '',
+    `Each server in turn on core 0 (plant-store: one process, SQLite); the readers and the writer in one process on core 1, over raw sockets. ` +
+      `${st.idleStreams > 0 ? `${st.idleStreams.toLocaleString('en-US')} idle streams for ${st.idleSeconds} s, then ` : ''}${st.liveStreams.toLocaleString('en-US')} streams while ${st.rate} plants a second are created for ${st.seconds} s; ` +
+      `latency from each POST's 200 to the event's arrival on each stream. ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average ${f(loadBefore, 2)} before, ${f(loadAfter, 2)} after.`, '',
+    `| cell | ${rows.map((r) => r.name).join(' | ')} |`, `|---|${rows.map(() => '---:').join('|')}|`,
+    ...(st.idleStreams > 0 ? [
+      cell(`${st.idleStreams.toLocaleString('en-US')} idle streams: server RSS (a stream)`, (r) => `${f(r.rssBefore, 0)} → ${f(r.rssOpen, 0)} MB (${f(r.kbStream)} kB)`),
+      cell(`idle: server CPU over ${st.idleSeconds} s`, (r) => `${f(r.cpuIdle, 0)} ms`),
+    ] : []),
+    cell(`${st.liveStreams.toLocaleString('en-US')} streams, ${st.rate} plants/s: streams with every event once, in order`, (r) => `${r.complete} of ${r.live}`),
+    cell('POST 200 → arrival p50 / p99 / max', (r) => `${f(r.p50)} / ${f(r.p99)} / ${f(r.max)} ms`),
+    cell('server CPU meanwhile', (r) => `${f(r.serverCpu, 0)}% of its core`),
+    cell('readers\' process CPU meanwhile', (r) => `${f(r.readerCpu, 0)}% of its core`),
+    cell('events a socket read carried', (r) => f(r.perRead, 2)),
+    cell('POSTs sent over (past the run\'s length: the readers\' process fell behind)', (r) => `${f(r.sentS)} s`),
+    '',
+  ];
+}
+
+/** Replication on against off (replication-cost.mjs, results/replication-cost.json) as a markdown section. */
+export function replicationSection({ machine, cfg, cells }, heading = '##') {
+  const off = (c) => cells.find((o) => o.round === c.round && o.replication === 'off');
+  const ms = (v) => fmt(v, 2);
+  return [
+    `${heading} Replication on against off (bench/replication-cost.mjs, ${machine.started}, ${machine.name})`, '',
+    `POST /plants at c=${cfg.conns}, one plant-store process on core 0 (SQLite, full durability), wrk on core 1; "on" adds REPLICA_URL to a \`file://\` replica in the temp dir ` +
+      `(Litestream, a child of the server: its CPU is counted in the server's). ${cfg.warmup} s warm-up and ${cfg.seconds} s measured per cell, ${cfg.rounds} rounds, the order reversed every other round; ` +
+      `× off is the ratio to the same round's cell without replication. ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')} before, ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')} after.`, '',
+    '| round | replication | req/s | × off | server CPU µs/req | × off | p50 ms | p99 ms | non-2xx / errors | replication lag p50 / p99 / max s | max RSS MB |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|',
+    ...cells.map((c) => {
+      const o = off(c);
+      const x = (a, b) => (o ? `${(a / b).toFixed(2)}×` : '–');
+      const lag = c.lag ? `${ms(c.lag.p50)} / ${ms(c.lag.p99)} / ${ms(c.lag.max)}` : '–';
+      return `| ${c.round} | ${c.replication} | ${fmt(c.rps)} | ${x(c.rps, o?.rps)} | ${fmt(c.cpuUs)} | ${x(c.cpuUs, o?.cpuUs)} | ${ms(c.p50_ms)} | ${ms(c.p99_ms)} | ${c.non2xx} / ${c.socketErrors} | ${lag} | ${fmt(c.rssMaxMb)} |`;
+    }),
+    '',
+  ];
+}
