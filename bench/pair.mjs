@@ -6,7 +6,7 @@
 //
 // Env: PAIR_A, PAIR_B (checkouts to run, built; default this repository for both), PAIR_A_ENV, PAIR_B_ENV (the
 // service's settings for each, "KEY=value KEY=value", e.g. PAIR_B_ENV="LOG_LEVEL=warn"), PAIR_A_KIND,
-// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify, or floor for get), PAIR_A_NODE, PAIR_B_NODE
+// PAIR_B_KIND (another server of lib/servers.mjs in place of plant-store, e.g. fastify, or floor for get and post), PAIR_A_NODE, PAIR_B_NODE
 // (the Node.js executable for each plant-store; default the one running this script), PAIR_A_NODE_ARGS,
 // PAIR_B_NODE_ARGS (Node flags for each plant-store, after npm start's own, so they win, or for the floor), PAIR_ENDPOINT (post,
 // get, list, patch (a merge patch of a seeded plant's name), put, patch-if-match or delete (see

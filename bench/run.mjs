@@ -159,8 +159,8 @@ for (let round = 1; runs('http') && round <= cfg.rounds; round++) {
       if (server.db && endpoints.includes('post')) {
         await new Promise((r) => setTimeout(r, 500));
         const rows = benchRows(server.db);
-        rowChecks.push({ round, rows, ok200: ok, inflightBound: inflight, pass: rows >= ok && rows - ok <= inflight });
-        log(`row check: ${rows} bench rows, ${ok} counted 200s, at most ${inflight} in flight at the stops`);
+        rowChecks.push({ round, server: kind.name, rows, ok200: ok, inflightBound: inflight, pass: rows >= ok && rows - ok <= inflight });
+        log(`row check (${kind.name}): ${rows} bench rows, ${ok} counted 200s, at most ${inflight} in flight at the stops`);
       }
     } finally {
       await server.stop();
@@ -290,8 +290,8 @@ function writeResults(run, { mdOnly = false } = {}) {
   md.push('![throughput and p99 against concurrency](chart.svg)', '');
   for (let round = 1; round <= cfg.rounds; round++) md.push(`## Round ${round}`, '', table(cells, round), '');
   md.push('## Targets', '', targets(run).join('\n'), '');
-  md.push('## Row check (plant-store)', '', '| round | bench rows in the DB | 200s counted by wrk | difference | bound (requests in flight at the stops) | ok |', '|---:|---:|---:|---:|---:|---|');
-  for (const r of rowChecks) md.push(`| ${r.round} | ${r.rows} | ${r.ok200} | ${r.rows - r.ok200} | ${r.inflightBound} | ${r.pass ? 'yes' : '**no**'} |`);
+  md.push('## Row check (plant-store and the floor)', '', '| round | server | bench rows in the DB | 200s counted by wrk | difference | bound (requests in flight at the stops) | ok |', '|---:|---|---:|---:|---:|---:|---|');
+  for (const r of rowChecks) md.push(`| ${r.round} | ${r.server ?? 'plant-store'} | ${r.rows} | ${r.ok200} | ${r.rows - r.ok200} | ${r.inflightBound} | ${r.pass ? 'yes' : '**no**'} |`);
   md.push('');
   if (constantRate.length) {
     md.push('## Constant rate (open model, POST /plants, up to 256 connections)', '', '| server | target req/s | achieved | p50 ms | p99 ms | p99.9 ms | max ms | errors / non-2xx |', '|---|---:|---:|---:|---:|---:|---:|---:|');
@@ -353,11 +353,14 @@ function targets({ cfg, cells, scaling }) {
     const post1 = at(round, 'plant-store', 'post', 1);
     if (post1) row('post c=1 p50 ≤ 1 ms', `${post1.p50_ms.toFixed(2)} ms`, post1.p50_ms <= 1);
     for (const conns of cfg.conns) vsCeil('get', conns, 0.85);
-    // The floor (servers/floor-http.mjs): node:http doing only the work a GET by id must do; the target is at c=100.
-    for (const conns of cfg.conns) {
-      const c = at(round, 'plant-store', 'get', conns);
-      const floor = at(round, 'floor', 'get', conns);
-      if (c && floor) row(`get c=${conns}${conns === 100 ? ' ≥ 0.8×' : ' ×'} floor`, `${(c.rps / floor.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(floor.rps)} req/s)`, conns === 100 ? c.rps / floor.rps >= 0.8 : undefined);
+    // The floors (servers/floor-http.mjs): node:http doing only the work a GET by id, or a durable create
+    // (servers/floor-create.mjs), must do; the targets are at c=100.
+    for (const endpoint of ['post', 'get']) {
+      for (const conns of cfg.conns) {
+        const c = at(round, 'plant-store', endpoint, conns);
+        const floor = at(round, 'floor', endpoint, conns);
+        if (c && floor) row(`${endpoint} c=${conns}${conns === 100 ? ' ≥ 0.8×' : ' ×'} floor`, `${(c.rps / floor.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(floor.rps)} req/s)`, conns === 100 ? c.rps / floor.rps >= 0.8 : undefined);
+      }
     }
     for (const conns of cfg.conns) vsCeil('list', conns, 0.5);
     for (const [peer, min] of [['express+validator', 6], ['prism', 6], ['json-server', 50]]) {

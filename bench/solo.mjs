@@ -6,8 +6,10 @@
 //
 // Env: SOLO_KIND (plant-store; any server of lib/servers.mjs, e.g. floor), SOLO_ENDPOINT (get; get, list or
 // post), SOLO_ENV (the service's settings, "KEY=value ..."), SOLO_NODE_ARGS (Node flags, e.g. --cpu-prof),
-// SOLO_CONNS (100), SOLO_SECONDS (8), SOLO_REPS (3), SOLO_ROOT (another built checkout to run).
-import { readFileSync } from 'node:fs';
+// SOLO_CONNS (100), SOLO_SECONDS (8), SOLO_REPS (3), SOLO_ROOT (another built checkout to run). Each line also
+// splits the CPU time by thread, grouped by the thread's name (/proc/PID/task/*/comm: the event loop is the
+// process's own name, a worker thread's is its isolate's, libuv's pool and V8's helpers have theirs).
+import { readdirSync, readFileSync } from 'node:fs';
 import { KINDS, SEEDED, SEED_BASE, cpuMs, freePort, seed, settings } from './lib/servers.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
@@ -29,6 +31,22 @@ function userSys(pid) {
   return [Number(fields[11]) * 10, Number(fields[12]) * 10];
 }
 
+/** User and system CPU time so far of each thread of the process, in ms, summed by thread name. */
+function byThread(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      const [u, s] = out.get(name) ?? [0, 0];
+      out.set(name, [u + Number(f[11]) * 10, s + Number(f[12]) * 10]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
 const port = await freePort();
 const server = await kind.start(port, { root: env.SOLO_ROOT, env: settings(env.SOLO_ENV), nodeArgs: (env.SOLO_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) });
 try {
@@ -42,10 +60,14 @@ try {
   for (let rep = 1; rep <= reps; rep++) {
     const [u0, s0] = userSys(server.pid);
     const c0 = cpuMs(server.pid);
+    const t0 = byThread(server.pid);
     const r = await wrk(seconds);
     const [u1, s1] = userSys(server.pid);
+    const t1 = byThread(server.pid);
     const per = (ms) => ((1000 * ms) / r.requests).toFixed(1);
-    console.log(`${kindName} ${endpoint} c=${conns} rep ${rep}: ${Math.round(r.requests / r.busy_s)} req/s, ${per(cpuMs(server.pid) - c0)} µs/req (user ${per(u1 - u0)}, system ${per(s1 - s0)}), non-2xx ${r.errors.status}`);
+    const threads = [...t1].map(([name, [u, s]]) => [name, u - (t0.get(name)?.[0] ?? 0), s - (t0.get(name)?.[1] ?? 0)]).filter(([, u, s]) => u + s > 0).sort((a, b) => b[1] + b[2] - a[1] - a[2]);
+    console.log(`${kindName} ${endpoint} c=${conns} rep ${rep}: ${Math.round(r.requests / r.busy_s)} req/s, ${per(cpuMs(server.pid) - c0)} µs/req (user ${per(u1 - u0)}, system ${per(s1 - s0)}), non-2xx ${r.errors.status}; ` +
+      `by thread (user+system): ${threads.map(([name, u, s]) => `${name} ${per(u)}+${per(s)}`).join(', ')}`);
   }
 } finally {
   await server.stop();

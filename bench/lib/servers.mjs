@@ -31,7 +31,8 @@ export async function freePort() {
  */
 export const KINDS = [
   { name: 'node:http', role: 'ceiling', start: (port) => startNode(port, ['servers/ceiling-http.mjs']) },
-  { name: 'floor', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-http.mjs') },
+  // GET by id and a durable POST (servers/floor-create.mjs, its writer thread started on the first create).
+  { name: 'floor', role: 'floor', endpoints: ['get', 'post'], start: (port, opts) => startFloor(port, opts, 'servers/floor-http.mjs') },
   { name: 'floor-fastify', role: 'floor', endpoints: ['get'], start: (port, opts) => startFloor(port, opts, 'servers/floor-fastify.mjs') },
   // GET /events as a stream (streams.mjs only): plants in memory, each event one write per reader; opts.env's
   // EVENTS_HEARTBEAT_SECONDS as the service reads it.
@@ -132,9 +133,10 @@ async function startPlantStore(port, opts = {}) {
 }
 
 /**
- * The floor of GET by id (servers/floor-http.mjs, or `script`: floor-fastify.mjs) on a plant-store database: migrated, given a token and the
- * SEEDED plants of seed() by this checkout's (or opts.root's) CLI, `plant-store import` applying POST's rules,
- * so the file and its rows are the service's own; the floor serves reads only. opts.nodeArgs: Node flags (pair's
+ * The floors (`script`: servers/floor-http.mjs, GET by id and POST; floor-fastify.mjs, GET by id) on a plant-store
+ * database: migrated, given a token and the SEEDED plants of seed() by this checkout's (or opts.root's) CLI,
+ * `plant-store import` applying POST's rules, so the file and its rows are the service's own; floor-http's
+ * creates are written to it by the same statements as the service's. opts.nodeArgs: Node flags (pair's
  * PAIR_X_NODE_ARGS, e.g. --cpu-prof).
  */
 async function startFloor(port, opts, script) {

@@ -9,8 +9,9 @@
 // - reads the plant by id with the service's statement, int64 exact (safeIntegers), written digit for digit;
 // - sends the headers plant-store sends on that answer: the security headers and API policy, X-Request-Id (the
 //   caller's when sane, else a UUID), Cache-Control, RateLimit-Policy and RateLimit, ETag of the version, and
-//   the content type. A missing plant is plant-store's 404 body. Only GET by id is served: seeding is done on
-//   the file before start (plant-store import), so POST and everything else answer 404.
+//   the content type. A missing plant is plant-store's 404 body. Only GET by id is answered here (seeding is
+//   done on the file before start, by plant-store import); floor-http.mjs hands POST /plants to
+//   floor-create.mjs, which uses the bearer check, the count and the headers exported here. Everything else is 404.
 import { createRequire } from 'node:module';
 import { hash, randomUUID } from 'node:crypto';
 
@@ -38,7 +39,8 @@ const tokens = new Map();
 const lastUsed = new Map();
 const windows = new Map();
 
-function verify(secret, now) {
+/** The token's cached row when `secret` names a live token, its last use noted; undefined otherwise. */
+export function verify(secret, now) {
   if (!TOKEN_SHAPE.test(secret)) return undefined;
   const key = hash('sha256', secret, 'hex');
   let hit = tokens.get(key);
@@ -49,13 +51,26 @@ function verify(secret, now) {
     tokens.set(key, hit);
   }
   if (hit.revokedAt !== null || (hit.expiresAt !== null && hit.expiresAt <= now)) return undefined;
-  if (!hit.scopes.includes('plants:read')) return undefined;
   lastUsed.set(hit.id, now);
   return hit;
 }
 
+/** The token a request's one Authorization header carries in the Bearer form, verified; undefined otherwise. */
+export function bearerToken(headers, rawHeaders, now) {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization') count++;
+  const bearer = count === 1 ? BEARER.exec(headers.authorization) : null;
+  return bearer ? verify(bearer[1], now) : undefined;
+}
+
+/** The caller's X-Request-Id when sane, else a UUID. */
+export function requestIdOf(headers) {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** The token's RateLimit field after counting this request, or undefined when its window's quota is used up. */
-function countRequest(tokenId, now) {
+export function countRequest(tokenId, now) {
   let w = windows.get(tokenId);
   if (!w || now - w.start >= WINDOW_MS) windows.set(tokenId, (w = { start: now, count: 0 }));
   if (w.count >= LIMIT) return undefined;
@@ -68,8 +83,8 @@ function notModified(field, etag) {
   return field.trim() === '*' || field.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
-const POLICY = `"token";q=${LIMIT};w=${WINDOW_MS / 1000}`;
-const FIXED = [
+export const POLICY = `"token";q=${LIMIT};w=${WINDOW_MS / 1000}`;
+export const FIXED = [
   'x-content-type-options', 'nosniff',
   'referrer-policy', 'no-referrer',
   'x-frame-options', 'DENY',
@@ -85,7 +100,7 @@ function answer(status, requestId, rateLimit, etag, body) {
   return { status, headers, body };
 }
 
-function refused(requestId, status, message, extra = []) {
+export function refused(requestId, status, message, extra = []) {
   const body = JSON.stringify({ error: status, message });
   return { status, headers: [...FIXED, 'x-request-id', requestId, 'cache-control', 'no-store', ...extra,
     'content-type', 'application/json; charset=utf-8', 'content-length', String(Buffer.byteLength(body))], body };
@@ -93,16 +108,12 @@ function refused(requestId, status, message, extra = []) {
 
 /** The answer to one request as { status, headers (a flat list of names and values), body }. */
 export function answerRequest(method, url, headers, rawHeaders) {
-  const given = headers['x-request-id'];
-  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = requestIdOf(headers);
   const m = method === 'GET' ? PLANT_PATH.exec(url) : null;
   if (!m) return refused(requestId, 404, `No route ${method} ${url}.`);
-  let count = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].length === 13 && rawHeaders[i].toLowerCase() === 'authorization') count++;
-  const bearer = count === 1 ? BEARER.exec(headers.authorization) : null;
   const now = Date.now();
-  const token = bearer && verify(bearer[1], now);
-  if (!token) return refused(requestId, 401, 'The access token is not valid.', ['www-authenticate', 'Bearer realm="plant-store", error="invalid_token"']);
+  const token = bearerToken(headers, rawHeaders, now);
+  if (!token || !token.scopes.includes('plants:read')) return refused(requestId, 401, 'The access token is not valid.', ['www-authenticate', 'Bearer realm="plant-store", error="invalid_token"']);
   const rateLimit = countRequest(token.id, now);
   if (rateLimit === undefined) return refused(requestId, 429, 'Too many requests for this token.', ['ratelimit-policy', POLICY]);
   const id = BigInt(m[1]);
