@@ -17,6 +17,7 @@ import { announce, bootstrapToken, openServiceStore, startReplication, stopSigna
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
+import { collectWhenIdle } from './idle-memory.js';
 
 /** How long a shutdown keeps idle keep-alive connections open for requests already on their way. */
 const DRAIN_IDLE_GRACE_MS = 500;
@@ -139,12 +140,14 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   }
   // Deliveries left over from before a restart start now; they stop before the store is closed.
   background.start();
+  const stopCollecting = collectWhenIdle();
   if (!link) {
     const url = announce(config, logger, (app.server.address() as AddressInfo).port, 1);
     await bootstrapToken(config, store, tokens, url, logger);
   }
   return new Promise<number>((resolve) => {
     const stop = async (signal: string) => {
+      stopCollecting();
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       // Every request that reaches the server from now on is answered 503 with Connection: close.
       app.drain();
