@@ -64,5 +64,10 @@ export function builtContractModule(path: URL | string = CONTRACT_PATH): string 
     ...[...serializerCode].map(([source, id]) => `const ${id} = (() => {\nconst module = { exports: {} };\n${source}\nreturn module.exports;\n})();`),
     `export const serializers = {${Object.entries(serializers).map(([key, id]) => `${JSON.stringify(key)}: ${id}`).join(', ')}};`,
     '',
-  ].join('\n');
+  ]
+    .join('\n')
+    // Every character past ASCII as its escape (the same value in a string, a regex or a comment): V8 keeps a
+    // module's source for as long as the process runs, and one character past Latin-1 (the document has a few)
+    // makes it two bytes a character, 0.3 MB more in every process.
+    .replace(/[^\0-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
