@@ -84,6 +84,18 @@ export interface ObservationLogger extends LineLogger {
   child(bindings: { component: string }): LineLogger;
 }
 
+/** The warning each background failure is logged as: its component (or the process's own logger) and its message. */
+const FAILURE_LINES: Partial<Record<Observation['kind'], readonly ['webhooks' | 'events' | 'process', string]>> = {
+  'delivery-attempt-unrecorded': ['webhooks', 'could not record a webhook attempt'],
+  'delivery-attempt-crashed': ['webhooks', 'webhook attempt crashed; its lease will expire and it is sent again'],
+  'delivery-claim-failed': ['webhooks', 'webhook dispatcher could not claim deliveries; will try again'],
+  'delivery-due-time-unread': ['webhooks', 'webhook dispatcher could not read the next due time'],
+  'delivery-sends-abandoned': ['webhooks', 'webhook sends still in flight at shutdown were abandoned; they will be sent again'],
+  'sequencing-failed': ['events', 'could not sequence events; will try again'],
+  'retention-failed': ['events', 'could not remove old events; will try again'],
+  'token-use-unrecorded': ['process', 'could not record token use'],
+};
+
 /**
  * The log's subscriber: the lines an operator reads about deliveries (component webhooks), the event log's
  * passes (component events) and the token flush; commits, plant changes and auth failures are counted by the
@@ -115,30 +127,16 @@ export function observationLog(logger: ObservationLogger): Observer {
         }
         return;
       }
-      case 'delivery-attempt-unrecorded':
-        webhooks.warn({ err: o.err, ...o.ids }, 'could not record a webhook attempt');
+      default: {
+        // A background failure: one warning, with the observation's own fields (a delivery's ids spread out).
+        const line = FAILURE_LINES[o.kind];
+        if (!line) return;
+        const [component, message] = line;
+        const { kind, ids, ...rest } = o as { kind: string; ids?: AttemptIds } & Record<string, unknown>;
+        void kind;
+        (component === 'webhooks' ? webhooks : component === 'events' ? events : logger).warn({ ...rest, ...ids }, message);
         return;
-      case 'delivery-attempt-crashed':
-        webhooks.warn({ err: o.err, deliveryId: o.deliveryId }, 'webhook attempt crashed; its lease will expire and it is sent again');
-        return;
-      case 'delivery-claim-failed':
-        webhooks.warn({ err: o.err }, 'webhook dispatcher could not claim deliveries; will try again');
-        return;
-      case 'delivery-due-time-unread':
-        webhooks.warn({ err: o.err }, 'webhook dispatcher could not read the next due time');
-        return;
-      case 'delivery-sends-abandoned':
-        webhooks.warn({ inFlight: o.inFlight }, 'webhook sends still in flight at shutdown were abandoned; they will be sent again');
-        return;
-      case 'sequencing-failed':
-        events.warn({ err: o.err }, 'could not sequence events; will try again');
-        return;
-      case 'retention-failed':
-        events.warn({ err: o.err }, 'could not remove old events; will try again');
-        return;
-      case 'token-use-unrecorded':
-        logger.warn({ err: o.err }, 'could not record token use');
-        return;
+      }
     }
   };
 }
