@@ -32,6 +32,11 @@ export function censorAuthorization(fields: Record<string, unknown>): Record<str
   return out;
 }
 
+/** The most one write of standard output takes: far more than a turn of the event loop writes under load. */
+const WRITE_BYTES = 256 * 1024;
+/** Lines handed over at once: once per turn, or sooner when a turn writes this many characters. */
+const PASS_CHARS = 64 * 1024;
+
 /**
  * Standard output, written asynchronously in batches rather than one blocking write per line. What is waiting
  * is written synchronously when the process exits; a SIGKILL loses at most the last 100 ms of lines. Should
@@ -40,14 +45,17 @@ export function censorAuthorization(fields: Record<string, unknown>): Record<str
  */
 function stdoutDestination(maxBufferBytes = 16 * 1024 * 1024): DestinationStream {
   // Written once 4 KiB are waiting or 100 ms have passed, whichever is first: one write per line cost a GET
-  // 6% of its CPU time even into /dev/null.
-  return new LineBatcher(() => pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100, maxLength: maxBufferBytes }));
+  // 6% of its CPU time even into /dev/null. One write at a time, each finishing a turn of the event loop later:
+  // at sonic-boom's default of 16 KiB a write, a turn that answers a few hundred connections wrote more lines
+  // than one write takes, and megabytes of them waited long enough to reach V8's old generation (measured at
+  // GET c=256). A write takes everything waiting, up to WRITE_BYTES.
+  return new LineBatcher(() => pino.destination({ dest: 1, sync: false, minLength: 4096, maxWrite: WRITE_BYTES, periodicFlush: 100, maxLength: maxBufferBytes }));
 }
 
 /**
  * Hands sonic-boom (pino's writer) one string per event-loop turn instead of one per line. sonic-boom appends
  * each line to the string already waiting and measures it with Buffer.byteLength, which flattens it: handed
- * lines one by one, every line copies everything still waiting (up to 16 KiB while a write is in flight),
+ * lines one by one, every line copies everything still waiting while a write is in flight,
  * measured at a quarter of all the bytes a POST allocates at 256 connections. Joined here, the copy happens
  * once per batch.
  */
@@ -69,7 +77,7 @@ export class LineBatcher implements DestinationStream {
   write(line: string): void {
     this.lines.push(line);
     this.chars += line.length;
-    if (this.chars >= 4096) this.pass();
+    if (this.chars >= PASS_CHARS) this.pass();
     else if (!this.scheduled) {
       this.scheduled = true;
       // At the end of this event-loop turn, not of this tick: a loaded server answers several connections per

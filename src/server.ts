@@ -216,7 +216,7 @@ function trackConnections(server: Server, owed: AnswersOwed) {
   });
   return {
     closeAfterResponses() {
-      for (const socket of owed.busy) {
+      for (const socket of open) {
         // Only the last one: requests pipelined behind it on the same connection still get their answers.
         const last = owed.last(socket);
         if (last && !last.headersSent) last.setHeader('connection', 'close');
@@ -225,7 +225,7 @@ function trackConnections(server: Server, owed: AnswersOwed) {
     /** Resolves once every open connection has a request in progress or is gone, or after `ms`. */
     async idleGone(ms: number): Promise<void> {
       const deadline = Date.now() + ms;
-      const idle = () => [...open].some((socket) => !owed.busy.has(socket));
+      const idle = () => [...open].some((socket) => !owed.busy(socket));
       while (idle() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     },
   };

@@ -72,7 +72,20 @@ export function createFixedWindowLimiter(options: {
  */
 export function rateLimitHeaders(policy: string, s: WindowState): Record<string, string> {
   return {
-    'ratelimit-policy': `"${policy}";q=${s.limit};w=${s.windowS}`,
+    'ratelimit-policy': policyField(policy, s.limit, s.windowS),
     ratelimit: `"${policy}";r=${s.remaining};t=${s.resetS}`,
   };
+}
+
+/**
+ * The policy field, the same text for every answer under one policy: made once and reused rather than made
+ * per answer, where at a few hundred connections each copy lived long enough to reach V8's old generation.
+ */
+const policies = new Map<string, { limit: number; windowS: number; text: string }>();
+function policyField(policy: string, limit: number, windowS: number): string {
+  const known = policies.get(policy);
+  if (known && known.limit === limit && known.windowS === windowS) return known.text;
+  const text = `"${policy}";q=${limit};w=${windowS}`;
+  policies.set(policy, { limit, windowS, text });
+  return text;
 }

@@ -57,3 +57,15 @@ for (let tick = 0; tick < 20; tick++) {
   assertSequence(r.lines, 200);
   assert.equal(r.lines[105]!.big.length, 10_000);
 });
+
+test('many lines a turn over many turns (a few hundred connections answered per turn): every line, in order', async () => {
+  // About 300 lines a turn, more than a hand-over's 64 KiB in some turns, written while earlier writes are in flight.
+  const r = await runLogging(`
+let i = 0;
+for (let turn = 0; turn < 60; turn++) {
+  await new Promise((r) => setImmediate(r));
+  for (let k = 0; k < 300; k++, i++) log.info({ i, path: '/plants/' + (1000000 + i), pad: 'z'.repeat((i * 7) % 300) }, 'line');
+}`);
+  assert.equal(r.code, 0);
+  assertSequence(r.lines, 18_000);
+});
