@@ -12,11 +12,10 @@
 // Env: MEMORY_A, MEMORY_B, MEMORY_REPS (idle repetitions, 3), MEMORY_SEQUENCE (0 skips (c)), MEMORY_SETTLE_MS
 // (5000: the wait before an idle reading), BENCH_SECONDS (4), BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256),
 // MEMORY_OUT (results file prefix; default results/memory).
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, hostname, loadavg, release } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, KINDS, ROOT, SEEDED, SEED_BASE, childPids, freePort, seed } from './lib/servers.mjs';
+import { BENCH_DIR, KINDS, SEEDED, SEED_BASE, builtSides, childPids, freePort, seed } from './lib/servers.mjs';
 import { runWrk } from './lib/wrk.mjs';
 
 const env = process.env;
@@ -31,17 +30,8 @@ const plantStore = KINDS.find((k) => k.name === 'plant-store');
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const sides = [
-  ...(env.MEMORY_A ? [{ name: 'A', root: env.MEMORY_A }] : []),
-  { name: env.MEMORY_A ? 'B' : 'this', root: env.MEMORY_B ?? ROOT },
-];
+const sides = builtSides('MEMORY');
 for (const side of sides) {
-  if (!existsSync(join(side.root, 'dist/src/cli/main.js'))) throw new Error(`${side.root}: build it first (npm run build)`);
-  try {
-    side.commit = execFileSync('git', ['-C', side.root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    side.commit = side.root; // a copy of a build outside git
-  }
   side.idle = [];
   side.workers = { 2: [], 3: [] };
   side.sequence = [];

@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { request } from 'node:http';
 import { cpus, hostname, loadavg, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, ROOT, childPids, cpuMs, freePort } from './lib/servers.mjs';
+import { BENCH_DIR, builtSides, childPids, cpuMs, freePort } from './lib/servers.mjs';
 
 const env = process.env;
 const reps = Number(env.STARTUP_REPS ?? 5);
@@ -28,13 +28,8 @@ const TIMEOUT_MS = 60_000;
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const sides = [
-  ...(env.STARTUP_A ? [{ name: 'A', root: env.STARTUP_A }] : []),
-  { name: env.STARTUP_A ? 'B' : 'this', root: env.STARTUP_B ?? ROOT },
-];
+const sides = builtSides('STARTUP');
 for (const side of sides) {
-  if (!existsSync(join(side.root, 'dist/src/cli/main.js'))) throw new Error(`${side.root}: build it first (npm run build)`);
-  side.commit = execFileSync('git', ['-C', side.root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   side.dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
   side.databaseUrl = `sqlite:${join(side.dir, 'plant-store.db')}`;
   // Migrated once: every start below opens an existing store, as a restart does.

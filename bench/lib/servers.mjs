@@ -1,6 +1,6 @@
 // The servers under test: how each is started (pinned to core 0), made ready, seeded and stopped.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
@@ -13,6 +13,25 @@ export const SEEDED = 1000;
 export const SEED_BASE = 1_000_000;
 const OPENAPI = join(ROOT, 'openapi/plant-store.yaml');
 const NODE24 = join(BENCH_DIR, 'node_modules/node/bin/node');
+
+/**
+ * The builds a script compares side by side: `${prefix}_A` (another built checkout) when given, then `${prefix}_B`
+ * (default this checkout), each named, checked to be built, and with its short commit (its path, for a copy of a
+ * build outside git).
+ */
+export function builtSides(prefix) {
+  const a = process.env[`${prefix}_A`];
+  const sides = [...(a ? [{ name: 'A', root: a }] : []), { name: a ? 'B' : 'this', root: process.env[`${prefix}_B`] ?? ROOT }];
+  for (const side of sides) {
+    if (!existsSync(join(side.root, 'dist/src/cli/main.js'))) throw new Error(`${side.root}: build it first (npm run build)`);
+    try {
+      side.commit = execFileSync('git', ['-C', side.root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      side.commit = side.root;
+    }
+  }
+  return sides;
+}
 
 export async function freePort() {
   return new Promise((resolve, reject) => {
