@@ -1,6 +1,7 @@
 // buildApp(config, deps): assembles the HTTP service from the contract and its features. Never listens, and
 // builds no background service (background.ts): server.ts, tests and benchmarks do both.
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyInstance, type FastifySchemaCompiler, type FastifySerializerCompiler } from 'fastify';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
-import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema } from './http/contract.js';
+import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema, type Serializer } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder, type AnswersOwed } from './http/in-order.js';
 import { errorServerOptions, registerErrorReplies } from './http/error-replies.js';
@@ -28,6 +29,8 @@ import { accessLog, createLogger, LazyChildLogger } from './logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
+import { plantReadLane } from './read-lane.js';
+import { tracing } from './tracing/tracing-switch.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { eventHandlers } from './events/event-handlers.js';
@@ -53,6 +56,8 @@ export interface AppDeps {
   scrapeMetrics?: () => Promise<string>;
   /** A worker of a multi-process server: its limits count in the primary, over this channel, for all `workers`. */
   sharedLimits?: { channel: LimitsChannel; workers: number };
+  /** Whether GET /plants/{id} may be answered by read-lane.ts (default true; tests compare both). */
+  readLane?: boolean;
 }
 
 declare module 'fastify' {
@@ -84,6 +89,11 @@ function pathOf(url: string): string {
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+/** A caller's X-Request-Id when it is a sane token; otherwise a new one. */
+function requestIdOf(headers: IncomingHttpHeaders): string {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
 /** An event stream's `retry:`: a client reconnects this soon after a stream ends (a deploy, a cut-off). */
 const STREAM_RETRY_MS = 2_000;
 
@@ -139,11 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Our own shutdown answer (below) keeps the Error shape; Fastify's would not.
     return503OnClosing: false,
     requestIdHeader: false,
-    // Honour a caller's X-Request-Id when it is a sane token; otherwise make one.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestIdOf(req.headers),
     ...errorServerOptions(logger as FastifyBaseLogger),
     // Fastify loads its default compilers (and with them Ajv) unless given these.
     schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler) as never, buildSerializer: (() => serializerCompiler) as never } },
@@ -193,7 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   registerCors(app, contract, config.corsOrigins);
   // After CORS, so a browser can read the 503; before authentication, so shedding costs nothing.
-  registerLoadShedding(app, contract, config.shedEventLoopDelayMs);
+  const sheds = registerLoadShedding(app, contract, config.shedEventLoopDelayMs);
   registerErrorReplies(app);
   registerJsonParser(app);
 
@@ -217,20 +223,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const limits = { perToken, observe: observers.observe };
   const tickets = createTicketService(deps.store, { ttlMs: config.eventsTicketSeconds * 1000, cacheTtlMs: config.tokenCacheTtlMs, clock });
   const guard = (requirements: ScopeRequirement[]) => withRateLimits(bearerGuard(tokens, throttle, requirements, jwt, tickets), limits);
+  const plants = createPlantService(deps.store, {
+    eventsCommitted: services.eventsCommitted,
+    observe: observers.observe,
+    maxPendingWrites: config.shedPendingCreates,
+    requireIfMatch: config.requireIfMatch,
+    countLane,
+  });
   registerContractRoutes(
     app,
     contract,
     {
       // A commit that wrote events wakes the sequencer; their deliveries are made and sent off the request path.
-      ...plantHandlers(
-        createPlantService(deps.store, {
-          eventsCommitted: services.eventsCommitted,
-          observe: observers.observe,
-          maxPendingWrites: config.shedPendingCreates,
-          requireIfMatch: config.requireIfMatch,
-          countLane,
-        }),
-      ),
+      ...plantHandlers(plants),
       ...webhookHandlers(
         createWebhookService(deps.store.webhooks, {
           allowedHosts: config.webhookAllowedHosts,
@@ -260,6 +265,26 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     guard,
   );
   await registerDocsPage(app, contract);
+
+  const read = contract.operations.find((op) => op.operationId === 'getPlant');
+  // CORS adds Vary to every answer, and @fastify/otel makes each request's span in Fastify's hooks.
+  if (read && deps.readLane !== false && config.corsOrigins.length === 0) {
+    app.answersOwed.lane = plantReadLane({
+      plants,
+      tokens,
+      requirements: read.security.map((s) => ({ scopes: s.scopes, scheme: s.scheme })),
+      perToken,
+      jwt: jwt !== undefined,
+      serialize: serializerCompiler({ schema: read.responses['200']!, method: read.method, url: read.url, httpStatus: '200' }) as Serializer,
+      opening: securityHeadersFor(read.url),
+      requestId: requestIdOf,
+      open: () => !closing && !tracing.on && !sheds(read.method, read.url),
+      answered: (id, path, status, ms) => {
+        accessLine(id, read.method, path, status, undefined, Math.round(ms * 100) / 100);
+        metrics.observeAnswer(read.operationId, status, ms / 1_000);
+      },
+    });
+  }
 
   app.addHook('onClose', async () => stopCounting());
   return app;

@@ -63,6 +63,29 @@ function refuse(reason: AuthFailureReason, code: ErrorCode, message: string | un
   return { ok: false, reason, code, message, headers };
 }
 
+/** How many Authorization fields a request carries (Node's headers object keeps only the first). */
+function authorizationCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 13 && rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  return count;
+}
+
+/**
+ * The secret of a request's one Authorization field in the Bearer form, when it is an opaque token (not a JWT
+ * that `jwt` would verify); undefined for anything the guard would refuse or verify another way.
+ */
+export function soleOpaqueBearer(rawHeaders: readonly string[], header: string | undefined, jwt: boolean): string | undefined {
+  if (header === undefined || authorizationCount(rawHeaders) !== 1) return undefined;
+  const secret = BEARER.exec(header)?.[1];
+  return secret === undefined || (jwt && looksLikeJwt(secret)) ? undefined : secret;
+}
+
+/** Whether `granted` holds every scope of at least one requirement (OpenAPI's alternatives). */
+export function satisfies(requirements: readonly ScopeRequirement[], granted: readonly string[]): boolean {
+  // A token holds a handful of scopes: includes() beats building a Set on every request.
+  return requirements.some((req) => req.scopes.every((s) => granted.includes(s)));
+}
+
 /**
  * Builds the guard of one operation. `requirements` are alternatives: a token satisfying any one of them
  * passes (OpenAPI semantics of a security list). `jwt` verifies JWTs from the identity provider, when one is
@@ -75,9 +98,8 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
   /** The verdict on a verified (or refused) token: its scopes, or the failure counted against the address. */
   function judged(request: FastifyRequest, result: Verification | JwtVerification): GuardResult | Promise<GuardResult> {
     if (!result.ok) return refused(request, result);
-    // A token holds a handful of scopes: includes() beats building a Set on every request.
     const granted = result.token.scopes;
-    if (!requirements.some((req) => req.scopes.every((s) => granted.includes(s)))) {
+    if (!satisfies(requirements, granted)) {
       const scopes = requirements[0]?.scopes ?? [];
       const needed = scopes.join(' ');
       // Where several scopes are needed together, the message names the ones the token lacks.
@@ -130,10 +152,7 @@ export function bearerGuard(tokens: TokenService, throttle: FailureThrottle, req
         ? refuse('malformed', 'UNAUTHENTICATED', message, challenge())
         : refuse('malformed', 'BAD_REQUEST', message, {});
     }
-    const raw = request.raw.rawHeaders;
-    let count = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') count++;
-    if (count > 1) {
+    if (authorizationCount(request.raw.rawHeaders) > 1) {
       return refuse('duplicate_header', 'BAD_REQUEST', 'Send exactly one Authorization header.',
         challenge(', error="invalid_request", error_description="more than one Authorization header"'));
     }

@@ -19,7 +19,14 @@ export interface AnswersOwed {
   busy(socket: Socket): boolean;
   /** The last answer `socket` owes: the one in progress, or the last of those waiting behind it; none when idle. */
   last(socket: Socket): ServerResponse | undefined;
+  /**
+   * Offered each request, in its turn, before the app: answers it and returns true, or leaves it to the app
+   * (false, or a promise of false). read-lane.ts.
+   */
+  lane?: Lane;
 }
+
+export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 /**
  * Wraps the server's one request listener (the app's) so that each connection's requests reach it in order,
@@ -64,9 +71,32 @@ export function answerInOrder(server: Server): AnswersOwed {
     socket[kCurrent] = res;
     res.once('finish', next);
     res.once('close', next);
-    handle.call(server, req, res);
+    const lane = owed.lane;
+    if (lane === undefined) {
+      handle.call(server, req, res);
+      return;
+    }
+    let took: boolean | Promise<boolean>;
+    try {
+      took = lane(req, res);
+    } catch (err) {
+      took = Promise.reject(err);
+    }
+    if (took === false) handle.call(server, req, res);
+    else if (took !== true) {
+      // A lane that failed before answering leaves the request to the app, which answers every failure.
+      took.then((t) => t || handle.call(server, req, res), (err) => (res.headersSent ? res.destroy(err) : handle.call(server, req, res)));
+    }
   };
 
+  const owed: AnswersOwed = {
+    busy(socket: QueuedSocket) {
+      return socket[kWaiting] !== undefined;
+    },
+    last(socket: QueuedSocket) {
+      return socket[kWaiting]?.at(-1)?.[1] ?? socket[kCurrent];
+    },
+  };
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as QueuedSocket;
     if (socket[kClosed]) {
@@ -82,12 +112,5 @@ export function answerInOrder(server: Server): AnswersOwed {
     socket[kWaiting] = [];
     start(socket, req, res);
   });
-  return {
-    busy(socket: QueuedSocket) {
-      return socket[kWaiting] !== undefined;
-    },
-    last(socket: QueuedSocket) {
-      return socket[kWaiting]?.at(-1)?.[1] ?? socket[kCurrent];
-    },
-  };
+  return owed;
 }

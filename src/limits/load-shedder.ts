@@ -34,9 +34,15 @@ export function startLagProbe(): LagProbe {
   return { lagMs: () => Math.min(previous, latest), stop: () => clearInterval(timer) };
 }
 
-/** Sheds the operations that can answer 503 and need a token (the API), when the lag exceeds `maxLagMs`. */
-export function registerLoadShedding(app: FastifyInstance, contract: Contract, maxLagMs: number): void {
-  if (maxLagMs <= 0) return;
+/** Whether a request to a route (its method and Fastify URL) would be shed now. */
+export type Shedding = (method: string, url: string | undefined) => boolean;
+
+/**
+ * Sheds the operations that can answer 503 and need a token (the API), when the lag exceeds `maxLagMs`; returns
+ * the same judgement for a path that answers outside Fastify's hooks (read-lane.ts).
+ */
+export function registerLoadShedding(app: FastifyInstance, contract: Contract, maxLagMs: number): Shedding {
+  if (maxLagMs <= 0) return () => false;
   const sheddable = new Set(
     contract.operations
       .filter((op) => op.security.length > 0 && op.responses['503'] !== undefined)
@@ -48,12 +54,14 @@ export function registerLoadShedding(app: FastifyInstance, contract: Contract, m
     probe = startLagProbe();
   });
   app.addHook('onClose', async () => probe?.stop());
+  const sheds: Shedding = (method, url) => (probe?.lagMs() ?? 0) > maxLagMs && sheddable.has(`${method} ${url}`);
   app.addHook('onRequest', (request, _reply, done) => {
-    const lag = probe?.lagMs() ?? 0;
-    if (lag <= maxLagMs || !sheddable.has(`${request.method} ${request.routeOptions.url}`)) {
+    if (!sheds(request.method, request.routeOptions.url)) {
       done();
       return;
     }
+    const lag = probe!.lagMs();
     done(new AppError('OVERLOADED', undefined, { headers: { 'retry-after': String(Math.max(1, Math.ceil(lag / 1000))) } }));
   });
+  return sheds;
 }

@@ -34,6 +34,19 @@ export interface RateLimits {
   observe?: Observer;
 }
 
+/** A request's count against its token, as a RequestCounter gave it. */
+export type TokenCount = ReturnType<RequestCounter['hit']>;
+
+const kCounted = Symbol('plant-store request counted against its token');
+
+/**
+ * Notes that `raw` was already counted against its token, by a path that then handed it to the app
+ * (read-lane.ts): the guard takes this count rather than counting the request twice.
+ */
+export function noteCounted(raw: object, count: TokenCount): void {
+  (raw as { [kCounted]?: TokenCount })[kCounted] = count;
+}
+
 export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
   const { perToken, observe } = limits;
 
@@ -51,7 +64,7 @@ export function withRateLimits(guard: BearerGuard, limits: RateLimits): Hook {
     request.tokenId = tokenId;
     request.principal = result.token;
     if (!perToken) return undefined;
-    const state = perToken.hit(tokenId);
+    const state = (request.raw as { [kCounted]?: TokenCount })[kCounted] ?? perToken.hit(tokenId);
     return state instanceof Promise ? state.then((s) => counted(s, reply)) : counted(state, reply);
   }
 

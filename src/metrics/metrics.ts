@@ -48,6 +48,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** For the onResponse hook: counts and times one request under its operationId. */
   observeRequest(request: FastifyRequest, reply: FastifyReply): void;
+  /** The same for an answer given outside Fastify's hooks (read-lane.ts). */
+  observeAnswer(operation: string, status: number, seconds: number): void;
   /** Counts what the services report (observations.ts): commits, plant changes, deliveries, auth failures. */
   readonly observe: Observer;
   /** The exposition text: this app's metrics, then the process's. */
@@ -191,6 +193,9 @@ export function createMetrics(options: { contract?: Contract; store: Store; logg
     registry,
     observeRequest(request, reply) {
       requests.observe(operationOf(request), reply.statusCode, reply.elapsedTime / 1_000);
+    },
+    observeAnswer(operation, status, seconds) {
+      requests.observe(operation, status, seconds);
     },
     observe(o) {
       switch (o.kind) {

@@ -12,7 +12,7 @@ type Plant = ContractSchema<'Plant'>;
 type NewPlant = ContractSchema<'NewPlant'>;
 
 /** A stored plant as the API shows it; `id` stays a BigInt, which the serializer writes digit for digit. */
-function toBody(plant: PlantRecord): NewPlant {
+export function toBody(plant: PlantRecord): NewPlant {
   return plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag };
 }
 

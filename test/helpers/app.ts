@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { createBackground } from '../../src/background.js';
 import type { Sequencer } from '../../src/events/sequencer.js';
@@ -64,6 +65,10 @@ export interface StartOptions {
   dispatcher?: Partial<Omit<DispatcherOptions, 'store'>>;
   /** false: the dispatcher runs only when the test calls `dispatcher.runOnce()`. Default true (in the background). */
   backgroundDispatcher?: boolean;
+  /** Where the app logs (default: nowhere, logLevel silent). */
+  logger?: Logger;
+  /** false: GET /plants/{id} always goes through Fastify (src/read-lane.ts); default true. */
+  readLane?: boolean;
 }
 
 export async function startApp(t: TestContext, options: StartOptions = {}): Promise<TestApp> {
@@ -88,7 +93,7 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
     dispatcher: options.dispatcher,
     startDispatcher: options.backgroundDispatcher ?? true,
   });
-  const app = await buildApp(config, { store, logger, tokens, clock: options.clock, services: background.links, observers });
+  const app = await buildApp(config, { store, logger: options.logger ?? logger, tokens, clock: options.clock, services: background.links, observers, readLane: options.readLane });
   close = async () => {
     await app.close();
     await background.stop();

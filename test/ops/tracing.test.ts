@@ -94,6 +94,11 @@ test('on: a POST with a traceparent exports its request span and its commit span
   await eventually(() => ofTrace().filter((s) => s.name === 'request').length === 2, 'the second request span');
   const exported = JSON.stringify(collector.spans);
   for (const secret of [token, 'query-secret-marker', 'fern']) assert.ok(!exported.includes(secret), `a span holds ${secret}`);
+  // GET by id, which src/read-lane.ts answers outside Fastify's hooks while tracing is off, has its request span
+  // (twice: the second read finds its token cached, as the lane needs).
+  const read = () => fetch(`${server.url}/plants/1`, { headers: { authorization: `Bearer ${token}`, traceparent: TRACEPARENT } });
+  for (let i = 0; i < 2; i++) assert.equal((await read()).status, 200);
+  await eventually(() => ofTrace().filter((s) => s.name === 'request' && s.attributes['url.path'] === '/plants/1').length === 2, () => `the reads' request spans:\n${JSON.stringify(ofTrace(), null, 1)}`);
   assert.match(server.stderr(), /otel module resolved: .*@opentelemetry\/sdk-trace-node/, 'the module watch sees the SDK when tracing is on');
   // A line written inside the request's span names it.
   await eventually(() => server.stdout().split('\n').some((l) => l.includes(`"trace_id":"${TRACE_ID}"`)), () => `a log line with the trace id:\n${server.stdout()}`);
