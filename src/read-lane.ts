@@ -71,6 +71,8 @@ export function plantReadLane(parts: ReadLaneParts): Lane {
 
   return function plantReadLane(req, res) {
     if (req.method !== 'GET') return false;
+    // As Fastify's elapsedTime, from the request's arrival at the app.
+    const start = performance.now();
     const path = PLANT_PATH.exec(req.url!);
     const h = req.headers;
     // What one of the app's hooks would answer or judge otherwise: HTTP/1.1 without Host, a body, Expect, a condition.
@@ -81,7 +83,6 @@ export function plantReadLane(parts: ReadLaneParts): Lane {
     const secret = soleOpaqueBearer(req.rawHeaders, h.authorization, jwt);
     const verdict = secret === undefined ? undefined : tokens.verifyCached(secret);
     if (verdict?.ok !== true || !satisfies(requirements, verdict.token.scopes)) return false;
-    const start = performance.now();
     const count = perToken?.hit(verdict.token.id);
     if (count !== undefined && (count instanceof Promise || !count.allowed)) return handOver(req, count);
     let plant: VersionedPlant | Promise<VersionedPlant>;
