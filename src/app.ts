@@ -56,8 +56,6 @@ export interface AppDeps {
   scrapeMetrics?: () => Promise<string>;
   /** A worker of a multi-process server: its limits count in the primary, over this channel, for all `workers`. */
   sharedLimits?: { channel: LimitsChannel; workers: number };
-  /** Whether GET /plants/{id} may be answered by read-lane.ts (default true; tests compare both). */
-  readLane?: boolean;
 }
 
 declare module 'fastify' {
@@ -267,8 +265,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerDocsPage(app, contract);
 
   const read = contract.operations.find((op) => op.operationId === 'getPlant');
-  // CORS adds Vary to every answer, and @fastify/otel makes each request's span in Fastify's hooks.
-  if (read && deps.readLane !== false && config.corsOrigins.length === 0) {
+  // Never with CORS, which adds Vary to every answer; open() is asked per request (shutdown, shedding, tracing).
+  if (read && config.corsOrigins.length === 0) {
     app.answersOwed.lane = plantReadLane({
       plants,
       tokens,

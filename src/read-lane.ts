@@ -18,6 +18,9 @@ import { toBody } from './plants/plant-handlers.js';
 import type { PlantService } from './plants/plant-service.js';
 import type { VersionedPlant } from './plants/plant.js';
 
+/** A count given at once (not waited for), as the lane answers with. */
+type Counted = Exclude<TokenCount, Promise<unknown>>;
+
 export interface ReadLaneParts {
   plants: Pick<PlantService, 'get'>;
   tokens: Pick<TokenService, 'verifyCached'>;
@@ -49,12 +52,12 @@ export function plantReadLane(parts: ReadLaneParts): Lane {
   const opening = Object.entries(parts.opening).flat();
 
   /** The answer, its headers in the order the app's hooks set them. */
-  function send(req: IncomingMessage, res: ServerResponse, plant: VersionedPlant, count: TokenCount | undefined, start: number): void {
+  function send(req: IncomingMessage, res: ServerResponse, plant: VersionedPlant, count: Counted | undefined, start: number): void {
     const id = requestId(req.headers);
     const body = serialize(toBody(plant));
     const headers = [...opening, 'x-request-id', id, 'cache-control', 'no-store'];
     if (count !== undefined) {
-      const limit = rateLimitHeaders('token', count as Exclude<TokenCount, Promise<unknown>>);
+      const limit = rateLimitHeaders('token', count);
       headers.push('ratelimit-policy', limit['ratelimit-policy']!, 'ratelimit', limit.ratelimit!);
     }
     headers.push('etag', etagOf(plant.version), 'content-type', 'application/json; charset=utf-8', 'content-length', String(Buffer.byteLength(body)));

@@ -53,6 +53,13 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
     return token;
   }
 
+  function verifyCached(secret: string): Verification | undefined {
+    // Malformed tokens are rejected without touching the store; the shape is public, so no leak.
+    if (!looksLikeToken(secret)) return UNKNOWN;
+    const hit = cache.get(hashSecret(secret));
+    return hit && hit.until > clock.now() ? judge(hit.token) : undefined;
+  }
+
   function judge(token: TokenRecord): Verification {
     const at = clock.now();
     if (token.revokedAt) return { ok: false, reason: 'revoked' };
@@ -87,21 +94,11 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
     },
 
     verify(secret) {
-      // Malformed tokens are rejected without touching the store; the shape is public, so no leak.
-      if (!looksLikeToken(secret)) return UNKNOWN;
-      const hash = hashSecret(secret);
-      const t = clock.now();
-      const hit = cache.get(hash);
       // A cached record is judged at once: an async verification cost every request its promises.
-      if (hit && hit.until > t) return judge(hit.token);
-      return lookup(hash, t).then((token) => (token ? judge(token) : UNKNOWN));
+      return verifyCached(secret) ?? lookup(hashSecret(secret), clock.now()).then((token) => (token ? judge(token) : UNKNOWN));
     },
 
-    verifyCached(secret) {
-      if (!looksLikeToken(secret)) return UNKNOWN;
-      const hit = cache.get(hashSecret(secret));
-      return hit && hit.until > clock.now() ? judge(hit.token) : undefined;
-    },
+    verifyCached,
 
     async flushLastUsed() {
       if (lastUsed.size === 0) return;

@@ -50,6 +50,9 @@ export function answerInOrder(server: Server): AnswersOwed {
     socket[kCurrent] = undefined;
   };
 
+  // A lane that failed before answering leaves the request to the app, which answers every failure.
+  const laneFailed = (req: IncomingMessage, res: ServerResponse, err: Error) => (res.headersSent ? res.destroy(err) : handle.call(server, req, res));
+
   const start = (socket: QueuedSocket, req: IncomingMessage, res: ServerResponse) => {
     let settled = false;
     const next = () => {
@@ -72,21 +75,17 @@ export function answerInOrder(server: Server): AnswersOwed {
     res.once('finish', next);
     res.once('close', next);
     const lane = owed.lane;
-    if (lane === undefined) {
-      handle.call(server, req, res);
-      return;
-    }
-    let took: boolean | Promise<boolean>;
-    try {
-      took = lane(req, res);
-    } catch (err) {
-      took = Promise.reject(err);
+    let took: boolean | Promise<boolean> = false;
+    if (lane !== undefined) {
+      try {
+        took = lane(req, res);
+      } catch (err) {
+        laneFailed(req, res, err as Error);
+        return;
+      }
     }
     if (took === false) handle.call(server, req, res);
-    else if (took !== true) {
-      // A lane that failed before answering leaves the request to the app, which answers every failure.
-      took.then((t) => t || handle.call(server, req, res), (err) => (res.headersSent ? res.destroy(err) : handle.call(server, req, res)));
-    }
+    else if (took !== true) took.then((t) => t || handle.call(server, req, res), (err: Error) => laneFailed(req, res, err));
   };
 
   const owed: AnswersOwed = {

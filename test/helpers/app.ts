@@ -67,8 +67,6 @@ export interface StartOptions {
   backgroundDispatcher?: boolean;
   /** Where the app logs (default: nowhere, logLevel silent). */
   logger?: Logger;
-  /** false: GET /plants/{id} always goes through Fastify (src/read-lane.ts); default true. */
-  readLane?: boolean;
 }
 
 export async function startApp(t: TestContext, options: StartOptions = {}): Promise<TestApp> {
@@ -93,7 +91,7 @@ export async function startApp(t: TestContext, options: StartOptions = {}): Prom
     dispatcher: options.dispatcher,
     startDispatcher: options.backgroundDispatcher ?? true,
   });
-  const app = await buildApp(config, { store, logger: options.logger ?? logger, tokens, clock: options.clock, services: background.links, observers, readLane: options.readLane });
+  const app = await buildApp(config, { store, logger: options.logger ?? logger, tokens, clock: options.clock, services: background.links, observers });
   close = async () => {
     await app.close();
     await background.stop();
