@@ -331,3 +331,32 @@ test('requeueDeliveries: the chosen states of one active subscription made since
   await store.webhooks.enableSubscription(sub.id);
   assert.deepEqual(await store.webhooks.requeueDeliveries({ ...select, limit: 10 }), { queued: 3, more: false });
 });
+
+test('a delivery and its attempts are read from one snapshot while attempts commit: never pending with an attempt', async (t) => {
+  const { store } = await freshStore(t);
+  const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
+  await plants(store, 1, 40);
+  const claimed = await store.webhooks.claimDueDeliveries({ now: at(0), leaseUntil: at(60_000), limit: 100, perSubscription: 100, skipSubscriptions: [] });
+  assert.equal(claimed.length, 40);
+  // One commit per attempt, each landing while the reader below is between reads or inside one.
+  let recording = true;
+  const writes = (async () => {
+    for (const c of claimed) {
+      await store.webhooks.recordAttempt(c.deliveryId, { at: new Date(), statusCode: 200, error: null, durationMs: 1 }, { status: 'succeeded' });
+    }
+    recording = false;
+  })();
+  let reads = 0;
+  while (recording) {
+    for (const d of await store.webhooks.listDeliveries(sub.id, 1000)) {
+      assert.equal(d.attempts.length, d.status === 'pending' ? 0 : 1, `a ${d.status} delivery listed with ${d.attempts.length} attempts`);
+    }
+    reads++;
+    // Reads answer without a macrotask on SQLite; let the writer's replies in.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await writes;
+  assert.ok(reads > 0);
+  const after = await store.webhooks.listDeliveries(sub.id, 1000);
+  assert.deepEqual(after.map((d) => [d.status, d.attempts.length]), after.map(() => ['succeeded', 1]));
+});

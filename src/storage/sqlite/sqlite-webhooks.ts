@@ -32,6 +32,17 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.guard(() => fn(this.statements()));
   }
 
+  /**
+   * Like run, inside one read transaction: its reads see one snapshot. The writer thread commits on its own
+   * connection, so two reads apart can see an attempt beside its delivery's state from before it.
+   */
+  private snapshot<T>(fn: (st: Statements) => T): T {
+    return this.guard(() => {
+      const st = this.statements();
+      return this.db.transaction(() => fn(st))();
+    });
+  }
+
   /** Prepared statements need the schema, so they are made on first use, after migrating. */
   private statements() {
     return (this.prepared ??= this.prepare());
@@ -130,14 +141,14 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async listDeliveries(subscriptionId: string, limit: number): Promise<DeliveryRecord[]> {
-    return this.run((st) => {
+    return this.snapshot((st) => {
       const rows = st.listDeliveries.all(subscriptionId, Math.max(0, Math.floor(limit))) as DeliveryRow[];
       return this.withAttempts(st, rows);
     });
   }
 
   async getDelivery(subscriptionId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
-    return this.run((st) => {
+    return this.snapshot((st) => {
       const row = st.getDelivery.get(deliveryId, subscriptionId) as DeliveryRow | undefined;
       return row ? this.withAttempts(st, [row])[0] : undefined;
     });
@@ -157,7 +168,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async nextDueAt(): Promise<Date | null> {
-    return this.run((st) => {
+    return this.snapshot((st) => {
       const a = st.nextUnleased.get() as number | null | undefined;
       const b = st.nextLeaseEnd.get() as number | null | undefined;
       const times = [a, b].filter((v): v is number => typeof v === 'number');
