@@ -9,7 +9,8 @@
 // Server on core 0, wrk on core 1, as in run.mjs. MEMORY_A (another built checkout, e.g. main) runs alternating
 // with this one (or MEMORY_B), so both see the same machine.
 //
-// Env: MEMORY_A, MEMORY_B, MEMORY_REPS (idle repetitions, 3), MEMORY_SEQUENCE (0 skips (c)), MEMORY_SETTLE_MS
+// Env: MEMORY_A, MEMORY_B, MEMORY_A_NODE_ARGS and MEMORY_B_NODE_ARGS (Node flags for that side, after npm start's
+// own), MEMORY_A_ENV and MEMORY_B_ENV (the environment for that side, "KEY=value ..."), MEMORY_REPS (idle repetitions, 3), MEMORY_SEQUENCE (0 skips (c)), MEMORY_SETTLE_MS
 // (5000: the wait before an idle reading), BENCH_SECONDS (4), BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256),
 // MEMORY_OUT (results file prefix; default results/memory).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const sides = builtSides('MEMORY');
 for (const side of sides) {
+  const named = side.name === 'A' ? 'A' : 'B';
+  side.nodeArgs = (env[`MEMORY_${named}_NODE_ARGS`] ?? '').split(/\s+/).filter(Boolean);
+  side.env = Object.fromEntries((env[`MEMORY_${named}_ENV`] ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   side.idle = [];
   side.workers = { 2: [], 3: [] };
   side.sequence = [];
@@ -49,7 +53,7 @@ function memoryOf(pid) {
   };
 }
 
-const start = (side, workers) => freePort().then(async (port) => ({ ...(await plantStore.start(port, { root: side.root, env: { WORKERS: String(workers) } })), port }));
+const start = (side, workers) => freePort().then(async (port) => ({ ...(await plantStore.start(port, { root: side.root, nodeArgs: side.nodeArgs, env: { ...side.env, WORKERS: String(workers) } })), port }));
 
 async function idle(side) {
   const server = await start(side, 1);
@@ -132,7 +136,7 @@ const rows = [
   ['one worker more (PSS at 3 less at 2, same repetition)', (s) => s.workers[3].map((w, i) => w.pss - s.workers[2][i].pss)],
 ];
 const machine = { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, kernel: release(), node: process.version, load1: loadavg()[0] };
-const label = (s) => `${s.name === 'this' ? '' : `${s.name}: `}${s.commit}`;
+const label = (s) => `${s.name === 'this' ? '' : `${s.name}: `}${s.commit}${[...Object.entries(s.env).map(([k, v]) => ` ${k}=${v}`), ...s.nodeArgs.map((a) => ` ${a}`)].join('')}`;
 const md = [
   '# plant-store memory', '',
   `${new Date().toISOString()} on ${machine.host}: ${machine.cpu}, ${machine.cores} cores, kernel ${machine.kernel}, Node ${machine.node}; load average at the end ${machine.load1.toFixed(1)}.`,

@@ -69,6 +69,8 @@ export interface Config extends TracingSettings {
   readonly shedEventLoopDelayMs: number;
   /** Plant writes waiting for their commit above which new ones are shed with 503; 0 turns the check off. */
   readonly shedPendingCreates: number;
+  /** MB V8's old generation may grow past what it last held at least before the process collects it; 0 leaves it to V8. */
+  readonly heapHeadroomMb: number;
   /** Updates and deletes of plants without If-Match are refused with 428. */
   readonly requireIfMatch: boolean;
   /** Litestream replicas of the SQLite store (empty: no replication). */
@@ -330,6 +332,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   { key: 'trustProxy', env: 'TRUST_PROXY', description: 'Comma-separated proxy addresses or CIDRs whose X-Forwarded-For gives the client address (for per-address limits and logs); empty trusts none. Never list addresses clients connect from directly', default: [], parse: proxyList },
   { key: 'shedEventLoopDelayMs', env: 'SHED_EVENT_LOOP_DELAY_MS', description: 'Event-loop delay (ms) above which API requests get 503 with Retry-After; 0 turns it off', default: 1_000, parse: integer(0, 600_000) },
   { key: 'shedPendingCreates', env: 'SHED_PENDING_CREATES', description: 'Plant writes (creates, updates, deletes) waiting for their commit above which new ones get 503 with Retry-After; 0 turns it off', default: 10_000, parse: integer(0, 10_000_000) },
+  { key: 'heapHeadroomMb', env: 'HEAP_HEADROOM_MB', description: "Megabytes V8's old generation may grow past the least it held since its last full collection (or as much again, if more) before the process makes one, at most one every 5 s: under many connections, what requests in flight hold is promoted and would otherwise grow it to about 4 times what is alive; 0 leaves it to V8", default: 16, parse: integer(0, 65_536) },
   { key: 'webhookMaxSubscriptions', env: 'WEBHOOK_MAX_SUBSCRIPTIONS', description: 'Webhook subscriptions the store may hold in all (every one adds a delivery to each matching write); POST /webhooks beyond it is 409', default: 100, parse: integer(1, 100_000) },
   { key: 'eventRetentionMs', env: 'EVENT_RETENTION', description: 'How long events stay in the feed (GET /events), as a number and a unit: 30m, 36h, 7d. Older events are removed in the background with their finished webhook deliveries and attempts; an event with a delivery still pending stays', default: 7 * 86_400_000, parse: duration(60_000, 3_650 * 86_400_000), show: (v) => durationText(v as number) },
   { key: 'countsMaxWaiting', env: 'COUNTS_MAX_WAITING', description: 'GET /plants with Prefer: count=exact: counts waiting at most in this process while one runs (each process counts one at a time, off its event loop); past it a counted list is answered 503 with Retry-After', default: 16, parse: integer(0, 10_000) },
