@@ -10,8 +10,8 @@
 // 0.5 MB a second at GET c=256, in a bare node:http server too) and dies in the old generation, which V8 lets grow
 // to about four times what its last full collection kept before it makes the next one (its limit for a process of
 // 15 MB alive: 80-90 MB). A smaller limit through V8's own flags (--heap-growing-percent) cost GET 2-7% of its CPU
-// per request; one full collection made here when the old generation has grown by the headroom costs 6-11 ms
-// every 20 s or more at that load (bench/README.md, "Memory").
+// per request; a full collection made here when the old generation has grown by the headroom cost no CPU per
+// request that pair could see, in pauses of 9-40 ms every 10-30 s at that load (bench/README.md, "Memory").
 import { performance } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
