@@ -41,6 +41,16 @@ export function collectWhenIdle(): () => void {
   return () => clearInterval(timer);
 }
 
+/** Both of this module's collections for a serving process; the returned function stops them. */
+export function keepHeapSmall(headroomBytes: number): () => void {
+  const stopIdle = collectWhenIdle();
+  const stopBound = boundOldGeneration(headroomBytes);
+  return () => {
+    stopIdle();
+    stopBound();
+  };
+}
+
 /** What boundOldGeneration reads and does; the process's own V8 heap unless a test gives another. */
 export interface OldGeneration {
   /** Bytes in use in the old generation (old and large-object spaces). */

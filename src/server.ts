@@ -17,7 +17,7 @@ import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication
 import type { AnswersOwed } from './http/in-order.js';
 import { runPrimary } from './cluster/primary.js';
 import { createWorkerLink, type WorkerLink } from './cluster/worker-link.js';
-import { boundOldGeneration, collectWhenIdle, MIB } from './idle-memory.js';
+import { keepHeapSmall, MIB } from './idle-memory.js';
 
 /** How long a shutdown keeps idle keep-alive connections open for requests already on their way. */
 const DRAIN_IDLE_GRACE_MS = 500;
@@ -140,8 +140,7 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   }
   // Deliveries left over from before a restart start now; they stop before the store is closed.
   background.start();
-  const stopCollecting = collectWhenIdle();
-  const stopBounding = boundOldGeneration(config.heapHeadroomMb * MIB);
+  const stopCollecting = keepHeapSmall(config.heapHeadroomMb * MIB);
   if (!link) {
     // The start line comes last: once it is out, the first token (if one was made) has been printed.
     const port = (app.server.address() as AddressInfo).port;
@@ -151,7 +150,6 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   return new Promise<number>((resolve) => {
     const stop = async (signal: string) => {
       stopCollecting();
-      stopBounding();
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       // Every request that reaches the server from now on is answered 503 with Connection: close.
       app.drain();

@@ -19,7 +19,7 @@ import type { Store } from '../storage/store.js';
 import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals } from '../startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
 import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
-import { boundOldGeneration, collectWhenIdle, MIB } from '../idle-memory.js';
+import { keepHeapSmall, MIB } from '../idle-memory.js';
 
 /** How long a metrics collection waits for each worker's answer. */
 const COLLECT_TIMEOUT_MS = 3_000;
@@ -77,12 +77,10 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   }
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) await store.close();
-  const stopCollecting = collectWhenIdle();
-  const stopBounding = boundOldGeneration(config.heapHeadroomMb * MIB);
+  const stopCollecting = keepHeapSmall(config.heapHeadroomMb * MIB);
 
   const signal = await stop.received;
   stopCollecting();
-  stopBounding();
   pool.stop();
   log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
   // The workers drain while this process still commits for them.
