@@ -28,10 +28,14 @@ export interface TicketStore {
   findTicketByHash(hash: string): Promise<StoredTicket | undefined>;
 }
 
-/** Who a ticket speaks for, as the bearer guard takes a principal: its token's id, and the one scope it grants. */
+/**
+ * Who a ticket speaks for, as the bearer guard takes a principal: its token's id, the one scope it grants, and
+ * the ticket's expiresAt, at which a stream it opened ends.
+ */
 export interface TicketPrincipal {
   id: string;
   scopes: readonly string[];
+  expiresAt: Date;
 }
 
 export type TicketVerification =
@@ -94,7 +98,7 @@ export function createTicketService(store: TicketStore, options: TicketServiceOp
       cache.delete(hash);
       return UNKNOWN;
     }
-    const entry = { ticket, principal: { id: ticket.tokenId, scopes: SCOPES }, until: t + cacheTtl };
+    const entry = { ticket, principal: { id: ticket.tokenId, scopes: SCOPES, expiresAt: ticket.expiresAt }, until: t + cacheTtl };
     if (cacheTtl > 0) {
       cache.delete(hash);
       if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);

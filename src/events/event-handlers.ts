@@ -9,7 +9,8 @@ import { eventIdTime } from '../webhooks/outbox-events.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
 import type { TicketService } from '../auth/stream-tickets.js';
-import { acceptsEventStream, OpenStream, runStream, StreamHub, type StreamOptions } from './event-stream.js';
+import { OpenStream, runStream, StreamHub, type StreamOptions, type StreamOutcome } from './event-stream.js';
+import { prefersEventStream } from '../http/accept.js';
 
 export interface EventFeedOptions {
   /** How long events are kept, for the 410 message (EVENT_RETENTION). */
@@ -34,6 +35,20 @@ export interface EventFeedOptions {
 
 /** An event id, as `after` takes it (the document's pattern): what Last-Event-ID must be. */
 const EVENT_ID = /^msg_[A-Za-z0-9_-]{22}$/;
+
+/**
+ * Last-Event-ID as the document declares it, checked on a page and a stream alike (only a stream reads from it):
+ * an event id, or undefined when absent or empty (the empty id of Server-Sent Events means no last event). Any
+ * other value is 400.
+ */
+function lastEventIdOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['last-event-id'];
+  if (header === undefined || header === '') return undefined;
+  if (typeof header !== 'string' || !EVENT_ID.test(header)) {
+    throw new AppError('VALIDATION_FAILED', 'headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent it.');
+  }
+  return header;
+}
 /** How often a stream whose cursor is not placed yet looks again (only for a moment after its commit). */
 const PENDING_LOOK_MS = 200;
 
@@ -134,7 +149,7 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
   };
 
   /** The position after which to read, or null (from the oldest); undefined while the cursor has none yet. */
-  async function positionAfter(after: string | undefined): Promise<bigint | null | undefined> {
+  async function positionAfter(after: string | undefined, from: 'after' | 'Last-Event-ID' = 'after'): Promise<bigint | null | undefined> {
     if (after === undefined) return null;
     const cursor = await store.cursor(after);
     if (cursor.kind === 'at') return cursor.position;
@@ -150,7 +165,8 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     if (unknown.kind === 'gone') {
       throw new AppError('EVENTS_GONE', `The event ${after} is no longer in the feed: events are kept for ${spelledDuration(options.retentionMs)} (EVENT_RETENTION). Start again from the oldest event kept: GET /events without after.`);
     }
-    throw new AppError('EVENT_NOT_FOUND', `after=${after} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
+    const named = from === 'after' ? `after=${after}` : `Last-Event-ID ${after}`;
+    throw new AppError('EVENT_NOT_FOUND', `${named} names no event of the feed; use the id of an event the feed or a webhook gave you.`);
   }
 
   /** Streams at one position after a wake read together, as waiting pages do. */
@@ -164,24 +180,27 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
    * is decided before the head is written, so a refusal is an ordinary Error answer; once streaming, an error
    * ends the stream (the client resumes with Last-Event-ID).
    */
-  async function streamEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply): Promise<void> {
-    const header = request.headers['last-event-id'];
-    const lastId = typeof header === 'string' && header !== '' ? header : undefined;
-    if (lastId !== undefined && !EVENT_ID.test(lastId)) {
-      throw new AppError('VALIDATION_FAILED', 'headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent it.');
-    }
+  async function streamEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply, lastId: string | undefined): Promise<void> {
     const cursor = lastId ?? request.query.after;
+    const cursorName = lastId !== undefined ? 'Last-Event-ID' : 'after';
+    // The reader left: its socket closed, or it sent its FIN (a killed curl, a reloaded page, or a client that
+    // only closed its sending side). A FIN shows only as the socket's end, since the server keeps half-open
+    // connections (http/in-order.ts), and writes to a socket whose peer left fail only at the second keep-alive:
+    // so the stream ends on either at once, and its place is free again.
     const gone = new AbortController();
     const onClose = () => gone.abort();
+    const socket = request.raw.socket;
     reply.raw.once('close', onClose);
+    socket.once('end', onClose);
+    if (socket.readableEnded || socket.destroyed) gone.abort();
     let release: (() => void) | undefined;
     let removal: (() => void) | undefined;
     try {
       // Without a cursor, only what is placed from now on.
-      let from = cursor === undefined ? await store.lastPosition() : await positionAfter(cursor);
+      let from = cursor === undefined ? await store.lastPosition() : await positionAfter(cursor, cursorName);
       while (from === undefined) {
         if ((await feed.next(PENDING_LOOK_MS, gone.signal)) === 'released') throw new AppError('SHUTTING_DOWN');
-        from = await positionAfter(cursor);
+        from = await positionAfter(cursor, cursorName);
       }
       release = options.streams.places.take(request.tokenId ?? '', Number.POSITIVE_INFINITY);
       reply.raw.writeHead(200, {
@@ -193,26 +212,41 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
       const stream = new OpenStream(reply.raw);
       removal = hub.add(stream);
       stream.send(encodeRetry(options.streams.retryMs));
-      let outcome: 'ended' | 'stalled' | 'refused';
+      let outcome: StreamOutcome;
       try {
         const filter = filterOf(request.query);
         const check = options.streams.allowed;
-        const source = { readAfter: (position: bigint) => streamRead(position, filter), feed, ...(check && { allowed: () => check(request) }) };
+        // A ticket's stream ends at the ticket's expiresAt; a token's or a JWT's at its expiry.
+        const until = request.principal?.expiresAt?.getTime();
+        const source = {
+          readAfter: (position: bigint) => streamRead(position, filter),
+          feed,
+          ...(check && { allowed: () => check(request) }),
+          ...(until !== undefined && { until }),
+        };
         outcome = await runStream(stream, from ?? -1n, source, options.streams, gone.signal);
       } catch (err) {
         request.log.warn({ err }, 'event stream ended by an error; its reader resumes with Last-Event-ID');
         outcome = 'ended';
       }
       if (outcome === 'refused') request.log.info('event stream ended: its token or ticket no longer verifies (revoked or expired)');
+      if (outcome === 'expired') request.log.info('event stream ended: its ticket or token expired');
       if (outcome === 'stalled') {
         request.log.info('event stream cut off: its reader read nothing for the stall bound');
         reply.raw.destroy();
       } else reply.raw.end();
-      if (outcome === 'stalled' || gone.signal.aborted) options.streams.ended(request, reply);
+      // Fastify writes the access line of a response that finished; one cut off, or whose reader's socket
+      // closed first, gets its line here, once.
+      const line = () => {
+        if (!reply.raw.writableFinished) options.streams.ended(request, reply);
+      };
+      if (reply.raw.closed) line();
+      else reply.raw.once('close', line);
     } finally {
       removal?.();
       release?.();
       reply.raw.removeListener('close', onClose);
+      socket.removeListener('end', onClose);
     }
   }
 
@@ -223,7 +257,9 @@ export function eventHandlers(store: EventLogStore, feed: FeedNotifier, options:
     },
 
     async listEvents(request: OperationRequest<'listEvents'>, reply: FastifyReply) {
-      if (request.method === 'GET' && acceptsEventStream(request.headers.accept)) return streamEvents(request, reply);
+      const lastId = lastEventIdOf(request);
+      // Accept by its q-values: `text/event-stream;q=0.5, application/json` prefers a page.
+      if (request.method === 'GET' && prefersEventStream(request.headers.accept)) return streamEvents(request, reply, lastId);
       const { after } = request.query;
       const limit = request.query.limit as number; // defaulted by the schema
       const filter = filterOf(request.query);

@@ -106,18 +106,26 @@ export interface StreamSource {
   feed: FeedNotifier;
   /** Whether the stream's credential still verifies; asked once per heartbeat interval. */
   allowed?: () => boolean | Promise<boolean>;
+  /** When the stream's credential expires (epoch ms): a ticket's expiresAt, a token's or a JWT's expiry. */
+  until?: number;
 }
+
+export type StreamOutcome = 'ended' | 'stalled' | 'refused' | 'expired';
 
 /**
  * Sends the events after `position`, then each event as it is placed, until the client leaves, the process
- * shuts down (`released`), the reader stalls, or its credential no longer verifies. The response's head is already written.
+ * shuts down (`released`), the reader stalls, its credential no longer verifies (asked every heartbeat), or
+ * it expires (at `until`, to the millisecond). The response's head is already written.
  */
-export async function runStream(stream: OpenStream, from: bigint, source: StreamSource, options: StreamOptions, gone: AbortSignal): Promise<'ended' | 'stalled' | 'refused'> {
+export async function runStream(stream: OpenStream, from: bigint, source: StreamSource, options: StreamOptions, gone: AbortSignal): Promise<StreamOutcome> {
   let position = from;
   const every = options.heartbeatSeconds * 1000;
+  const until = source.until ?? Number.POSITIVE_INFINITY;
   let nextCheck = Date.now() + every;
   for (;;) {
     if (gone.aborted) return 'ended';
+    // An expired credential's stream ends at its expiry, not at the next heartbeat after it.
+    if (Date.now() >= until) return 'expired';
     // A revoked token's stream, or an expired ticket's, ends: its reconnect is refused, and says why.
     if (source.allowed && Date.now() >= nextCheck) {
       nextCheck = Date.now() + every;
@@ -136,6 +144,6 @@ export async function runStream(stream: OpenStream, from: bigint, source: Stream
     }
     // Placed while reading: read again rather than wait for the next.
     if (source.feed.wakes !== wakes) continue;
-    if ((await source.feed.next(options.heartbeatSeconds * 1000, gone)) === 'released') return 'ended';
+    if ((await source.feed.next(Math.min(every, until - Date.now()), gone)) === 'released') return 'ended';
   }
 }
