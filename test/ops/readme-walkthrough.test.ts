@@ -1,6 +1,7 @@
 // The README's curl walk-through works as written, in order: its shell block runs against a real `plant-store
-// serve` (started in a fresh folder, as a newcomer would, the port the only change), and every curl answers the
-// status the README shows under it, with the JSON body it shows when it shows one.
+// serve` (started in a fresh folder, as a newcomer would, the port the only change). Every curl prints what the
+// comments under it show: with -w '\n%{http_code}\n', the body and then the status; with -i, the status line,
+// the headers shown among the others (`…` marks those left out) and the body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,10 @@ const README_ORIGIN = 'http://127.0.0.1:8080';
 
 interface Step {
   command: string;
+  /** The lines the README shows under the command, without their `# `. */
+  shown: string[];
+  /** How the command prints the status: its status line first (-i) or a line of its own after the body (-w). */
+  form: 'head' | 'trailer';
   status: number;
   /** The JSON body the README shows, when it shows one. */
   body?: string;
@@ -30,7 +35,7 @@ function walkthroughBlock(): string {
   return block;
 }
 
-/** Each curl command (continuation lines joined) with the status and body shown in the comments under it. */
+/** Each curl command (continuation lines joined) with the lines shown in the comments under it. */
 function curlSteps(block: string): Step[] {
   const lines = block.split('\n');
   const steps: Step[] = [];
@@ -40,14 +45,22 @@ function curlSteps(block: string): Step[] {
     while (command.endsWith('\\')) command = `${command.slice(0, -1)} ${lines[++i]!.trim()}`;
     const shown = [];
     while (lines[i + 1]?.startsWith('# ')) shown.push(lines[++i]!.slice(2));
-    const status = /^(?:HTTP\/1\.1 )?(\d{3})\b/.exec(shown[0] ?? '')?.[1];
+    const head = /^HTTP\/1\.1 (\d{3}) /.exec(shown[0] ?? '')?.[1];
+    const trailer = /^(\d{3})$/.exec(shown.at(-1) ?? '')?.[1];
+    if (head) assert.match(command, /^curl -s -i /, `the README shows a status line under a command without -i: ${command}`);
+    else assert.ok(command.startsWith("curl -s -w '\\n%{http_code}\\n' "), `a command that prints no status, or its status is not shown: ${command}`);
+    const status = head ?? trailer;
     assert.ok(status, `the README shows no status under: ${command}`);
-    steps.push({ command, status: Number(status), body: shown.find((l) => l.startsWith('{') || l.startsWith('[')) });
+    // Under -i: the status line, then headers, `…` and the body; under -w: the body, if any, then the status.
+    const isBody = (l: string) => l.startsWith('{') || l.startsWith('[');
+    if (head) assert.ok(shown.slice(1).every((l) => l === '…' || /^[A-Za-z-]+: /.test(l) || isBody(l)), `${command}: ${shown.join(' | ')}`);
+    else assert.ok(shown.length <= 2 && (shown.length === 1 || isBody(shown[0]!)), `${command}: ${shown.join(' | ')}`);
+    steps.push({ command, shown, form: head ? 'head' : 'trailer', status: Number(status), body: shown.find((l) => l.startsWith('{') || l.startsWith('[')) });
   }
   return steps;
 }
 
-test(`the README's curl walk-through, run as written against a real server (${TEST_STORE}), answers every status it shows`, async (t) => {
+test(`the README's curl walk-through, run as written against a real server (${TEST_STORE}), prints each status and body it shows`, async (t) => {
   const block = walkthroughBlock();
   const steps = curlSteps(block);
   assert.ok(steps.length >= 8, `only ${steps.length} curl commands found`);
@@ -58,12 +71,12 @@ test(`the README's curl walk-through, run as written against a real server (${TE
   const env = TEST_STORE === 'postgres' ? { DATABASE_URL: await freshDatabaseUrl(t) } : {};
   const server = await serveIn(t, dir, { ...env, BOOTSTRAP_TOKEN: 'true' });
 
-  // The block itself, the port aside. curl records each answer's status and body for the comparison, and
-  // `npx plant-store` is this checkout's command (in a clone npx finds it in node_modules/.bin).
+  // The block itself, the port aside. What each curl prints is kept for the comparison, and `npx plant-store`
+  // is this checkout's command (in a clone npx finds it in node_modules/.bin).
   const script = [
     'set -e',
     'n=0',
-    `curl() { n=$((n+1)); command curl "$@" -sS -o "$WALK/body.$n" -w '%{http_code}\\n' >> "$WALK/statuses"; }`,
+    `curl() { n=$((n+1)); command curl "$@" -S > "$WALK/out.$n"; }`,
     `npx() { if [ "$1" = plant-store ]; then shift; "$PLANT_STORE_NODE" "$PLANT_STORE_BIN" "$@"; else command npx "$@"; fi; }`,
     block.split(README_ORIGIN).join(server.url),
   ].join('\n');
@@ -76,15 +89,33 @@ test(`the README's curl walk-through, run as written against a real server (${TE
   });
   assert.equal(run.status, 0, `the walk-through stopped: ${run.stderr}`);
 
-  const statuses = readFileSync(join(dir, 'statuses'), 'utf8').trim().split('\n').map(Number);
-  assert.equal(statuses.length, steps.length, 'every curl ran');
   steps.forEach((step, i) => {
-    assert.equal(statuses[i], step.status, `step ${i + 1} answered ${statuses[i]}, the README shows ${step.status}: ${step.command}`);
-    if (step.body === undefined) return;
-    // A body shown with -i follows the response head.
-    const raw = readFileSync(join(dir, `body.${i + 1}`), 'latin1');
-    const text = raw.startsWith('HTTP/') ? raw.slice(raw.indexOf('\r\n\r\n') + 4) : raw;
-    assert.deepEqual(parseExact(Buffer.from(text, 'latin1').toString('utf8')), parseExact(step.body), `step ${i + 1} body: ${step.command}`);
+    const out = readFileSync(join(dir, `out.${i + 1}`), 'latin1');
+    let status: string;
+    let body: string;
+    if (step.form === 'head') {
+      const end = out.indexOf('\r\n\r\n');
+      assert.ok(out.startsWith('HTTP/') && end > 0, `step ${i + 1} printed no head: ${step.command}`);
+      const head = out.slice(0, end).split('\r\n');
+      assert.equal(head[0], step.shown[0], `step ${i + 1} status line: ${step.command}`);
+      status = head[0]!.split(' ')[1]!;
+      // Every header shown is one curl prints, in the order shown.
+      const shownHeaders = step.shown.slice(1).filter((l) => /^[A-Za-z-]+: /.test(l));
+      const printed = head.slice(1).filter((l) => shownHeaders.some((h) => h.toLowerCase() === l.toLowerCase()));
+      assert.deepEqual(printed.map((l) => l.toLowerCase()), shownHeaders.map((l) => l.toLowerCase()), `step ${i + 1} headers: ${step.command}`);
+      body = out.slice(end + 4);
+    } else {
+      const m = /^([\s\S]*)\n(\d{3})\n$/.exec(out);
+      assert.ok(m, `step ${i + 1} did not print its status on a line of its own after the body: ${JSON.stringify(out)}`);
+      status = m[2]!;
+      body = m[1]!;
+    }
+    assert.equal(Number(status), step.status, `step ${i + 1} answered ${status}, the README shows ${step.status}: ${step.command}`);
+    if (step.body === undefined) {
+      assert.equal(body, '', `step ${i + 1} printed a body the README does not show: ${step.command}`);
+      return;
+    }
+    assert.deepEqual(parseExact(Buffer.from(body, 'latin1').toString('utf8')), parseExact(step.body), `step ${i + 1} body: ${step.command}`);
   });
   // Started without WEBHOOK_SECRET_KEYS, the service logs the warning the README quotes, once (not per worker).
   const warnings = server.stdout().split('\n').filter((l) => l.includes('WEBHOOK_SECRET_KEYS is not set'));
