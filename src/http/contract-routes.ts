@@ -110,7 +110,11 @@ export function registerContractRoutes(app: FastifyInstance, contract: Contract,
 
 /**
  * An operation that declares no request body refuses one (a DELETE with a body, a retry with JSON) rather than
- * ignoring what the client meant to say; judged on the framing headers, before any body is read.
+ * ignoring what the client meant to say; judged on the framing headers, before any body is read. A request
+ * without content (no Transfer-Encoding, Content-Length 0 or absent: RFC 9112) is not judged by its
+ * Content-Type: many clients send `Content-Type: application/json` on every request, and there is nothing to
+ * parse. Fastify would run the parser on the empty content (400 "empty") or refuse the type (415), so the
+ * request's headers, as Fastify reads them from here on, leave it out; the raw headers keep it.
  */
 function noBody(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const length = request.headers['content-length'];
@@ -118,6 +122,7 @@ function noBody(request: FastifyRequest, _reply: FastifyReply, done: (err?: Erro
     done(new AppError('BODY_NOT_ALLOWED'));
     return;
   }
+  if (request.headers['content-type'] !== undefined) request.headers = { 'content-type': undefined };
   done();
 }
 
