@@ -157,12 +157,16 @@ export interface paths {
          *     backup, an `after` naming an event made after the backup (lost with its change) is 410 as well; start
          *     again without `after` and read the plants again, which are as the backup held them.
          *
-         *     **As a stream.** With `Accept: text/event-stream` the answer is a Server-Sent Events stream that stays
+         *     **As a stream.** When `Accept` prefers `text/event-stream`, the answer is a Server-Sent Events stream.
+         *     `Accept` is read by its q-values (RFC 9110, section 12.5.1). The stream needs `text/event-stream` named,
+         *     with a q-value above 0 and at least that of `application/json`. So `text/event-stream;q=0.5,
+         *     application/json` gets a page, as do `*\/*` and no `Accept`. The stream stays
          *     open: every event after the cursor, then each one as it is placed, in feed order, each as `id:` (the
          *     event's `id`, the `webhook-id` of its deliveries), `event:` (its type) and `data:` (its `data`, the same
          *     bytes as on a page: ids digit for digit). The cursor is the `Last-Event-ID` header (as EventSource sends
          *     it when it reconnects) or else `after`; without either the stream starts at the end of the feed (only new
-         *     events). A reader that reconnects with the last id it handled misses nothing and sees nothing twice.
+         *     events). An empty `Last-Event-ID` counts as none. A reader that reconnects with the last id it handled
+         *     misses nothing and sees nothing twice.
          *     The stream opens with `retry: 2000` (how long a client waits before reconnecting) and sends a comment
          *     (`: keep-alive`) when it sent nothing for `EVENTS_HEARTBEAT_SECONDS` (default 15), so proxies keep the
          *     connection. `limit` and `wait` do not apply to a stream. A cursor the page refuses (400, 410) is refused
@@ -181,7 +185,8 @@ export interface paths {
          *     rechecks its credential once per `EVENTS_HEARTBEAT_SECONDS` and ends, cleanly, when its token was revoked
          *     or expired or its ticket expired; the reconnect is then refused with 401 and the page makes a new ticket
          *     and opens a new EventSource with `after` set to the last id it handled (docs/events.md). A token never
-         *     goes in a URL: `access_token` in the query is refused (400) on every operation. `CORS_ORIGINS` applies
+         *     goes in a URL: `access_token` in the query is refused on every operation. Without `Authorization` that is
+         *     401 (no credentials came); beside `Authorization` it is 400. `CORS_ORIGINS` applies
          *     to the stream as to every answer.
          */
         get: operations["listEvents"];
@@ -2393,9 +2398,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description A stream ticket from `POST /events/tickets`, for a browser's EventSource, which cannot send
-                 *     `Authorization` (send one or the other, not both: 400). Accepted by this operation only; never
-                 *     written to a log (the access line holds the path only).
+                 * @description A stream ticket from `POST /events/tickets` (`pse_` and 43 base64url characters), for a browser's
+                 *     EventSource, which cannot send `Authorization`. Send one or the other, not both: 400. Any value that
+                 *     is not a live ticket is 401, whatever its shape, as a wrong token is (RFC 6750 `invalid_token`): the
+                 *     credential is judged before the parameters, so its shape is not a schema rule. Accepted by this
+                 *     operation only; never written to a log (the access line holds the path only).
                  * @example pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA
                  */
                 ticket?: string;
@@ -2431,10 +2438,12 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description A stream's cursor (with `Accept: text/event-stream`): the `id` of the last event the client handled,
-                 *     as EventSource sends it when it reconnects. It wins over `after`. Not an event id: 400
+                 * @description A stream's cursor: the `id` of the last event the client handled, as EventSource sends it when it
+                 *     reconnects. On a stream it wins over `after`. Empty counts as none (the empty id of Server-Sent
+                 *     Events), so `after` applies. Any other value that is not an event id is 400, on a page as on a stream
                  *     ("headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent
-                 *     it."); an id the feed does not hold: 400 or 410, as for `after`. A page ignores it.
+                 *     it."). An id the feed does not hold is 400 or 410, as for `after`; the message names `Last-Event-ID`.
+                 *     A page checks the header but reads from `after`, so its `Link` is followed as usual.
                  * @example msg_2KWPBgLlAfxdpx2AI54pPJ
                  */
                 "Last-Event-ID"?: string;
@@ -2445,8 +2454,8 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description Events after the cursor, oldest first (empty when none followed within `wait`); with
-             *     `Accept: text/event-stream`, the stream of them (see the operation's description).
+             * @description Events after the cursor, oldest first (empty when none followed within `wait`); when `Accept`
+             *     prefers `text/event-stream`, the stream of them (see the operation's description).
              */
             200: {
                 headers: {
@@ -2583,9 +2592,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description A stream ticket from `POST /events/tickets`, for a browser's EventSource, which cannot send
-                 *     `Authorization` (send one or the other, not both: 400). Accepted by this operation only; never
-                 *     written to a log (the access line holds the path only).
+                 * @description A stream ticket from `POST /events/tickets` (`pse_` and 43 base64url characters), for a browser's
+                 *     EventSource, which cannot send `Authorization`. Send one or the other, not both: 400. Any value that
+                 *     is not a live ticket is 401, whatever its shape, as a wrong token is (RFC 6750 `invalid_token`): the
+                 *     credential is judged before the parameters, so its shape is not a schema rule. Accepted by this
+                 *     operation only; never written to a log (the access line holds the path only).
                  * @example pse_Xq3mV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vA
                  */
                 ticket?: string;
@@ -2621,10 +2632,12 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description A stream's cursor (with `Accept: text/event-stream`): the `id` of the last event the client handled,
-                 *     as EventSource sends it when it reconnects. It wins over `after`. Not an event id: 400
+                 * @description A stream's cursor: the `id` of the last event the client handled, as EventSource sends it when it
+                 *     reconnects. On a stream it wins over `after`. Empty counts as none (the empty id of Server-Sent
+                 *     Events), so `after` applies. Any other value that is not an event id is 400, on a page as on a stream
                  *     ("headers/last-event-id must be an event id (msg_ and 22 base64url characters), as the stream sent
-                 *     it."); an id the feed does not hold: 400 or 410, as for `after`. A page ignores it.
+                 *     it."). An id the feed does not hold is 400 or 410, as for `after`; the message names `Last-Event-ID`.
+                 *     A page checks the header but reads from `after`, so its `Link` is followed as usual.
                  * @example msg_2KWPBgLlAfxdpx2AI54pPJ
                  */
                 "Last-Event-ID"?: string;
