@@ -7,6 +7,8 @@
 //   expected    a request violation on a request that is bad on purpose (the service refuses it too);
 //   int64       Prism's own limits: it reads int64 as a JavaScript number, so it holds `format: int64` to
 //               +-(2^53 - 1) and rounds larger ids in bodies, though the document keeps them exact;
+//   yaml        Prism's own limit too: it holds a YAML answer's text to a schema that describes the data the
+//               text holds (GET /openapi.yaml, `type: object`); counted so only when the text parses into it;
 //   finding     anything else: the document or the service is wrong. Exit 1 when there is one, or when a
 //               request is not answered with the status the case expects.
 //
@@ -153,7 +155,7 @@ async function run(store, { port, servicePort }, c) {
     }
   }
   const expected = Array.isArray(c.expect) ? c.expect : [c.expect];
-  const r = { store, name: c.name, method: c.method, path: c.path, status: res.status, expected, violations: kindsOf(c, violations) };
+  const r = { store, name: c.name, method: c.method, path: c.path, status: res.status, expected, violations: kindsOf(c, violations, res) };
   if (!expected.includes(res.status)) {
     const what = `answered ${res.status} through Prism, expected ${expected.join(' or ')}: ${res.text.slice(0, 160)}`;
     const direct = c.prismLimit ? await send(servicePort, c) : undefined;
@@ -171,12 +173,13 @@ async function run(store, { port, servicePort }, c) {
  * branch, so Prism reports the other branch too (`type` not its constant, members it does not have) and the
  * `oneOf` itself: those follow from the int64 limit, and are counted with it.
  */
-function kindsOf(c, violations) {
+function kindsOf(c, violations, res) {
   const int64 = violations.filter((v) => /9007199254740991/.test(`${v.message ?? ''}`)).map((v) => (v.location ?? []).join('.'));
   return violations.map((v) => {
     const at = (v.location ?? []).join('.');
     let kind = 'finding';
     if (/9007199254740991/.test(`${v.message ?? ''}`)) kind = 'int64';
+    else if (at === 'response.body' && yamlHoldsItsSchema(res, v)) kind = 'yaml';
     else if (v.location?.[0] === 'request' && c.bad) kind = 'expected';
     else if (/constant|additional properties|exactly one schema in oneOf/.test(`${v.message ?? ''}`) && int64.some((l) => l.startsWith(`${(v.location ?? []).slice(0, 3).join('.')}.`))) kind = 'int64';
     return { ...v, kind, at };
@@ -184,6 +187,22 @@ function kindsOf(c, violations) {
 }
 
 const json = (value) => ({ 'content-type': 'application/json', body: value });
+
+/**
+ * Prism validates a body that is not JSON as its text, so a YAML answer fails a schema that describes the
+ * document it holds (`type: object`, as GET /openapi.yaml declares: the schema of a YAML body is that of its
+ * data, as for JSON). Prism's limit, not a finding, when the text parses as YAML and its data fits the schema.
+ */
+function yamlHoldsItsSchema(res, v) {
+  if (!/^application\/yaml\b/.test(res.headers['content-type'] ?? '') || !/must be object/.test(`${v.message ?? ''}`)) return false;
+  try {
+    const data = YAML.parse(res.text);
+    return data !== null && typeof data === 'object' && !Array.isArray(data) && typeof data.openapi === 'string';
+  } catch {
+    return false;
+  }
+}
+const YAML_LIMIT = 'Prism validates a YAML answer as its text, not as the data it holds, so a body whose schema describes that data (`type: object`) is "must be object"; the text parses as YAML into the document';
 
 // What Prism does to requests and answers, whatever the document says (its issues and pull requests named).
 const HEAD_LIMIT = 'Prism reads the body of an answer to HEAD as JSON when its Content-Type says JSON (RFC 9110: the GET\'s headers, no body), fails ("invalid json response body"), and answers 500 itself (stoplightio/prism#1361 is the same failure on a 204)';
@@ -329,6 +348,23 @@ async function mainPass(store, databaseUrl) {
   await c('events after an unknown event', 'GET', '/events?after=msg_AAAAAAAAAAAAAAAAAAAAAA', 400);
   await c('events with wait 31', 'GET', '/events?wait=31', 400, { bad: true });
   await c('events without the scope', 'GET', '/events', 403, { token: 'write' });
+  // Accept by its q-values: JSON preferred to the stream is a page, which Prism checks (it cannot end a stream).
+  await c('events, JSON preferred to the stream', 'GET', '/events?limit=1', 200, { headers: { accept: 'text/event-stream;q=0.5, application/json' } });
+  await c('events with an empty Last-Event-ID', 'GET', '/events?limit=1', 200, { headers: { 'last-event-id': '' } });
+  await c('events with a Last-Event-ID that is no event id', 'GET', '/events', 400, { headers: { 'last-event-id': 'nope' }, bad: true });
+  // Stream tickets: made with a token, each opens GET /events (here a page) and no other operation.
+  const made = await c('make a stream ticket', 'POST', '/events/tickets', 201, { token: 'read' });
+  const ticket = JSON.parse(made.text).ticket;
+  await c('make a stream ticket, a JSON type and no content', 'POST', '/events/tickets', 201, { 'content-type': 'application/json', token: 'read' });
+  await c('make a stream ticket with a body', 'POST', '/events/tickets', 400, { ...json('{}'), token: 'read', bad: true });
+  await c('make a stream ticket without the scope', 'POST', '/events/tickets', 403, { token: 'write' });
+  await c('make a stream ticket without a token', 'POST', '/events/tickets', 401, { token: null, bad: true });
+  await c('other method', 'GET', '/events/tickets', 405, { bad: true });
+  await c('events with a ticket', 'GET', `/events?ticket=${ticket}&limit=1`, 200, { token: null });
+  await c('events with a ticket and a token', 'GET', `/events?ticket=${ticket}`, 400, { token: 'read' });
+  await c('events with an unknown ticket', 'GET', `/events?ticket=pse_${'A'.repeat(43)}`, 401, { token: null });
+  await c('events with a ticket of another shape', 'GET', '/events?ticket=abc', 401, { token: null });
+  await c('a ticket on another operation', 'GET', `/plants?ticket=${ticket}`, 401, { token: null, bad: true });
   await c('other method', 'POST', '/events', 405, { bad: true });
   // Waiting places: one long poll holds this token's place, a second one of it is 429; another token takes
   // the last place, and a third token finds none (503).
@@ -440,7 +476,7 @@ const templates = Object.entries(DOC.paths).flatMap(([path, item]) =>
 );
 const notDriven = templates.filter((t) => ![...driven].some((d) => d.startsWith(`${t.method} `) && t.regex.test(d.slice(t.method.length + 1)))).map((t) => t.op);
 
-const kinds = { expected: [], int64: [], finding: [] };
+const kinds = { expected: [], int64: [], yaml: [], finding: [] };
 for (const r of results) for (const v of r.violations) kinds[v.kind].push({ r, v });
 const line = ({ r, v }) => `  [${r.store}] ${r.method} ${r.path.slice(0, 90)} (${r.name}) -> ${r.status}: ${(v.location ?? []).join('.')}: ${v.message}`;
 const out = [];
@@ -457,6 +493,8 @@ out.push(`answers Prism changed (its own limits; the service answers as expected
 for (const r of limited) out.push(`  [${r.store}] ${r.method} ${r.path.slice(0, 90)} (${r.name}): ${r.prismLimit}`);
 out.push(`Prism's int64 limits (ids beyond 2^53 - 1, which the document allows): ${kinds.int64.length}`);
 out.push(...kinds.int64.map(line));
+out.push(`Prism's reading of YAML answers (${YAML_LIMIT}): ${kinds.yaml.length}`);
+out.push(...kinds.yaml.map(line));
 out.push(`request violations of requests that are bad on purpose: ${kinds.expected.length}`);
 if (opts.verbose) out.push(...kinds.expected.map(line));
 process.stdout.write(`${out.join('\n')}\n`);
