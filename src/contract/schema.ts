@@ -171,7 +171,9 @@ export interface paths {
          *     (`: keep-alive`) when it sent nothing for `EVENTS_HEARTBEAT_SECONDS` (default 15), so proxies keep the
          *     connection. `limit` and `wait` do not apply to a stream. A cursor the page refuses (400, 410) is refused
          *     the same way before the stream starts, as are a token with `EVENTS_MAX_STREAMS_PER_TOKEN` streams open
-         *     on this instance (default 16; 429) and an instance with `EVENTS_MAX_STREAMS` (default 10000; 503). A
+         *     in the serving process (default 16; 429) and a process with `EVENTS_MAX_STREAMS` (default 1000; 503).
+         *     Both caps count per process: with `WORKERS` processes an instance allows that many times as many. A
+         *     reader that leaves (a reset, a close, or a FIN only) ends its stream and frees its place at once. A
          *     reader that leaves its socket full for `EVENTS_STREAM_STALL_SECONDS` (default 30) is cut off (it
          *     resumes with `Last-Event-ID`), so a stream holds at most its socket's buffer and one read. When the
          *     instance shuts down it ends every stream: the client reconnects, to another instance, after `retry`.
@@ -182,8 +184,9 @@ export interface paths {
          *     (`POST /events/tickets`, with its token) and opens `new EventSource('/events?ticket=...')`. The ticket
          *     is good for this operation only, until its `expiresAt` (`EVENTS_TICKET_SECONDS`, default 600, and never
          *     past its token's own expiry): EventSource's own reconnects reuse it, with `Last-Event-ID`. A stream
-         *     rechecks its credential once per `EVENTS_HEARTBEAT_SECONDS` and ends, cleanly, when its token was revoked
-         *     or expired or its ticket expired; the reconnect is then refused with 401 and the page makes a new ticket
+         *     ends, cleanly, at its ticket's `expiresAt` (a token's stream at the token's expiry or a JWT's `exp`). It
+         *     rechecks its credential once per `EVENTS_HEARTBEAT_SECONDS`, and ends then when its token was revoked.
+         *     The reconnect is then refused with 401 and the page makes a new ticket
          *     and opens a new EventSource with `after` set to the last id it handled (docs/events.md). A token never
          *     goes in a URL: `access_token` in the query is refused on every operation. Without `Authorization` that is
          *     401 (no credentials came); beside `Authorization` it is 400. `CORS_ORIGINS` applies
@@ -2551,8 +2554,8 @@ export interface operations {
              * @description This token already has `EVENTS_MAX_WAITING_PER_TOKEN` requests waiting on this instance and this one
              *     would wait too; `Retry-After` is when the first of them ends at the latest (at most 30 seconds). Or a
              *     rate limit was reached, as on every operation (`RATE_LIMIT_PER_TOKEN`, `AUTH_FAILURES_PER_MINUTE`). Or, for
-             *     a stream, the token already has `EVENTS_MAX_STREAMS_PER_TOKEN` streams open on this instance
-             *     (`Retry-After` 30: a stream ends only when its reader leaves).
+             *     a stream, the token already has `EVENTS_MAX_STREAMS_PER_TOKEN` streams open in the serving process
+             *     (`Retry-After` 30: a stream ends only when its reader leaves, and frees its place then).
              */
             429: {
                 headers: {
@@ -2570,7 +2573,7 @@ export interface operations {
             500: components["responses"]["InternalError"];
             /**
              * @description Every waiting place of this instance is taken (`EVENTS_MAX_WAITING`) and this request would wait, or
-             *     this request asks for a stream and `EVENTS_MAX_STREAMS` are open on this instance; retry after
+             *     this request asks for a stream and `EVENTS_MAX_STREAMS` are open in the serving process; retry after
              *     `Retry-After` seconds, here or on another instance. Or, as on every operation, the store
              *     cannot be reached, the service is shutting down or it is overloaded.
              */
