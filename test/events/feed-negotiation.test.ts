@@ -98,3 +98,16 @@ test('Last-Event-ID: a value that is not an event id is 400 on a page as on a st
   assert.equal(byQuery.status, 400);
   assert.deepEqual(byQuery.error, { error: 400, message: `after=${unknown} names no event of the feed; use the id of an event the feed or a webhook gave you.` });
 });
+
+test('a ticket is a credential: any value that is not a live ticket is 401 whatever its shape, as the document says; beside a token, 400', async (t) => {
+  const s = await startApp(t);
+  for (const ticket of ['abc', `pse_${'A'.repeat(43)}`]) {
+    const res = await fetch(`${s.url}/events?ticket=${ticket}`);
+    assert.equal(res.status, 401, ticket);
+    assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/, ticket);
+    assert.deepEqual(await res.json(), { error: 401, message: 'The ticket is not valid: make a new one with POST /events/tickets.' }, ticket);
+  }
+  const both = await fetch(`${s.url}/events?ticket=abc`, { headers: { authorization: `Bearer ${s.token.read}` } });
+  assert.equal(both.status, 400);
+  assert.deepEqual(await both.json(), { error: 400, message: 'Send a token in Authorization or a ticket in the query, not both.' });
+});
