@@ -174,7 +174,9 @@ export function registerErrorReplies(app: FastifyInstance): void {
     const error = thrown instanceof StoreUnavailableError ? storeFailure(thrown) : thrown;
     if (error instanceof AppError) {
       // A refusal while shutting down is expected: app.ts says it once per process, at info.
-      if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') request.log.error({ err: error.cause ?? error }, error.message);
+      // A store's failure names the operation and the driver's SQLSTATE, if any: a conflict reported as 503 is a bug.
+      const store = thrown instanceof StoreUnavailableError ? { operation: `${request.method} ${request.routeOptions.url ?? pathOf(request.url)}`, sqlState: sqlStateOf(thrown.cause) } : {};
+      if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') request.log.error({ err: error.cause ?? error, ...store }, error.message);
       return sendError(reply, error.code, error.message, error.headers);
     }
     if (error.validation) {
@@ -194,6 +196,12 @@ export function registerErrorReplies(app: FastifyInstance): void {
     sendError(reply, 'ROUTE_NOT_FOUND', routeNotFoundMessage(request));
   });
 
+}
+
+/** A PostgreSQL error's SQLSTATE (five characters), or undefined. */
+function sqlStateOf(cause: unknown): string | undefined {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
 /** A store's failure as the catalogue names it; the log keeps the driver's error. */

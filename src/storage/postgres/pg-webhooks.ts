@@ -39,6 +39,9 @@ const SQL = {
   listSubscriptions: 'SELECT * FROM webhook_subscriptions ORDER BY created_at, seq',
   getSubscription: 'SELECT * FROM webhook_subscriptions WHERE id = $1',
   deleteSubscription: 'DELETE FROM webhook_subscriptions WHERE id = $1',
+  // An attempt locks its delivery, then the subscription (ready, disable): a delete takes the same order, the
+  // subscription's pending deliveries in id order first, as attempt batches lock theirs.
+  lockPending: `SELECT id FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'pending' ORDER BY id FOR UPDATE`,
   cancelPending: `UPDATE webhook_deliveries SET status = $4, next_attempt_at = $5, lease_until = NULL, updated_at = $1
     WHERE subscription_id = $2 AND status = 'pending' AND id <> $3`,
   disableSubscription: 'UPDATE webhook_subscriptions SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL',
@@ -143,7 +146,7 @@ export class PgWebhookStore implements WebhookStore {
     admit: (existing: readonly WebhookSubscription[]) => SubscriptionRefusal | undefined,
   ): Promise<SubscriptionRefusal | undefined> {
     return guarded(this.closed, () =>
-      transaction(this.pool, async (c) => {
+      retryingTransaction(this.pool, async (c) => {
         await c.query(named('lockSubscriptions', []));
         const { rows } = await c.query<SubscriptionRow>(named('listSubscriptions', []));
         const refusal = admit(rows.map((r) => subscriptionOf(r, pgText)));
@@ -171,8 +174,11 @@ export class PgWebhookStore implements WebhookStore {
 
   async deleteSubscription(id: string): Promise<boolean> {
     if (!possibleId(id)) return false;
+    // Retried on a deadlock or serialization failure all the same: nothing was committed, and a 503 would be a
+    // wrong answer to a conflict.
     return guarded(this.closed, () =>
-      transaction(this.pool, async (c) => {
+      retryingTransaction(this.pool, async (c) => {
+        await c.query(named('lockPending', [id]));
         if ((await c.query(named('deleteSubscription', [id]))).rowCount === 0) return false;
         await cancelPending(c, id, '', new Date());
         return true;
@@ -187,7 +193,7 @@ export class PgWebhookStore implements WebhookStore {
   async enableSubscription(id: string): Promise<boolean> {
     if (!possibleId(id)) return false;
     return guarded(this.closed, () =>
-      transaction(this.pool, async (c) => {
+      retryingTransaction(this.pool, async (c) => {
         const row = (await c.query<{ disabled: boolean; log_end: bigint }>(named('enablingState', [id]))).rows[0];
         const change = row ? enabling({ disabled: row.disabled }, row.log_end) : undefined;
         if (!change) return false;
@@ -253,7 +259,7 @@ export class PgWebhookStore implements WebhookStore {
   async retryDelivery(subscriptionId: string, deliveryId: string, now: Date): Promise<boolean> {
     if (!possibleId(subscriptionId) || !possibleId(deliveryId)) return false;
     return guarded(this.closed, () =>
-      transaction(this.pool, async (c) => {
+      retryingTransaction(this.pool, async (c) => {
         const row = (
           await c.query<{ status: DeliveryStatus; attempt_count: number; lease_until: Date | null; active: boolean }>(
             named('retryState', [deliveryId, subscriptionId]),
