@@ -2,7 +2,7 @@
 // its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
 // these commands point at rather than imitate.
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, storeOptions } from '../storage/open-store.js';
@@ -142,15 +142,37 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const target = storeFile(config, 'restore');
   if (config.replicaUrls.length === 0) throw new Error('REPLICA_URL is not set: --from-replica restores from the replicas it names (docs/backup.md).');
   const state = checkTarget(config, target, force);
+  // A refused restore leaves nothing it made: the folders it creates for the store are removed again.
+  const made = missingFolders(dirname(target));
   makeFolders(dirname(target), FOLDER_MODE);
   // Litestream writes the copy next to the store (same disk: the copy into it is local), under a random name.
   const copy = join(dirname(target), `.${basename(target)}.${randomBytes(9).toString('base64url')}.replica`);
+  let restored = false;
   try {
     const { from, checked } = await fetchFromReplicas(config, target, copy, at);
-    return await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`, checked);
+    const code = await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`, checked);
+    restored = true;
+    return code;
   } finally {
     for (const suffix of ['', '-wal', '-shm', '-journal', '.tmp', '.tmp-wal', '.tmp-shm', '.tmp-journal']) rmSync(copy + suffix, { force: true });
+    // Innermost first; a folder something else was put in meanwhile stays.
+    if (!restored) {
+      for (const folder of made) {
+        try {
+          rmdirSync(folder);
+        } catch {
+          break;
+        }
+      }
+    }
   }
+}
+
+/** The folders of `folder`'s path that do not exist yet, innermost first. */
+function missingFolders(folder: string): string[] {
+  const out: string[] = [];
+  for (let f = resolve(folder); !existsSync(f) && dirname(f) !== f; f = dirname(f)) out.push(f);
+  return out;
 }
 
 /** An RFC 3339 date-time with its offset (2026-11-28T09:30:00Z, 2026-11-28T10:30:00.5+01:00). */
@@ -233,6 +255,8 @@ async function restoreInto(config: Config, target: string, state: Target, source
   await restoreSqlite(source, target);
   // Litestream's shadow WAL of the store replaced: the next serve starts a new generation from the restored one.
   rmSync(join(dirname(target), `.${basename(target)}-litestream`), { recursive: true, force: true });
+  // And serve's replication status of it (replica status would read the replaced store's figures).
+  rmSync(join(dirname(target), `.${basename(target)}-replication.json`), { force: true });
   // The restored store is brought to this version's schema now, not by the first server start.
   const { store } = await openStore(config.databaseUrl, { ...storeOptions(config), commitOnThisThread: true });
   let mark: RestoreRecord;

@@ -1,16 +1,19 @@
 // `plant-store replica status`: each replica as Litestream reports it, asked with the configuration serve gives
 // it (replication/litestream.ts), so it sees the replicas serve writes to, by the same names.
 import type { Config } from '../config.js';
+import { readFileSync, statSync } from 'node:fs';
 import { runLitestream } from '../replication/litestream.js';
+import { statusFile, type ReplicationStatus } from '../replication/supervisor.js';
 import type { Replica } from '../replication/replica-urls.js';
 import { databaseFile } from '../storage/engines.js';
 import { commandArgs, UsageError } from './subcommand.js';
 
 export const REPLICA_HELP = `Usage: plant-store replica status [--max-lag SECONDS]
 
-Prints, for each replica of REPLICA_URL, the time of its latest sync, its lag (how long before the store's
-latest change it was taken: about REPLICA_SYNC_INTERVAL while it keeps up) and the bytes it holds (snapshots
-and WAL segments of every generation kept). Serve replicates to them with Litestream (docs/backup.md).
+Prints, for each replica of REPLICA_URL, the time of its latest sync, its lag (the age of the oldest change
+it does not hold: 0 when it holds every change, about REPLICA_SYNC_INTERVAL under load; as serve measures it
+for /metrics) and the bytes it holds (snapshots and WAL segments of every generation kept). Serve replicates
+to them with Litestream (docs/backup.md).
 
 Options:
   --max-lag SECONDS   A replica further behind than this fails the check (default 60)
@@ -59,7 +62,37 @@ async function report(config: Config, replica: Replica): Promise<ReplicaReport> 
   const failed = [...snapshots.errors, ...wal.errors];
   if (failed.length > 0) return { replica, error: failed.at(-1) };
   const bytes = [...table(snapshots.stdout), ...table(wal.stdout)].reduce((sum, r) => sum + Number(r.size ?? 0), 0);
-  return { replica, syncedAt: latest.end, lagSeconds: Math.max(0, goDurationSeconds(latest.lag ?? '0s')), bytes };
+  const measured = lagFromServe(database, replica.name);
+  return { replica, syncedAt: latest.end, lagSeconds: measured ?? Math.max(0, goDurationSeconds(latest.lag ?? '0s')), bytes };
+}
+
+/** Serve's status is fresh while it writes it every second; older, serve (or its replication) has stopped. */
+const FRESH_MS = 5_000;
+
+/**
+ * The replica's lag as serve measures it (/metrics): the age of the oldest change the replica does not hold, 0
+ * when it holds them all. From the status serve writes beside the store; when serve has stopped, what it last
+ * wrote, aged since (a change made after it waits since then); undefined when serve never wrote one.
+ */
+function lagFromServe(database: string, name: string): number | undefined {
+  let status: ReplicationStatus;
+  try {
+    status = JSON.parse(readFileSync(statusFile(database), 'utf8')) as ReplicationStatus;
+  } catch {
+    return undefined;
+  }
+  const lag = status.replicas?.[name]?.lagSeconds;
+  if (typeof lag !== 'number' || typeof status.at !== 'number') return undefined;
+  const now = Date.now();
+  if (now - status.at <= FRESH_MS) return lag;
+  if (lag > 0) return lag + (now - status.at) / 1_000;
+  let changed = 0;
+  try {
+    changed = statSync(`${database}-wal`).mtimeMs;
+  } catch {
+    // No WAL: nothing written since it was checkpointed.
+  }
+  return changed > status.at ? (now - changed) / 1_000 : 0;
 }
 
 export async function replicaCommand(args: string[], config: Config): Promise<number> {

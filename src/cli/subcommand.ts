@@ -67,7 +67,11 @@ function usageOf(err: Error & { code?: string }, command: string, args: string[]
       return new UsageError(unknownOption(quoted ?? '?', command, args), command);
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return new UsageError(
-        /argument missing/.test(err.message) ? `Option ${quoted} needs a value.` : `Option ${quoted} takes no value.`,
+        /argument missing/.test(err.message)
+          ? `Option ${quoted} needs a value.`
+          : /ambiguous/.test(err.message)
+            ? `Option ${quoted} needs a value; one that starts with "-" is given as ${quoted}=VALUE.`
+            : `Option ${quoted} takes no value.`,
         command,
       );
     default:

@@ -3,7 +3,7 @@
 // --from-replica), so both describe the same replicas by the same names.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,16 +58,44 @@ export function litestreamConfig(s: LitestreamSettings): string {
   });
 }
 
+const CONFIG_FOLDER = 'plant-store-litestream-';
+
 /**
  * The configuration written into a new owner-only folder (0700) as an owner-only file (0600), whatever the
- * umask; `remove` deletes both.
+ * umask; `remove` deletes both. The folder's name holds this process's pid: folders of processes that are gone
+ * (killed with -9, so their `remove` never ran) are deleted first.
  */
 export function writeLitestreamConfig(s: LitestreamSettings): { file: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-litestream-'));
+  removeOrphanedConfigs();
+  const dir = mkdtempSync(join(tmpdir(), `${CONFIG_FOLDER}${process.pid}-`));
   const file = join(dir, `litestream-${randomBytes(6).toString('hex')}.yml`);
   createOwnerOnlyFile(file);
   writeFileSync(file, litestreamConfig(s));
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function removeOrphanedConfigs(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = new RegExp(`^${CONFIG_FOLDER}(\\d+)-`).exec(name)?.[1];
+    if (pid === undefined || alive(Number(pid))) continue;
+    rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+/** Whether a process with this pid exists (one of another user's counts: EPERM). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

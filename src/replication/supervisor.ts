@@ -5,12 +5,14 @@
 // Replication never holds up serving: nothing here is on the request path, and a replica that cannot be
 // reached only shows as lag, failures and log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { litestreamBinary, litestreamEnv, supervisedCommand, writeLitestreamConfig } from './litestream.js';
 import type { Replica } from './replica-urls.js';
+import { createOwnerOnlyFile } from '../storage/sqlite/folders.js';
 
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -20,9 +22,9 @@ const POLL_MS = 1_000;
 const START_WAIT_MS = 5_000;
 const STOP_WAIT_MS = 10_000;
 /**
- * A replica this far behind while Litestream runs is taken as stalled, and Litestream is restarted: v0.3.13's
- * SFTP client waits for ever on a connection that was cut (seen here: no error, no retry, after the server
- * came back too), and a new process connects afresh.
+ * A replica this far behind, with no segment written for as long, while Litestream runs is taken as stalled,
+ * and Litestream is restarted at once (no back-off): v0.3.13's SFTP client waits for ever on a connection that
+ * was cut (seen here: no error, no retry, after the server came back too), and a new process connects afresh.
  */
 const STALL_MIN_MS = 10_000;
 const STALL_INTERVALS = 10;
@@ -62,21 +64,30 @@ export function createReplication(options: ReplicationOptions): Replication {
   let restarts = 0;
   let delay = FIRST_RESTART_DELAY_MS;
   let restartTimer: NodeJS.Timeout | undefined;
+  /** Litestream was stopped here after a stall: it is started again after the first delay, whatever the back-off. */
+  let restartNow = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let launchedAt = now();
   const stallMs = Math.max(STALL_MIN_MS, STALL_INTERVALS * syncIntervalMs);
   const failures = new Map(replicas.map((r) => [r.name, 0]));
 
-  // Lag: how long the oldest change not yet on a replica has been waiting. Changes are seen as the store's WAL
-  // file being written (its mtime, read every second); a replica holds every change made before the start of
-  // its last segment or snapshot written, less Litestream's one-second copy of the WAL into its shadow WAL
-  // (made before the segment is cut). Not Litestream's own positions: when one replica hangs, Litestream's
-  // shadow WAL stops too, and every replica then looks level with it.
+  // Lag: how long the oldest change not yet on a replica has been waiting, 0 when it holds every change.
+  // Changes are seen as the store's WAL file being written (its mtime, read every second). A replica holds
+  // every change made before the start of its last segment or snapshot written, less Litestream's one-second
+  // copy of the WAL into its shadow WAL (made before the segment is cut): that keeps up under load. When the
+  // store goes quiet, the last changes are in a segment that started less than a second after them: they are
+  // held once the replica's end is the shadow WAL's end and the WAL has no frame the shadow WAL lacks (level).
+  // Not Litestream's positions alone: when one replica hangs, Litestream's shadow WAL stops too, and every
+  // replica then looks level with it, while the WAL shows the frames it did not copy.
   const startedAt = now();
   let changes: number[] = [];
   let lastChange = 0;
   const heldUpTo = new Map<string, number>(replicas.map((r) => [r.name, startedAt]));
   const writing = new Map<string, number>();
+  /** Each replica's end (generation/index:offset), from its last segment or snapshot written. */
+  const ends = new Map<string, string>();
+  /** When each replica last wrote a segment or snapshot: a replica that does is not stalled. */
+  const progress = new Map<string, number>(replicas.map((r) => [r.name, startedAt]));
   const lagOf = (name: string): number => {
     const held = heldUpTo.get(name) ?? startedAt;
     const waiting = changes.find((c) => c > held);
@@ -90,26 +101,51 @@ export function createReplication(options: ReplicationOptions): Replication {
     } catch {
       return;
     }
-    if (mtime === lastChange) return;
-    lastChange = mtime;
-    // Changes before this process started are the first sync's to send: they wait from the start.
-    changes.push(Math.max(mtime, startedAt));
+    if (mtime !== lastChange) {
+      lastChange = mtime;
+      // The change's time on this supervisor's clock (the file's is the system's). Changes before this process
+      // started are the first sync's to send: they wait from the start.
+      changes.push(Math.max(now() - Math.max(0, Date.now() - mtime), startedAt));
+    }
+    // Read after the mtime: a change made after it is either seen here (not level) or is a later change.
+    const end = shadowEnd(database);
+    if (end !== undefined) {
+      const seen = changes.at(-1) ?? startedAt;
+      for (const r of replicas) if (ends.get(r.name) === end) heldUpTo.set(r.name, Math.max(heldUpTo.get(r.name) ?? 0, seen));
+    }
     const least = Math.min(...heldUpTo.values());
     changes = changes.filter((c) => c > least);
   }
 
   function poll(): void {
     watchChanges();
+    writeStatus();
     const proc = child;
     if (!proc || stopping || now() - launchedAt < stallMs) return;
-    const stalled = replicas.filter((r) => lagOf(r.name) * 1_000 >= stallMs);
+    // Changes waiting and no progress: a quiet store (nothing waiting) or a slow replica (segments written) is not stalled.
+    const stalled = replicas.filter((r) => lagOf(r.name) * 1_000 >= stallMs && now() - (progress.get(r.name) ?? startedAt) >= stallMs);
     if (stalled.length === 0) return;
     for (const r of stalled) failures.set(r.name, (failures.get(r.name) ?? 0) + 1);
     log.warn({ replicas: stalled.map((r) => r.name), lagSeconds: stalled.map((r) => Math.round(lagOf(r.name))) }, 'a replica has not synced for a while: restarting Litestream');
     launchedAt = now();
+    restartNow = true;
     proc.kill('SIGTERM');
     // One that hangs on its way out too (a sync it cannot finish) is killed.
     setTimeout(() => proc.exitCode === null && proc.signalCode === null && proc.kill('SIGKILL'), STOP_WAIT_MS / 2).unref();
+  }
+
+  /** What `replica status` reports as each replica's lag: this process's figures, beside the store. */
+  function writeStatus(): void {
+    const status: ReplicationStatus = { at: now(), replicas: Object.fromEntries(replicas.map((r) => [r.name, { lagSeconds: lagOf(r.name) }])) };
+    const file = statusFile(database);
+    try {
+      rmSync(`${file}.tmp`, { force: true });
+      createOwnerOnlyFile(`${file}.tmp`);
+      writeFileSync(`${file}.tmp`, JSON.stringify(status));
+      renameSync(`${file}.tmp`, file);
+    } catch (err) {
+      log.debug({ err }, 'the replication status could not be written');
+    }
   }
 
   function forward(line: string): void {
@@ -138,8 +174,11 @@ export function createReplication(options: ReplicationOptions): Replication {
         break;
       default:
         if (replica !== undefined && (msg === 'write wal segment' || msg === 'write snapshot')) writing.set(replica, now() - SHADOW_COPY_MS);
-        if (replica !== undefined && (msg === 'wal segment written' || msg === 'snapshot written') && writing.has(replica)) {
-          heldUpTo.set(replica, Math.max(heldUpTo.get(replica) ?? 0, writing.get(replica)!));
+        if (replica !== undefined && (msg === 'wal segment written' || msg === 'snapshot written')) {
+          progress.set(replica, now());
+          const end = endOf(fields.position, msg === 'wal segment written' ? fields.sz : 0);
+          if (end !== undefined) ends.set(replica, end);
+          if (writing.has(replica)) heldUpTo.set(replica, Math.max(heldUpTo.get(replica) ?? 0, writing.get(replica)!));
         }
         if (ROUTINE.has(String(msg))) log.debug(fields, text);
         else log.info(fields, text);
@@ -182,13 +221,16 @@ export function createReplication(options: ReplicationOptions): Replication {
         if (stopping) return;
         restarts++;
         if (now() - started >= STEADY_RUN_MS) delay = FIRST_RESTART_DELAY_MS;
-        log.error({ code, signal, restartInMs: delay }, 'litestream exited; replication is paused until it restarts');
+        // A stop after a stall is no crash: started again at once, the back-off kept for exits of its own.
+        const wait = restartNow ? FIRST_RESTART_DELAY_MS : delay;
+        if (!restartNow) delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+        restartNow = false;
+        log.error({ code, signal, restartInMs: wait }, 'litestream exited; replication is paused until it restarts');
         restartTimer = setTimeout(() => {
           restartTimer = undefined;
           void launch().catch((err: unknown) => log.error({ err }, 'litestream could not be restarted'));
-        }, delay);
+        }, wait);
         restartTimer.unref();
-        delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
       });
     });
     await Promise.race([replicating, new Promise((resolve) => setTimeout(resolve, START_WAIT_MS).unref())]);
@@ -251,4 +293,68 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
     },
   };
+}
+
+/** Each replica's lag as serve measured it at `at` (ms since the epoch). */
+export interface ReplicationStatus {
+  at: number;
+  replicas: Record<string, { lagSeconds: number }>;
+}
+
+/** Where serve keeps its replication status: an owner-only file beside the store, read by `replica status`. */
+export function statusFile(database: string): string {
+  return join(dirname(database), `.${basename(database)}-replication.json`);
+}
+
+/** A segment's end as `generation/index:offset`, from the position it started at and its size. */
+function endOf(position: unknown, size: unknown): string | undefined {
+  const m = typeof position === 'string' ? /^([0-9a-f]+)\/([0-9a-f]+):(\d+)$/.exec(position) : null;
+  if (!m || (typeof size !== 'number' && size !== 0)) return undefined;
+  return `${m[1]}/${m[2]}:${Number(m[3]) + Number(size)}`;
+}
+
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+
+/**
+ * Where Litestream's shadow WAL of `database` ends (`generation/index:offset`), when the WAL holds no frame it
+ * lacks; undefined while it does (or cannot be read). Litestream v0.3 keeps it in `.<name>-litestream/` beside
+ * the store: `generation` names the current one, `generations/<g>/wal/<index>.wal` are copies of the WAL, each
+ * from its header on. A frame belongs to the WAL's current run when its salts are the header's.
+ */
+export function shadowEnd(database: string): string | undefined {
+  try {
+    const meta = join(dirname(database), `.${basename(database)}-litestream`);
+    const generation = readFileSync(join(meta, 'generation'), 'utf8').trim();
+    const walDir = join(meta, 'generations', generation, 'wal');
+    const last = readdirSync(walDir)
+      .filter((f) => /^[0-9a-f]{8}\.wal$/.test(f))
+      .sort()
+      .at(-1);
+    if (!last) return undefined;
+    const shadow = readHead(join(walDir, last), 0, WAL_HEADER);
+    const size = statSync(join(walDir, last)).size;
+    const wal = readHead(`${database}-wal`, 0, WAL_HEADER);
+    // An empty WAL (truncated by a checkpoint) holds nothing the shadow WAL lacks.
+    if (wal.length === WAL_HEADER) {
+      if (shadow.length < WAL_HEADER || !wal.subarray(16, 24).equals(shadow.subarray(16, 24))) return undefined;
+      const next = readHead(`${database}-wal`, size, FRAME_HEADER);
+      if (next.length === FRAME_HEADER && next.subarray(8, 16).equals(wal.subarray(16, 24))) return undefined;
+    }
+    return `${generation}/${last.slice(0, 8)}:${size}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function readHead(file: string, position: number, length: number): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    return buf.subarray(0, readSync(fd, buf, 0, length, position));
+  } catch {
+    return Buffer.alloc(0);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -3,6 +3,8 @@
 // The replication itself: test/ops/replication.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { tempDir } from '../helpers/app.js';
 import { runIn } from '../helpers/cli.js';
 
@@ -57,7 +59,25 @@ test('replica commands: status needs REPLICA_URL; restore takes a FILE or --from
   const badAt = await runIn(dir, ['restore', '--from-replica', '--at', 'yesterday'], { REPLICA_URL: `file://${dir}/r` });
   assert.equal(badAt.code, 2);
   assert.match(badAt.stderr, /--at takes an RFC 3339 time with its offset/);
+  // A value that starts with a dash is taken as an option by the parser: the message says how to give it.
+  const dashed = await runIn(dir, ['restore', '--from-replica', '--at', '-1'], { REPLICA_URL: `file://${dir}/r` });
+  assert.equal(dashed.code, 2);
+  assert.match(dashed.stderr, /Option --at needs a value; one that starts with "-" is given as --at=VALUE\./);
+  const joined = await runIn(dir, ['restore', '--from-replica', '--at=-1'], { REPLICA_URL: `file://${dir}/r` });
+  assert.equal(joined.code, 2);
+  assert.match(joined.stderr, /--at takes an RFC 3339 time with its offset, .*\(got "-1"\)/);
   const help = await runIn(dir, ['--help'], {});
   assert.match(help.stdout, /^ {2}replica {5}The Litestream replicas of REPLICA_URL/m);
   assert.match(help.stdout, /--from-replica \[--at TIME\]/);
+});
+
+test('a refused restore --from-replica leaves nothing it made: not the folders it created for the store', async (t) => {
+  const dir = tempDir(t);
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'new', 'data', 'plant-store.db')}`, REPLICA_URL: `file://${join(dir, 'empty-replica')}` };
+  for (const args of [['restore', '--from-replica'], ['restore', '--from-replica', '--at', '2026-11-28T09:30:00Z']]) {
+    const refused = await runIn(dir, args, env);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /Could not restore from the replicas|hold no copy of the store/);
+    assert.deepEqual(readdirSync(dir).sort(), [], `${args.join(' ')} left ${readdirSync(dir).join(', ')}`);
+  }
 });
