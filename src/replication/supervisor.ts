@@ -272,7 +272,7 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
       new Counter({
         name: 'plant_store_replication_failures_total',
-        help: 'Errors Litestream reported for the replica (a sync, a snapshot or a listing that failed), and stalls (behind by max(10 s, 10 sync intervals), after which Litestream is restarted).',
+        help: 'Errors Litestream reported for the replica (a sync, a snapshot or a listing that failed), and stalls (behind by max(10 s, 10 sync intervals) with no segment written for as long, after which Litestream is restarted).',
         labelNames: ['replica'] as const,
         registers: [registry],
         aggregator: 'max',
