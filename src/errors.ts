@@ -80,7 +80,7 @@ export const ERRORS = {
   /** GET /events with wait: every waiting place of this process is taken (EVENTS_MAX_WAITING). */
   EVENTS_WAITING_FULL: {
     status: 503,
-    message: 'This instance has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING); retry after Retry-After seconds.',
+    message: 'This server process has as many GET /events requests waiting as it may (EVENTS_MAX_WAITING); retry after Retry-After seconds.',
   },
   /** Prefer: count=exact: every waiting place of this process's count lane is taken (COUNTS_MAX_WAITING). */
   COUNTS_WAITING_FULL: {
@@ -90,7 +90,7 @@ export const ERRORS = {
   /** GET /events as a stream: every stream place of this process is taken (EVENTS_MAX_STREAMS). */
   EVENTS_STREAMS_FULL: {
     status: 503,
-    message: 'This instance has as many GET /events streams open as it may (EVENTS_MAX_STREAMS); retry after Retry-After seconds.',
+    message: 'This server process has as many GET /events streams open as it may (EVENTS_MAX_STREAMS); retry after Retry-After seconds.',
   },
   SHUTTING_DOWN: { status: 503, message: 'The service is shutting down; retry on another instance or later.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -17,17 +17,6 @@ export interface StreamOptions {
   stallMs: number;
 }
 
-/** Whether an Accept header asks for the stream: it names text/event-stream, without q=0. */
-export function acceptsEventStream(accept: string | undefined): boolean {
-  if (!accept) return false;
-  return accept.split(',').some((range) => {
-    const [type = '', ...params] = range.split(';');
-    if (type.trim().toLowerCase() !== 'text/event-stream') return false;
-    const q = params.find((p) => p.trim().toLowerCase().startsWith('q='));
-    return q === undefined || Number(q.trim().slice(2)) > 0;
-  });
-}
-
 /** One event as the stream frames it: id, event (its type) and data (the feed's data, digit for digit). */
 export function eventFrame(e: FeedEvent): string {
   return encode({ id: e.id, event: e.type, data: e.payload });

@@ -129,7 +129,7 @@ test('wait is bounded: past EVENTS_MAX_WAITING a reader is refused at once (503)
   const t0 = Date.now();
   const refused = await feed(none, '?wait=30');
   assert.equal(refused.status, 503);
-  assert.match(refused.text, /^\{"error":503,"message":"This instance has as many GET \/events requests waiting as it may \(EVENTS_MAX_WAITING\)/);
+  assert.match(refused.text, /^\{"error":503,"message":"This server process has as many GET \/events requests waiting as it may \(EVENTS_MAX_WAITING\)/);
   assert.ok(Date.now() - t0 < 10_000);
 
   const s = await startApp(t);
