@@ -32,7 +32,7 @@ export const SYSTEM_PACKAGES = [
   {
     name: 'chromium',
     // Driven by playwright-core at this path; no browser is ever downloaded.
-    files: ['dist/test/docs/docs-browser.test.js', 'dist/test/client/client-package.test.js', 'dist/test/events/browser-stream.test.js'],
+    files: ['dist/test/docs/docs-browser.test.js', 'dist/test/client/client-package.test.js', 'dist/test/events/browser-stream.test.js', 'dist/test/console/console-browser.test.js'],
     found: (root) => existsSync(join(root, 'usr/bin/chromium')),
   },
   { name: 'postgresql', stores: ['postgres'], found: postgresFound },

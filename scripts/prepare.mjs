@@ -12,8 +12,15 @@ if (!existsSync(tsc)) {
   process.exit(0);
 }
 // The client package first (packages/client, a workspace the tests import), then the service, then the
-// document compiled for start-up (scripts/build-contract.mjs): what `npm run build` does.
-for (const args of [[tsc.pathname, '-p', 'packages/client/tsconfig.json'], [tsc.pathname, '-p', 'tsconfig.json'], ['scripts/build-contract.mjs']]) {
+// document compiled for start-up (scripts/build-contract.mjs), then the console (console/, bundled into
+// dist/console/): what `npm run build` does.
+for (const args of [
+  [tsc.pathname, '-p', 'packages/client/tsconfig.json'],
+  [tsc.pathname, '-p', 'tsconfig.json'],
+  ['scripts/build-contract.mjs'],
+  [tsc.pathname, '-p', 'console/tsconfig.json'],
+  ['scripts/build-console.mjs'],
+]) {
   const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: new URL('..', import.meta.url) });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

@@ -13,6 +13,7 @@ import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
+import { registerConsole } from './console/console-page.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
 import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema, type Serializer } from './http/contract.js';
@@ -263,6 +264,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     guard,
   );
   await registerDocsPage(app, contract);
+  if (config.console) registerConsole(app);
 
   const read = contract.operations.find((op) => op.operationId === 'getPlant');
   // Never with CORS, which adds Vary to every answer; open() is asked per request (shutdown, shedding, tracing).

@@ -73,6 +73,8 @@ export interface Config extends TracingSettings {
   readonly heapHeadroomMb: number;
   /** Updates and deletes of plants without If-Match are refused with 428. */
   readonly requireIfMatch: boolean;
+  /** The console at /console (off: no such route). */
+  readonly console: boolean;
   /** Litestream replicas of the SQLite store (empty: no replication). */
   readonly replicaUrls: readonly Replica[];
   /** How often Litestream sends new WAL frames to each replica: what a lost disk can cost at most. */
@@ -372,6 +374,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   }, show: (replicas) => (replicas as readonly Replica[]).map((r) => r.shown).join(',') },
   { key: 'replicaSyncIntervalMs', env: 'REPLICA_SYNC_INTERVAL', description: 'How often new commits are sent to each replica (500ms, 1s, 10s): the most a lost disk can cost, besides the time to send them', default: 1_000, parse: shortDuration(100, 3_600_000), show: (ms) => (Number(ms) % 1_000 === 0 ? `${Number(ms) / 1_000}s` : `${String(ms)}ms`) },
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
+  { key: 'console', env: 'CONSOLE', description: 'Serve the console, a web page to sign in with a token and work with the service, at /console; off removes the route (docs/console.md)', default: true, parse: boolean },
 ];
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */

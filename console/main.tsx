@@ -1,0 +1,79 @@
+// The console at /console: sign in with an API token, then the views. Rendered with Preact; every text from
+// the store goes through JSX as text, never as HTML.
+import { render } from 'preact';
+import { useState } from 'preact/hooks';
+import { PlantsView } from './plants.js';
+import { clientFor, forgetToken, keepToken, messageOf, storedToken } from './session.js';
+
+function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
+  const [token, setToken] = useState('');
+  const [problem, setProblem] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      // Any answer but 401 means the token is known: a token without plants:read still signs in (403 here).
+      const { error, response } = await clientFor(token.trim()).GET('/plants', { params: { query: { limit: 1 } } });
+      if (response.status === 401) setProblem(messageOf(error, response));
+      else onSignedIn(token.trim());
+    } catch (err) {
+      setProblem(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <main class="sign-in">
+      <h1>plant-store console</h1>
+      <form onSubmit={submit}>
+        <label for="token">API token</label>
+        <input id="token" type="password" autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken(e.currentTarget.value)} required />
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+        {problem && <p role="alert">{problem}</p>}
+      </form>
+      <p class="hint">The token stays in this tab only, and is forgotten when you sign out or close it.</p>
+    </main>
+  );
+}
+
+function App() {
+  const [token, setToken] = useState(storedToken());
+  if (!token) {
+    return (
+      <SignIn
+        onSignedIn={(t) => {
+          keepToken(t);
+          setToken(t);
+        }}
+      />
+    );
+  }
+  const client = clientFor(token);
+  return (
+    <>
+      <header>
+        <nav aria-label="Views">
+          <a href="#plants" aria-current="page">
+            Plants
+          </a>
+        </nav>
+        <button
+          type="button"
+          onClick={() => {
+            forgetToken();
+            setToken(undefined);
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <PlantsView client={client} />
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,158 @@
+// The console at /console in a real browser (Debian's Chromium through playwright-core), as a new user meets it:
+// a wrong token is refused with the API's message; the right one signs in and stays in the tab's sessionStorage
+// only; a plant is created from the form, its id above 2^53 shown digit for digit and a name made of HTML shown
+// as text; search ignores accents and case; pages go forward and back by cursor; the count comes on demand; a
+// refusal shows the API's message; signing out forgets the token. Nothing loads from another origin, the page's
+// policy allows no inline script, and axe-core finds no serious or critical violation. CONSOLE=off: no route.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { startApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/chromium.js';
+import { CONSOLE_CSP } from '../../src/console/console-page.js';
+
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const BIG_ID = '9007199254740993';
+const HTML_NAME = '<img src=x onerror="document.title=`pwned`">';
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function violations(page: Page): Promise<string[]> {
+  // Through the debugging protocol, which the page's policy does not govern: the page itself allows no eval.
+  await page.evaluate(AXE);
+  const result = (await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: { id: string; impact: string; nodes: unknown[] }[];
+  };
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
+}
+
+test('the console in Chromium: sign in, create, search, page, count, a refusal, sign out; strict policy, nothing from elsewhere, no serious axe violation', { timeout: 120_000 }, async (t) => {
+  const s = await startApp(t);
+  const origin = new URL(s.url).origin;
+  // Plants for search and paging, through the API.
+  for (let i = 1; i <= 25; i++) assert.equal((await s.postPlant({ id: i, name: i === 7 ? 'Monstéra deliciosa' : `fern ${i}`, tag: 'green' })).status, 200);
+
+  const browser = await launchChromium(t);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    // Chromium logs each refused fetch; the 401, 403 and 409 below are asked for.
+    if (m.type() === 'error' && !/status of (401|403|409)/.test(m.text())) problems.push(`console error: ${m.text()}`);
+  });
+  page.on('dialog', (d) => {
+    problems.push(`a dialog opened: ${d.message()}`);
+    void d.dismiss();
+  });
+
+  const answer = await page.goto(`${s.url}/console`);
+  assert.equal(answer?.status(), 200);
+  assert.equal(answer?.headers()['content-security-policy'], CONSOLE_CSP);
+  assert.match(CONSOLE_CSP, /script-src 'self';/);
+  assert.doesNotMatch(CONSOLE_CSP, /unsafe-inline|unsafe-eval/);
+  assert.deepEqual(await violations(page), [], 'the sign-in page');
+
+  // A wrong token: the API's message, and still signed out.
+  await page.getByLabel('API token').fill('pst_not-a-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').waitFor();
+  assert.match(await page.getByRole('alert').innerText(), /token/i);
+
+  await page.getByLabel('API token').fill(s.token.all);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Plants' }).waitFor();
+  assert.ok(page.url().endsWith('/console') || page.url().endsWith('/console#plants'), page.url());
+  assert.doesNotMatch(page.url(), /pst_/);
+  assert.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage');
+  assert.ok(await page.evaluate((token) => Object.values(sessionStorage).includes(token), s.token.all), 'the token is in sessionStorage');
+  await page.getByRole('cell', { name: '20', exact: true }).waitFor();
+  assert.equal(await page.getByRole('row').count(), 21, 'a page of 20 plants and the header');
+  assert.deepEqual(await violations(page), [], 'the plants view');
+
+  // Pages by cursor, forward and back.
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await page.getByRole('cell', { name: '25', exact: true }).waitFor();
+  assert.equal(await page.getByRole('row').count(), 6);
+  assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await page.getByRole('cell', { name: '1', exact: true }).waitFor();
+
+  // The count on demand.
+  await page.getByRole('button', { name: 'Count' }).click();
+  assert.equal(await page.getByLabel('Plants found').innerText(), '25 plants');
+
+  // A new plant: its id above 2^53 exactly, its HTML name as text.
+  await page.getByRole('button', { name: 'New plant' }).click();
+  const form = page.getByRole('form', { name: 'New plant' });
+  await form.getByLabel('ID').fill(BIG_ID);
+  await form.getByLabel('Name').fill(HTML_NAME);
+  await form.getByLabel('Tag').fill('tropical');
+  await form.getByRole('button', { name: 'Create' }).click();
+  await page.getByLabel('Sort').selectOption('-id');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('cell', { name: BIG_ID, exact: true }).waitFor();
+  assert.equal(await page.getByRole('cell', { name: HTML_NAME, exact: true }).count(), 1, 'the name is shown as its characters');
+  assert.equal(await page.locator('table img').count(), 0, 'no element was made from the name');
+  assert.notEqual(await page.title(), 'pwned');
+  const stored = await (await fetch(`${s.url}/plants/${BIG_ID}`, { headers: { authorization: `Bearer ${s.token.read}` } })).text();
+  assert.match(stored, new RegExp(`^\\{"id":${BIG_ID},`), stored);
+
+  // Search: accents and case ignored.
+  await page.getByLabel('Search plants').fill('MONSTERA');
+  await page.getByRole('button', { name: 'Search' }).click();
+  // The plant is on the page before the search too: wait for the page to hold it alone.
+  await page.waitForFunction("document.querySelectorAll('tbody tr').length === 1");
+  assert.equal(await page.getByRole('cell', { name: 'Monstéra deliciosa' }).count(), 1);
+
+  // A refusal: the same id with another name is 409, and the API's message is shown.
+  await page.getByRole('button', { name: 'New plant' }).click();
+  await form.getByLabel('ID').fill('7');
+  await form.getByLabel('Name').fill('another');
+  await form.getByRole('button', { name: 'Create' }).click();
+  await form.getByRole('alert').waitFor();
+  const conflict = await (await s.postPlant({ id: 7, name: 'another' })).json() as { message: string };
+  assert.equal(await form.getByRole('alert').innerText(), conflict.message);
+
+  // Sign out: the token is forgotten.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('API token').waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+
+  assert.deepEqual(problems, []);
+  const elsewhere = requests.filter((u) => new URL(u).origin !== origin);
+  assert.deepEqual(elsewhere, [], 'every request goes to the service itself');
+});
+
+test('390 pixels wide, with a plants:read token: nothing scrolls sideways, and creating shows the API refusal (403)', { timeout: 60_000 }, async (t) => {
+  const s = await startApp(t);
+  assert.equal((await fetch(`${s.url}/plants`, { method: 'POST', headers: { authorization: `Bearer ${s.token.write}`, 'content-type': 'application/json' }, body: `{"id":9223372036854775807,"name":"${'a rather long plant name '.repeat(4).trim()}","tag":"green"}` })).status, 200);
+  const browser = await launchChromium(t);
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${s.url}/console`);
+  await page.getByLabel('API token').fill(s.token.read);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Plants' }).waitFor();
+  await page.getByRole('cell', { name: '9223372036854775807', exact: true }).waitFor();
+  assert.ok(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= 390, 'the page fits 390 pixels');
+  assert.deepEqual(await violations(page), []);
+  await page.getByRole('button', { name: 'New plant' }).click();
+  const form = page.getByRole('form', { name: 'New plant' });
+  await form.getByLabel('ID').fill('1');
+  await form.getByLabel('Name').fill('fern');
+  await form.getByRole('button', { name: 'Create' }).click();
+  await form.getByRole('alert').waitFor();
+  assert.match(await form.getByRole('alert').innerText(), /plants:write/);
+  assert.equal((await fetch(`${s.url}/plants/1`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 404, 'nothing was created');
+});
+
+test('CONSOLE=off: /console and its assets are not served', async (t) => {
+  const s = await startApp(t, { config: { console: false } });
+  for (const path of ['/console', '/console/assets/console.js']) assert.equal((await fetch(`${s.url}${path}`)).status, 404, path);
+});
