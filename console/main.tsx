@@ -1,7 +1,8 @@
 // The console at /console: sign in with an API token, then the views. Rendered with Preact; every text from
 // the store goes through JSX as text, never as HTML.
 import { render } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { PlantPage } from './plant.js';
 import { PlantsView } from './plants.js';
 import { clientFor, forgetToken, keepToken, messageOf, storedToken } from './session.js';
 
@@ -40,8 +41,20 @@ function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
   );
 }
 
+/** The view the address names: #plants (the list) or #plants/ID (one plant). */
+function useRoute(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return hash;
+}
+
 function App() {
   const [token, setToken] = useState(storedToken());
+  const route = useRoute();
   if (!token) {
     return (
       <SignIn
@@ -53,6 +66,7 @@ function App() {
     );
   }
   const client = clientFor(token);
+  const plantId = /^#plants\/(-?\d+)$/.test(route) ? BigInt(route.slice('#plants/'.length)) : undefined;
   return (
     <>
       <header>
@@ -71,7 +85,11 @@ function App() {
           Sign out
         </button>
       </header>
-      <PlantsView client={client} />
+      {/* The list stays mounted under a plant's page, so Back finds the search and page it left. */}
+      <div hidden={plantId !== undefined}>
+        <PlantsView client={client} />
+      </div>
+      {plantId !== undefined && <PlantPage client={client} id={plantId} key={String(plantId)} />}
     </>
   );
 }

@@ -116,7 +116,9 @@ export function PlantsView({ client }: { client: PlantStoreClient }) {
         <tbody>
           {rows.map((p) => (
             <tr key={String(p.id)}>
-              <td class="id">{String(p.id)}</td>
+              <td class="id">
+                <a href={`#plants/${String(p.id)}`}>{String(p.id)}</a>
+              </td>
               <td>{p.name}</td>
               <td>{p.tag ?? ''}</td>
             </tr>

@@ -129,6 +129,47 @@ test('the console in Chromium: sign in, create, search, page, count, a refusal, 
   assert.deepEqual(elsewhere, [], 'every request goes to the service itself');
 });
 
+test("a plant's page: edit with If-Match, a change made meanwhile shown beside the user's and applied again, delete after confirmation", { timeout: 60_000 }, async (t) => {
+  const s = await startApp(t);
+  assert.equal((await s.postPlant({ id: 7, name: 'fern', tag: 'green' })).status, 200);
+  const stored = async () => (await (await fetch(`${s.url}/plants/7`, { headers: { authorization: `Bearer ${s.token.read}` } })).json()) as { name: string; tag?: string };
+  const browser = await launchChromium(t);
+  const page = await browser.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${s.url}/console`);
+  await page.getByLabel('API token').fill(s.token.all);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: '7', exact: true }).click();
+  await page.getByRole('heading', { name: 'Plant 7' }).waitFor();
+  const edit = page.getByRole('form', { name: 'Edit plant' });
+  await edit.getByLabel('Name').fill('fern seven');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.equal((await stored()).name, 'fern seven');
+  assert.deepEqual(await violations(page), [], "the plant's page");
+
+  // Someone else changes it; this page's save is refused (412) and shows the newer version beside its own.
+  const elsewhere = await fetch(`${s.url}/plants/7`, { method: 'PUT', headers: { authorization: `Bearer ${s.token.write}`, 'content-type': 'application/json' }, body: '{"name":"changed elsewhere","tag":"blue"}' });
+  assert.equal(elsewhere.status, 200);
+  await edit.getByLabel('Tag').fill('red');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  const conflict = page.getByRole('region', { name: 'Changed meanwhile' });
+  await conflict.waitFor();
+  assert.match(await conflict.innerText(), /changed elsewhere \(blue\)[\s\S]*fern seven \(red\)/);
+  const meanwhile = await stored();
+  assert.deepEqual([meanwhile.name, meanwhile.tag], ['changed elsewhere', 'blue'], 'nothing of the page was saved');
+  await edit.getByRole('button', { name: 'Apply my change again' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.equal((await stored()).name, 'fern seven');
+  assert.equal((await stored()).tag, 'red');
+
+  // Delete asks first.
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('group', { name: 'Confirm delete' }).getByRole('button', { name: 'Yes, delete it' }).click();
+  await page.getByRole('status').filter({ hasText: 'Deleted.' }).waitFor();
+  assert.equal((await fetch(`${s.url}/plants/7`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 404);
+});
+
 test('390 pixels wide, with a plants:read token: nothing scrolls sideways, and creating shows the API refusal (403)', { timeout: 60_000 }, async (t) => {
   const s = await startApp(t);
   assert.equal((await fetch(`${s.url}/plants`, { method: 'POST', headers: { authorization: `Bearer ${s.token.write}`, 'content-type': 'application/json' }, body: `{"id":9223372036854775807,"name":"${'a rather long plant name '.repeat(4).trim()}","tag":"green"}` })).status, 200);
