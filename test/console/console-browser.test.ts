@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { startApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { eventually } from '../helpers/sleep.js';
 import { CONSOLE_CSP } from '../../src/console/console-page.js';
 
 const require = createRequire(import.meta.url);
@@ -107,7 +108,7 @@ test('the console in Chromium: sign in, create, search, page, count, a refusal, 
   await page.getByLabel('Search plants').fill('MONSTERA');
   await page.getByRole('button', { name: 'Search' }).click();
   // The plant is on the page before the search too: wait for the page to hold it alone.
-  await page.waitForFunction("document.querySelectorAll('tbody tr').length === 1");
+  await eventually(async () => (await page.locator('tbody tr').count()) === 1, 'the search result alone', 10_000, 50);
   assert.equal(await page.getByRole('cell', { name: 'Monstéra deliciosa' }).count(), 1);
 
   // A refusal: the same id with another name is 409, and the API's message is shown.
