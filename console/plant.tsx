@@ -3,6 +3,7 @@
 // Delete asks for confirmation first, and also sends If-Match.
 import { useEffect, useState } from 'preact/hooks';
 import { etagOf, type PlantStoreClient } from '@plant-store/client';
+import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
 
 interface Shown {
@@ -89,14 +90,7 @@ export function PlantPage({ client, id }: { client: PlantStoreClient; id: bigint
       {problem && <p role="alert">{problem}</p>}
       {shown && (
         <form onSubmit={save} aria-label="Edit plant" class="new-plant">
-          <label>
-            Name
-            <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
-          </label>
-          <label>
-            Tag
-            <input value={tag} onInput={(e) => setTag(e.currentTarget.value)} />
-          </label>
+          <NameAndTag name={name} tag={tag} onName={setName} onTag={setTag} />
           <button type="submit">{newer ? 'Apply my change again' : 'Save'}</button>
         </form>
       )}

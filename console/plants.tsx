@@ -3,6 +3,7 @@
 // for digit. A refusal shows the API's own message.
 import { useEffect, useState } from 'preact/hooks';
 import { nextPlantsPage, type operations, type PlantStoreClient } from '@plant-store/client';
+import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
 
 type Query = NonNullable<operations['listPlants']['parameters']['query']>;
@@ -174,14 +175,7 @@ function NewPlantForm({ client, onCreated }: { client: PlantStoreClient; onCreat
         ID
         <input inputMode="numeric" value={id} onInput={(e) => setId(e.currentTarget.value)} required />
       </label>
-      <label>
-        Name
-        <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
-      </label>
-      <label>
-        Tag
-        <input value={tag} onInput={(e) => setTag(e.currentTarget.value)} />
-      </label>
+      <NameAndTag name={name} tag={tag} onName={setName} onTag={setTag} />
       <button type="submit">Create</button>
       {problem && <p role="alert">{problem}</p>}
     </form>

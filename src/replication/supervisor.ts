@@ -309,7 +309,7 @@ export function statusFile(database: string): string {
 /** A segment's end as `generation/index:offset`, from the position it started at and its size. */
 function endOf(position: unknown, size: unknown): string | undefined {
   const m = typeof position === 'string' ? /^([0-9a-f]+)\/([0-9a-f]+):(\d+)$/.exec(position) : null;
-  if (!m || (typeof size !== 'number' && size !== 0)) return undefined;
+  if (!m || typeof size !== 'number') return undefined;
   return `${m[1]}/${m[2]}:${Number(m[3]) + Number(size)}`;
 }
 
@@ -322,7 +322,7 @@ const FRAME_HEADER = 24;
  * the store: `generation` names the current one, `generations/<g>/wal/<index>.wal` are copies of the WAL, each
  * from its header on. A frame belongs to the WAL's current run when its salts are the header's.
  */
-export function shadowEnd(database: string): string | undefined {
+function shadowEnd(database: string): string | undefined {
   try {
     const meta = join(dirname(database), `.${basename(database)}-litestream`);
     const generation = readFileSync(join(meta, 'generation'), 'utf8').trim();
