@@ -194,6 +194,34 @@ test('390 pixels wide, with a plants:read token: nothing scrolls sideways, and c
   assert.equal((await fetch(`${s.url}/plants/1`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 404, 'nothing was created');
 });
 
+test('by keyboard alone: sign in, open the new plant form, create a plant', { timeout: 60_000 }, async (t) => {
+  const s = await startApp(t);
+  const browser = await launchChromium(t);
+  const page = await browser.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${s.url}/console`);
+  // The token field is the first control: Tab reaches it, Enter submits.
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(s.token.all);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Plants' }).waitFor();
+  /** Presses Tab until `target` has the focus (at most 20 times). */
+  const tabTo = async (target: ReturnType<Page['getByRole']>) => {
+    for (let i = 0; i < 20 && !(await target.evaluate((e) => e === e.ownerDocument.activeElement)); i++) await page.keyboard.press('Tab');
+    assert.ok(await target.evaluate((e) => e === e.ownerDocument.activeElement), 'Tab reaches it');
+  };
+  await tabTo(page.getByRole('button', { name: 'New plant' }));
+  await page.keyboard.press('Enter');
+  const form = page.getByRole('form', { name: 'New plant' });
+  await tabTo(form.getByRole('textbox', { name: 'ID' }));
+  await page.keyboard.type('42');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('fern');
+  await page.keyboard.press('Enter');
+  await page.getByRole('cell', { name: '42', exact: true }).waitFor();
+  assert.equal((await fetch(`${s.url}/plants/42`, { headers: { authorization: `Bearer ${s.token.read}` } })).status, 200);
+});
+
 test('CONSOLE=off: /console and its assets are not served', async (t) => {
   const s = await startApp(t, { config: { console: false } });
   for (const path of ['/console', '/console/assets/console.js']) assert.equal((await fetch(`${s.url}${path}`)).status, 404, path);
