@@ -174,7 +174,9 @@ test('fuzz: raw HTTP bytes, broken framing and duplicated headers get 2xx or an 
       for (const st of statuses) tally.set(String(st), (tally.get(String(st)) ?? 0) + 1);
     }),
   );
-  await assertStillServes(s, 2);
+  // An id no fuzzed request can take: a one-byte mutation of the raw create turned {"id":7} into {"id":2} once
+  // (its plant then made the check's create a 409).
+  await assertStillServes(s, 900_000_002);
   rssBounded();
   t.diagnostic(`answers: ${JSON.stringify(Object.fromEntries([...tally].sort()))}`);
   t.diagnostic(`${counted.cases - before} raw cases in ${((Date.now() - started) / 1000).toFixed(1)} s`);
