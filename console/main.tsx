@@ -2,9 +2,14 @@
 // the store goes through JSX as text, never as HTML.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { EventsView } from './events.js';
 import { PlantPage } from './plant.js';
 import { PlantsView } from './plants.js';
 import { clientFor, forgetToken, keepToken, messageOf, storedToken } from './session.js';
+import { StatusView } from './status.js';
+import { TokensView } from './tokens.js';
+import type { Scope, ViewProps } from './view.js';
+import { WebhooksView } from './webhooks.js';
 
 function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
   const [token, setToken] = useState('');
@@ -41,7 +46,15 @@ function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
   );
 }
 
-/** The view the address names: #plants (the list) or #plants/ID (one plant). */
+const VIEWS = [
+  { hash: '#plants', name: 'Plants', View: PlantsView },
+  { hash: '#events', name: 'Events', View: EventsView },
+  { hash: '#webhooks', name: 'Webhooks', View: WebhooksView },
+  { hash: '#tokens', name: 'Tokens', View: TokensView },
+  { hash: '#status', name: 'Status', View: StatusView },
+] as const;
+
+/** The address after the #: a view (#events), or a thing within one (#plants/ID). */
 function useRoute(): string {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
@@ -65,15 +78,18 @@ function App() {
       />
     );
   }
-  const client = clientFor(token);
+  const props: ViewProps = { client: clientFor(token), can: (_scope: Scope) => true };
+  const view = VIEWS.find((v) => route === v.hash || route.startsWith(`${v.hash}/`)) ?? VIEWS[0];
   const plantId = /^#plants\/(-?\d+)$/.test(route) ? BigInt(route.slice('#plants/'.length)) : undefined;
   return (
     <>
       <header>
         <nav aria-label="Views">
-          <a href="#plants" aria-current="page">
-            Plants
-          </a>
+          {VIEWS.map((v) => (
+            <a href={v.hash} aria-current={v === view ? 'page' : undefined} key={v.hash}>
+              {v.name}
+            </a>
+          ))}
         </nav>
         <button
           type="button"
@@ -86,10 +102,16 @@ function App() {
         </button>
       </header>
       {/* The list stays mounted under a plant's page, so Back finds the search and page it left. */}
-      <div hidden={plantId !== undefined}>
-        <PlantsView client={client} />
-      </div>
-      {plantId !== undefined && <PlantPage client={client} id={plantId} key={String(plantId)} />}
+      {view.hash === '#plants' ? (
+        <>
+          <div hidden={plantId !== undefined}>
+            <PlantsView {...props} />
+          </div>
+          {plantId !== undefined && <PlantPage client={props.client} id={plantId} key={String(plantId)} />}
+        </>
+      ) : (
+        <view.View {...props} />
+      )}
     </>
   );
 }

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { nextPlantsPage, type operations, type PlantStoreClient } from '@plant-store/client';
 import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
+import type { ViewProps } from './view.js';
 
 type Query = NonNullable<operations['listPlants']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
@@ -13,7 +14,7 @@ type Listed = operations['listPlants']['responses'][200]['content']['application
 
 const PAGE = 20;
 
-export function PlantsView({ client }: { client: PlantStoreClient }) {
+export function PlantsView({ client }: ViewProps) {
   const [q, setQ] = useState('');
   const [tag, setTag] = useState('');
   const [sort, setSort] = useState<Sort>('id');

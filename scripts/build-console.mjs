@@ -2,7 +2,7 @@
 // dist/console/ (index.html, console.js, console.css), which serve answers at /console. It prints the bundle's
 // size compressed, as a browser fetches it.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 const root = new URL('..', import.meta.url);
@@ -20,6 +20,9 @@ await build({
   jsxImportSource: 'preact',
   logLevel: 'warning',
 });
-for (const file of ['index.html', 'console.css', 'favicon.svg']) copyFileSync(new URL(`console/${file}`, root), new URL(file, out));
+for (const file of ['index.html', 'favicon.svg']) copyFileSync(new URL(`console/${file}`, root), new URL(file, out));
+// One style sheet: uPlot's own rules for its charts, then the console's.
+const uplotCss = readFileSync(new URL('node_modules/uplot/dist/uPlot.min.css', root), 'utf8');
+writeFileSync(new URL('console.css', out), `${uplotCss}\n${readFileSync(new URL('console/console.css', root), 'utf8')}`);
 const sizes = ['console.js', 'console.css', 'index.html'].map((f) => gzipSync(readFileSync(new URL(f, out))).length);
 console.log(`console: ${(sizes.reduce((a, b) => a + b, 0) / 1024).toFixed(1)} KB compressed (JS ${(sizes[0] / 1024).toFixed(1)}, CSS ${(sizes[1] / 1024).toFixed(1)}, HTML ${(sizes[2] / 1024).toFixed(1)})`);

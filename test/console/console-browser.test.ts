@@ -6,28 +6,15 @@
 // policy allows no inline script, and axe-core finds no serious or critical violation. CONSOLE=off: no route.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { startApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { eventually } from '../helpers/sleep.js';
+import { violations } from './kit.js';
 import { CONSOLE_CSP } from '../../src/console/console-page.js';
 
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const BIG_ID = '9007199254740993';
 const HTML_NAME = '<img src=x onerror="document.title=`pwned`">';
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function violations(page: Page): Promise<string[]> {
-  // Through the debugging protocol, which the page's policy does not govern: the page itself allows no eval.
-  await page.evaluate(AXE);
-  const result = (await page.evaluate(() => (globalThis as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
-    violations: { id: string; impact: string; nodes: unknown[] }[];
-  };
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
-}
 
 test('the console in Chromium: sign in, create, search, page, count, a refusal, sign out; strict policy, nothing from elsewhere, no serious axe violation', { timeout: 120_000 }, async (t) => {
   const s = await startApp(t);
