@@ -1237,6 +1237,68 @@ export interface components {
                  * @example 184
                  */
                 durationMs: number;
+                /**
+                 * @description The request this attempt sent, exactly. Absent when nothing was sent (the address was refused, or the secret could not be opened) and on attempts recorded before plant-store kept it. `webhook-signature` is an HMAC of the body; the signing secret itself is never shown.
+                 * @example {
+                 *       "headers": {
+                 *         "content-type": "application/json",
+                 *         "webhook-id": "msg_2KWPBgLlAfxdpx2AI54pPJ"
+                 *       },
+                 *       "body": "{\"id\":1,\"name\":\"Monstera\",\"tag\":\"tropical\",\"version\":2}"
+                 *     }
+                 */
+                request?: {
+                    /**
+                     * @description The headers sent, names in lower case.
+                     * @example {
+                     *       "content-type": "application/json",
+                     *       "content-length": "53",
+                     *       "user-agent": "plant-store-webhooks/1.0",
+                     *       "webhook-id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *       "webhook-timestamp": "1773480415",
+                     *       "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *     }
+                     */
+                    headers: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description The body sent, byte for byte as UTF-8 text.
+                     * @example {"id":1,"name":"Monstera","tag":"tropical","version":2}
+                     */
+                    body: string;
+                };
+                /**
+                 * @description What the receiver answered, bounded, as untrusted text. Absent when no answer came (timeout, connection error) and on attempts recorded before plant-store kept it.
+                 * @example {
+                 *       "headers": {
+                 *         "content-type": "text/plain"
+                 *       },
+                 *       "excerpt": "busy, try later"
+                 *     }
+                 */
+                response?: {
+                    /**
+                     * @description The answer's headers, names in lower case, repeats joined with ", "; at most 50, each value cut to 256 characters.
+                     * @example {
+                     *       "content-type": "text/plain",
+                     *       "retry-after": "30"
+                     *     }
+                     */
+                    headers: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description The first KiB of the answer's body as UTF-8 text (a malformed byte shows as U+FFFD).
+                     * @example busy, try later
+                     */
+                    excerpt: string;
+                    /**
+                     * @description Present and true when the excerpt is not the whole body (longer, or not finished when the attempt ended).
+                     * @example true
+                     */
+                    truncated?: boolean;
+                };
             }[];
         };
         /**

@@ -119,6 +119,40 @@ export interface AttemptRow {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** JSON (attemptRequestText); NULL before schema version 15 or when nothing was sent. */
+  request?: string | null;
+  /** JSON (attemptResponseText); NULL before schema version 15 or when no answer came. */
+  response?: string | null;
+}
+
+/** An attempt's request as stored in webhook_attempts.request. */
+export function attemptRequestText(a: AttemptRecord): string | null {
+  return a.request ? JSON.stringify({ headers: a.request.headers, body: a.request.body }) : null;
+}
+
+/** An attempt's answer as stored in webhook_attempts.response. */
+export function attemptResponseText(a: AttemptRecord): string | null {
+  return a.response ? JSON.stringify({ headers: a.response.headers, excerpt: a.response.excerpt, truncated: a.response.truncated }) : null;
+}
+
+function headersOf(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+/** The stored request and answer of an attempt, as its record's members (absent where NULL). */
+function attemptDetail(request: string | null | undefined, response: string | null | undefined): Pick<AttemptRecord, 'request' | 'response'> {
+  const detail: Pick<AttemptRecord, 'request' | 'response'> = {};
+  if (request) {
+    const r = JSON.parse(request) as { headers?: unknown; body?: unknown };
+    detail.request = { headers: headersOf(r.headers), body: typeof r.body === 'string' ? r.body : '' };
+  }
+  if (response) {
+    const r = JSON.parse(response) as { headers?: unknown; excerpt?: unknown; truncated?: unknown };
+    detail.response = { headers: headersOf(r.headers), excerpt: typeof r.excerpt === 'string' ? r.excerpt : '', truncated: r.truncated === true };
+  }
+  return detail;
 }
 
 /** Deliveries with their attempts (`attempts` of any of them, in attempt order). */
@@ -126,7 +160,13 @@ export function deliveriesOf(rows: readonly DeliveryRow[], attempts: readonly At
   const byDelivery = new Map<string, AttemptRecord[]>();
   for (const a of attempts) {
     const list = byDelivery.get(a.delivery_id) ?? [];
-    list.push({ at: new Date(a.at), statusCode: a.status_code, error: text(a.error), durationMs: a.duration_ms });
+    list.push({
+      at: new Date(a.at),
+      statusCode: a.status_code,
+      error: text(a.error),
+      durationMs: a.duration_ms,
+      ...attemptDetail(text(a.request ?? null), text(a.response ?? null)),
+    });
     byDelivery.set(a.delivery_id, list);
   }
   return rows.map((r) => ({

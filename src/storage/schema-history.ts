@@ -297,6 +297,18 @@ const HISTORY: readonly { version: number; name: string; ddl: (d: SchemaDialect)
       CREATE INDEX event_tickets_expiry ON event_tickets (expires_at);
     `,
   },
+  {
+    version: 15,
+    name: 'attempt requests and answers',
+    ddl: () => `
+      -- What each attempt sent and what it was answered, as JSON (storage/rows.ts attemptRequestText and
+      -- attemptResponseText): the request's headers and body; the answer's headers and the first KiB of its body
+      -- (webhooks/sender.ts bounds them). NULL on attempts from before this version, and the answer NULL when
+      -- none came. Nullable columns: the previous release keeps writing attempts (without them) on this schema.
+      ALTER TABLE webhook_attempts ADD COLUMN request TEXT;
+      ALTER TABLE webhook_attempts ADD COLUMN response TEXT;
+    `,
+  },
 ];
 
 /** Every version of the history, in order, as the engine's SQL, with its data step. */

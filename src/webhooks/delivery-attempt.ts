@@ -45,7 +45,14 @@ export function createAttempt(deps: AttemptDeps): (c: ClaimedDelivery) => Promis
     const outcome = decideOutcome(result, c.attemptCount, ended, deps.random);
     span?.set('plant_store.webhook.outcome', outcome.status);
     if (outcome.status !== 'succeeded') span?.fail();
-    const record: AttemptRecord = { at, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs };
+    const record: AttemptRecord = {
+      at,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+      ...(result.request && { request: result.request }),
+      ...(result.response && { response: result.response }),
+    };
     try {
       await deps.store.recordAttempt(c.deliveryId, record, outcome);
     } catch (err) {

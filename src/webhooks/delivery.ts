@@ -1,5 +1,6 @@
 // Webhook records (subscriptions, outbox events, deliveries, attempts) and the store port every engine
 // implements for them.
+import type { ReceivedAnswer, SentRequest } from './sender.js';
 
 /**
  * How a subscription's deliveries carry an event: `plain` sends the event's body as it is (the document's
@@ -45,6 +46,13 @@ export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /**
+   * The request sent: headers as sent and the exact body. Absent when nothing was sent, and on attempts recorded
+   * before the store kept it.
+   */
+  request?: SentRequest;
+  /** The answer, bounded (sender.ts): absent when none came, and on attempts recorded before the store kept it. */
+  response?: ReceivedAnswer;
 }
 
 export interface DeliveryRecord {

@@ -38,6 +38,10 @@ export function deliveryBody(d: DeliveryRecord): WebhookDelivery {
       ...(a.statusCode !== null && { statusCode: a.statusCode }),
       ...(a.error !== null && { error: a.error }),
       durationMs: a.durationMs,
+      ...(a.request && { request: { headers: a.request.headers, body: a.request.body } }),
+      ...(a.response && {
+        response: { headers: a.response.headers, excerpt: a.response.excerpt, ...(a.response.truncated && { truncated: true }) },
+      }),
     })),
   };
 }

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, DeliveryStatus, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 import { guarded, retryingTransaction, transaction } from './pool.js';
 import { Batcher } from '../batcher.js';
-import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
+import { attemptRequestText, attemptResponseText, claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type ClaimRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
 import { settleAttempt } from '../../webhooks/attempt-settlement.js';
 import { manualRetry, recoveredRound } from '../../webhooks/delivery-rounds.js';
 import { CANCELLED, enabling, newSubscriptionCursor } from '../../webhooks/subscription-cursor.js';
@@ -71,8 +71,8 @@ const SQL = {
     RETURNING d.id, d.event_id, d.subscription_id, d.attempt_count, s.url, s.secret, s.format, e.payload,
       e.type AS event_type, e.created_at AS event_created_at, e.trace_context`,
   deliveryState: 'SELECT status, subscription_id, next_attempt_at, attempt_count FROM webhook_deliveries WHERE id = $1 FOR UPDATE',
-  insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
-    SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5 FROM webhook_attempts WHERE delivery_id = $1`,
+  insertAttempt: `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms, request, response)
+    SELECT $1, coalesce(max(attempt), 0) + 1, $2, $3, $4, $5, $6, $7 FROM webhook_attempts WHERE delivery_id = $1`,
   // The delivery's new state as settleAttempt decided it; the lease is released.
   settle: `UPDATE webhook_deliveries
     SET attempt_count = $5, lease_until = NULL, updated_at = $2, status = $3, next_attempt_at = $4
@@ -331,7 +331,17 @@ async function applyAttempt(c: pg.PoolClient, { deliveryId, attempt, outcome }: 
     )
   ).rows[0];
   if (!state) return;
-  await c.query(named('insertAttempt', [deliveryId, attempt.at, attempt.statusCode, toDbText(attempt.error), Math.max(0, Math.round(attempt.durationMs))]));
+  await c.query(
+    named('insertAttempt', [
+      deliveryId,
+      attempt.at,
+      attempt.statusCode,
+      toDbText(attempt.error),
+      Math.max(0, Math.round(attempt.durationMs)),
+      toDbText(attemptRequestText(attempt)),
+      toDbText(attemptResponseText(attempt)),
+    ]),
+  );
   const now = new Date();
   const s = settleAttempt({ status: state.status, nextAttemptAt: state.next_attempt_at, attemptCount: Number(state.attempt_count) }, outcome);
   await c.query(named('settle', [deliveryId, now, s.status, s.nextAttemptAt, s.attemptCount]));

@@ -12,7 +12,7 @@ import { foldName } from '../../plants/plant-search.js';
 import type { PlantWrite } from '../../plants/plant.js';
 import { plantBatch, type PlantStatements } from '../plant-writes.js';
 import { runSteps } from '../../steps.js';
-import { versionedPlantOf, type PlantRow } from '../rows.js';
+import { attemptRequestText, attemptResponseText, versionedPlantOf, type PlantRow } from '../rows.js';
 import { createEventJobs, withoutSync } from './event-jobs.js';
 import type { ClaimRow, SubscriptionRow } from '../rows.js';
 import type { TokenRecord } from '../../auth/token.js';
@@ -258,7 +258,7 @@ function webhookWrites(db: Database.Database) {
     // A delivery that settled makes room: the subscription's next deliveries can be made.
     ready: db.prepare('UPDATE webhook_subscriptions SET fan_out_ready = 1 WHERE id = ? AND fan_out_ready = 0'),
     nextAttemptNumber: db.prepare('SELECT coalesce(max(attempt), 0) + 1 FROM webhook_attempts WHERE delivery_id = ?').pluck(),
-    insertAttempt: db.prepare('INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertAttempt: db.prepare('INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms, request, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     // The delivery's new state as settleAttempt decided it; the lease is released.
     settle: db.prepare(
       `UPDATE webhook_deliveries
@@ -306,7 +306,7 @@ function webhookWrites(db: Database.Database) {
     if (!state) return;
     const at = attempt.at.getTime();
     const number = st.nextAttemptNumber.get(deliveryId) as number;
-    st.insertAttempt.run(deliveryId, number, at, attempt.statusCode, attempt.error, Math.max(0, Math.round(attempt.durationMs)));
+    st.insertAttempt.run(deliveryId, number, at, attempt.statusCode, attempt.error, Math.max(0, Math.round(attempt.durationMs)), attemptRequestText(attempt), attemptResponseText(attempt));
     const now = Date.now();
     const s = settleAttempt({ status: state.status, nextAttemptAt: dateOf(state.next_attempt_at), attemptCount: state.attempt_count }, outcome);
     st.settle.run({ id: deliveryId, now, status: s.status, next: ms(s.nextAttemptAt), count: s.attemptCount });
