@@ -70,12 +70,15 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
   const [paused, setPaused] = useState(false);
   const [state, setState] = useState('Connecting…');
   const [problem, setProblem] = useState<string>();
+  // Kept until the next filter: the stream could not resume where it was (events were lost to it).
+  const [notice, setNotice] = useState<string>();
   const [older, setOlder] = useState<Row[]>([]);
   // Where the next page of older events starts (undefined: from the oldest kept); done once the feed has no more.
   const [olderAfter, setOlderAfter] = useState<string>();
   const [olderDone, setOlderDone] = useState(false);
   const [olderAsked, setOlderAsked] = useState(false);
   const [olderProblem, setOlderProblem] = useState<string>();
+  const [olderBusy, setOlderBusy] = useState(false);
   // Every id listed, live or older: what makes each event appear once.
   const listed = useRef(new Set<string>());
   // The last event the stream gave: where a new stream resumes (after a new ticket, or a filter change).
@@ -116,7 +119,17 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
           return;
         }
         ticket = data.ticket;
-      } catch (err) {
+        // An EventSource cannot tell why it was refused. A cursor that retention removed (410), or that a restore
+        // lost, would be refused each time: ask the feed, and say what happened and follow from now instead.
+        if (failures > 0 && lastId.current) {
+          const probe = await client.GET('/events', { params: { query: { after: lastId.current, limit: 1 } } });
+          if (stopped) return;
+          if (probe.response.status === 400 || probe.response.status === 410) {
+            setNotice(`${messageOf(probe.error, probe.response)} The stream follows from now on.`);
+            lastId.current = undefined;
+          }
+        }
+      } catch {
         // The service is unreachable (restarting): ask again.
         if (stopped) return;
         setState('The service is unreachable: trying again.');
@@ -175,6 +188,7 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
     setOlderAsked(false);
     setOlderProblem(undefined);
     setProblem(undefined);
+    setNotice(undefined);
     setFilter({ type, plant: id });
   }
 
@@ -190,6 +204,9 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
 
   async function loadOlder() {
     setOlderAsked(true);
+    setOlderBusy(true);
+    // A page asked for under a filter since replaced is dropped.
+    const mine = generation.current;
     const query = {
       limit: PAGE,
       ...(olderAfter && { after: olderAfter }),
@@ -198,6 +215,7 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
     };
     try {
       const { data, error, response } = await client.GET('/events', { params: { query } });
+      if (mine !== generation.current) return;
       // A page: the JSON form of the operation (its other form, the stream, is text).
       const events = data as FeedEvent[] | undefined;
       if (!events) {
@@ -220,7 +238,9 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
       if (events.length > 0) setOlderAfter(events.at(-1)!.id);
       if (reachedLive || !response.headers.get('link')) setOlderDone(true);
     } catch (err) {
-      setOlderProblem(messageOf(err));
+      if (mine === generation.current) setOlderProblem(messageOf(err));
+    } finally {
+      setOlderBusy(false);
     }
   }
 
@@ -246,6 +266,7 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
         <button type="submit">Apply filters</button>
       </form>
       {problem && <p role="alert">{problem}</p>}
+      {notice && <p role="alert">{notice}</p>}
       <div class="actions">
         <button type="button" onClick={pause}>
           {paused ? 'Resume' : 'Pause'}
@@ -264,7 +285,7 @@ function EventsFeed({ client }: Pick<ViewProps, 'client'>) {
       {olderAsked && older.length === 0 && olderDone && <p>No older events{filter.type || filter.plant ? ' match the filters' : ''}.</p>}
       {olderProblem && <p role="alert">{olderProblem}</p>}
       <div class="pages">
-        <button type="button" onClick={loadOlder} disabled={olderDone}>
+        <button type="button" onClick={loadOlder} disabled={olderDone || olderBusy}>
           {olderAsked ? 'More older events' : 'Older events'}
         </button>
         {olderDone && <p>All older events are shown.</p>}
