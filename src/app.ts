@@ -16,6 +16,9 @@ import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { registerConsole } from './console/console-page.js';
 import { AppError } from './errors.js';
 import { healthHandlers } from './health/health-handlers.js';
+import { statusHandlers } from './health/status-handlers.js';
+import { readReplicationStatus } from './replication/replication-status.js';
+import { databaseFile } from './storage/engines.js';
 import { compileSerializer, compileValidator, createAjv, loadBuiltContract, loadContract, serializerKey, validatorKey, wrapValidator, type BuiltContract, type Contract, type JsonSchema, type Serializer } from './http/contract.js';
 import { registerContractRoutes } from './http/contract-routes.js';
 import { answerInOrder, type AnswersOwed } from './http/in-order.js';
@@ -55,6 +58,8 @@ export interface AppDeps {
   clock?: Clock;
   /** What GET /metrics answers, when not this app's own metrics: a multi-process server's, added up (cluster/). */
   scrapeMetrics?: () => Promise<string>;
+  /** The processes that serve HTTP (GET /status); 1 when omitted. */
+  workers?: number;
   /** A worker of a multi-process server: its limits count in the primary, over this channel, for all `workers`. */
   sharedLimits?: { channel: LimitsChannel; workers: number };
 }
@@ -69,6 +74,12 @@ declare module 'fastify' {
     /** What each connection still owes, answered in order (http/in-order.ts). */
     answersOwed: AnswersOwed;
   }
+}
+
+/** Where GET /status reads the replicas' status: beside the store's file (none for a database server's). */
+function replicationStatusOf(databaseUrl: string) {
+  const file = databaseFile(databaseUrl);
+  return file === undefined ? undefined : () => readReplicationStatus(file);
 }
 
 /**
@@ -258,6 +269,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         tickets,
       }),
       ...healthHandlers(deps.store),
+      ...statusHandlers({ store: deps.store, workers: deps.workers ?? 1, replicas: config.replicaUrls.map((r) => r.name), replication: replicationStatusOf(config.databaseUrl) }),
       ...docsHandlers(contract),
       ...metricsHandlers(deps.scrapeMetrics ?? (() => metrics.scrape())),
     },

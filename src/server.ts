@@ -122,6 +122,7 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
     observers,
     ...(link ? { scrapeMetrics: () => link.scrape().catch(() => Promise.reject(new AppError('METRICS_UNAVAILABLE'))) } : {}),
     ...(link ? { sharedLimits: { channel: link.limits, workers: workerCount(config) } } : {}),
+    workers: link ? workerCount(config) : 1,
   });
   link?.collectWith(() => app.metrics.json());
   replication?.register(app.metrics.registry);

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js';
 import { readFileSync, statSync } from 'node:fs';
 import { runLitestream } from '../replication/litestream.js';
-import { statusFile, type ReplicationStatus } from '../replication/supervisor.js';
+import { statusFile, type ReplicationStatus } from '../replication/replication-status.js';
 import type { Replica } from '../replication/replica-urls.js';
 import { databaseFile } from '../storage/engines.js';
 import { commandArgs, UsageError } from './subcommand.js';

@@ -552,6 +552,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What is running, where its data lives and how its replicas keep up.
+         * @description The facts an operator checks first, as JSON: the version, when the process that answered started,
+         *     the worker processes, the store's engine and size, and each replica's state, lag and last sync. The
+         *     console's Status view shows it beside charts it draws from `GET /metrics`. Needs the `metrics:read`
+         *     scope.
+         */
+        get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of getStatus: its status and headers, without the body.
+         * @description Answered as `GET` (`getStatus`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetStatus"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     newPlant: {
@@ -1299,6 +1326,98 @@ export interface components {
                      */
                     truncated?: boolean;
                 };
+            }[];
+        };
+        /**
+         * @description What is running and how its store and replicas stand, at `at`.
+         * @example {
+         *       "service": "plant-store",
+         *       "version": "1.0.0",
+         *       "at": "2026-03-14T09:30:00.000Z",
+         *       "startedAt": "2026-03-14T08:00:00.000Z",
+         *       "uptimeSeconds": 5400,
+         *       "workers": 4,
+         *       "store": {
+         *         "engine": "sqlite",
+         *         "sizeBytes": 18874368
+         *       },
+         *       "replicas": [
+         *         {
+         *           "name": "s3",
+         *           "state": "synced",
+         *           "lagSeconds": 0,
+         *           "lastSyncAt": "2026-03-14T09:29:59.120Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Status: {
+            /** @constant */
+            service: "plant-store";
+            /**
+             * @description The release that answered.
+             * @example 1.0.0
+             */
+            version: string;
+            /**
+             * Format: date-time
+             * @description When this answer was made.
+             * @example 2026-03-14T09:30:00.000Z
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description When the process that answered started.
+             * @example 2026-03-14T08:00:00.000Z
+             */
+            startedAt: string;
+            /**
+             * @description Seconds since `startedAt`.
+             * @example 5400.2
+             */
+            uptimeSeconds: number;
+            /**
+             * @description The processes that serve HTTP (`WORKERS`, resolved); 1 when one process serves.
+             * @example 4
+             */
+            workers: number;
+            store: {
+                /**
+                 * @description The store's engine.
+                 * @example sqlite
+                 * @enum {string}
+                 */
+                engine: "sqlite" | "postgres";
+                /**
+                 * @description The store's size on disk in bytes: the SQLite file with its write-ahead log, or PostgreSQL's `pg_database_size`; absent where it cannot be read (an in-memory store).
+                 * @example 18874368
+                 */
+                sizeBytes?: number;
+            };
+            /** @description Each replica named by `REPLICA_URL` (SQLite only); empty without replication. */
+            replicas: {
+                /**
+                 * @description The replica's name, as `replica status` shows it.
+                 * @example s3
+                 */
+                name: string;
+                /**
+                 * @description `synced` when it holds every change, `behind` while changes wait to be copied, `unknown` when the process that replicates has not reported for 5 seconds.
+                 * @example synced
+                 * @enum {string}
+                 */
+                state: "synced" | "behind" | "unknown";
+                /**
+                 * @description How long the oldest change not yet on the replica has waited; 0 when synced.
+                 * @example 0
+                 */
+                lagSeconds: number;
+                /**
+                 * Format: date-time
+                 * @description When Litestream last wrote a segment or snapshot to it; absent before the first.
+                 * @example 2026-03-14T09:29:59.120Z
+                 */
+                lastSyncAt?: string;
             }[];
         };
         /**
@@ -3780,6 +3899,70 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The metrics. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headGetStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlNoStore"];

@@ -5,6 +5,7 @@
 // Replication never holds up serving: nothing here is on the request path, and a replica that cannot be
 // reached only shows as lag, failures and log lines.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { statusFile, type ReplicationStatus } from './replication-status.js';
 import { closeSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -88,6 +89,8 @@ export function createReplication(options: ReplicationOptions): Replication {
   const ends = new Map<string, string>();
   /** When each replica last wrote a segment or snapshot: a replica that does is not stalled. */
   const progress = new Map<string, number>(replicas.map((r) => [r.name, startedAt]));
+  /** When each replica last wrote a segment or snapshot, in ms since the epoch (the status file's lastSyncAt). */
+  const synced = new Map<string, number>();
   const lagOf = (name: string): number => {
     const held = heldUpTo.get(name) ?? startedAt;
     const waiting = changes.find((c) => c > held);
@@ -136,7 +139,10 @@ export function createReplication(options: ReplicationOptions): Replication {
 
   /** What `replica status` reports as each replica's lag: this process's figures, beside the store. */
   function writeStatus(): void {
-    const status: ReplicationStatus = { at: now(), replicas: Object.fromEntries(replicas.map((r) => [r.name, { lagSeconds: lagOf(r.name) }])) };
+    const status: ReplicationStatus = {
+      at: now(),
+      replicas: Object.fromEntries(replicas.map((r) => [r.name, { lagSeconds: lagOf(r.name), ...(synced.has(r.name) && { lastSyncAt: synced.get(r.name) }) }])),
+    };
     const file = statusFile(database);
     try {
       rmSync(`${file}.tmp`, { force: true });
@@ -176,6 +182,7 @@ export function createReplication(options: ReplicationOptions): Replication {
         if (replica !== undefined && (msg === 'write wal segment' || msg === 'write snapshot')) writing.set(replica, now() - SHADOW_COPY_MS);
         if (replica !== undefined && (msg === 'wal segment written' || msg === 'snapshot written')) {
           progress.set(replica, now());
+          synced.set(replica, Date.now());
           const end = endOf(fields.position, msg === 'wal segment written' ? fields.sz : 0);
           if (end !== undefined) ends.set(replica, end);
           if (writing.has(replica)) heldUpTo.set(replica, Math.max(heldUpTo.get(replica) ?? 0, writing.get(replica)!));
@@ -293,17 +300,6 @@ export function createReplication(options: ReplicationOptions): Replication {
       });
     },
   };
-}
-
-/** Each replica's lag as serve measured it at `at` (ms since the epoch). */
-export interface ReplicationStatus {
-  at: number;
-  replicas: Record<string, { lagSeconds: number }>;
-}
-
-/** Where serve keeps its replication status: an owner-only file beside the store, read by `replica status`. */
-export function statusFile(database: string): string {
-  return join(dirname(database), `.${basename(database)}-replication.json`);
 }
 
 /** A segment's end as `generation/index:offset`, from the position it started at and its size. */

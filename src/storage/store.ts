@@ -41,6 +41,8 @@ export interface Store extends PlantStore, TokenStore, TicketStore {
   ping(): Promise<void>;
   /** Connections the database server accepts from ordinary users at most (a database server only). */
   connectionLimit?(): Promise<number>;
+  /** The store's size on disk in bytes; undefined where it has none (a database in memory). */
+  sizeBytes(): Promise<number | undefined>;
   /** Commits whatever is pending, then releases the database. */
   close(): Promise<void>;
   /**

@@ -17,7 +17,8 @@ import { capturedLogger } from '../helpers/log-lines.js';
 import { eventually } from '../helpers/sleep.js';
 import { parseReplicaUrls } from '../../src/replication/replica-urls.js';
 import { runLitestream, writeLitestreamConfig } from '../../src/replication/litestream.js';
-import { createReplication, statusFile, type ReplicationStatus } from '../../src/replication/supervisor.js';
+import { createReplication } from '../../src/replication/supervisor.js';
+import { statusFile, type ReplicationStatus } from '../../src/replication/replication-status.js';
 
 const SYNC_MS = 1_000;
 const QUIET_MS = 100_000;

@@ -154,6 +154,19 @@ test('SQLite replicated by Litestream to a file and an SFTP replica: writes go o
   assert.equal(away.code, 1, away.stdout);
   assert.match(away.stdout, /^sftp .* unreachable: /m);
   assert.match(away.stdout, /^file .* ok$/m);
+  // GET /status says the same, whichever worker answers: two workers, the file replica synced lately, SFTP behind.
+  const status = (await (await fetch(`${server.url}/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+    workers: number;
+    store: { engine: string; sizeBytes: number };
+    replicas: { name: string; state: string; lagSeconds: number; lastSyncAt?: string }[];
+  };
+  assert.equal(status.workers, 2);
+  assert.equal(status.store.engine, 'sqlite');
+  assert.ok(status.store.sizeBytes > 0);
+  const [file, remote] = status.replicas;
+  assert.deepEqual([file?.name, remote?.name], ['file', 'sftp']);
+  assert.ok(remote!.state === 'behind' && remote!.lagSeconds >= 3, JSON.stringify(status.replicas));
+  assert.ok(Date.now() - Date.parse(file!.lastSyncAt!) < 10_000, JSON.stringify(status.replicas));
   await eventually(async () => (await counter(server.url, token, 'plant_store_replication_failures_total\\{replica="sftp"\\}')) > 0, 'failures of the SFTP replica counted', 30_000, 200);
   assert.deepEqual([...live.statuses.keys()], [], `every write answered 200 while a replica is away: ${summarize(live)}`);
 

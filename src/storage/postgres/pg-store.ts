@@ -45,6 +45,7 @@ const SQL = {
   insertTicket: `WITH expired AS (DELETE FROM event_tickets WHERE expires_at < $4)
     INSERT INTO event_tickets (ticket_hash, token_id, expires_at) VALUES ($1, $2, $3)`,
   ping: 'SELECT 1 FROM schema_migrations LIMIT 1',
+  sizeBytes: 'SELECT pg_database_size(current_database())::text AS n',
   connectionLimit: `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS n`,
 } as const;
 
@@ -163,6 +164,10 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
   async ping(): Promise<void> {
     await this.query('ping', []);
+  }
+
+  async sizeBytes(): Promise<number | undefined> {
+    return Number((await this.query<{ n: string }>('sizeBytes', [])).rows[0]!.n);
   }
 
   async connectionLimit(): Promise<number> {

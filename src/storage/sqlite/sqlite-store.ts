@@ -4,6 +4,7 @@
 // blocks the event loop), the primary of a multi-process server, or this connection where nothing else serves
 // (a memory database, the primary itself, the CLI). Reads use this connection, which then writes nothing.
 import type Database from 'better-sqlite3';
+import { stat } from 'node:fs/promises';
 import { asStoreError, StoreUnavailableError } from '../errors.js';
 import type { EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
@@ -246,6 +247,13 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   async ping(): Promise<void> {
     // Reads a page of the file, so an unreadable or vanished database fails the check.
     this.guard(() => this.db.prepare('SELECT count(*) FROM schema_migrations').get());
+  }
+
+  async sizeBytes(): Promise<number | undefined> {
+    if (this.file === ':memory:') return undefined;
+    // The file and its write-ahead log: what a change has cost on disk until the next checkpoint.
+    const sizes = await Promise.all(['', '-wal'].map((end) => stat(this.file + end).then((s) => s.size, () => 0)));
+    return sizes[0]! + sizes[1]!;
   }
 
   protected async release(): Promise<void> {
