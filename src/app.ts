@@ -9,6 +9,7 @@ import { bearerGuard, credentialCheck, type ScopeRequirement } from './auth/bear
 import { createTicketService } from './auth/stream-tickets.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import type { TokenService } from './auth/token-service.js';
+import { tokenHandlers } from './auth/token-handlers.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -268,6 +269,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         },
         tickets,
       }),
+      ...tokenHandlers(tokens, clock),
       ...healthHandlers(deps.store),
       ...statusHandlers({ store: deps.store, workers: deps.workers ?? 1, replicas: config.replicaUrls.map((r) => r.name), replication: replicationStatusOf(config.databaseUrl) }),
       ...docsHandlers(contract),

@@ -11,6 +11,10 @@ export type Verification =
 export interface TokenService {
   create(input: { name: string; scopes: Scope[]; expiresAt?: Date | null }): Promise<{ token: TokenRecord; secret: string }>;
   list(): Promise<TokenRecord[]>;
+  /** Up to `limit` tokens in the order they were made, after the token `after` names. */
+  page(limit: number, after?: string): Promise<TokenRecord[]>;
+  get(id: string): Promise<TokenRecord | undefined>;
+  /** False when no such token exists or it was already revoked. Clears this process's cache at once. */
   revoke(id: string): Promise<boolean>;
   /** Answered at once (no promise) when the token's record is cached, as it is for nearly every request. */
   verify(secret: string): Verification | Promise<Verification>;
@@ -86,6 +90,8 @@ export function createTokenService(store: TokenStore, options: TokenServiceOptio
     },
 
     list: () => store.listTokens(),
+    page: (limit, after) => store.tokensPage(limit, after),
+    get: (id) => store.findTokenById(id),
 
     async revoke(id) {
       const done = await store.revokeToken(id, new Date(clock.now()));

@@ -16,6 +16,9 @@ export interface TokenStore {
   insertToken(token: TokenRecord): Promise<void>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
   listTokens(): Promise<TokenRecord[]>;
+  /** Up to `limit` tokens in the order they were made (listTokens' order), after the token `after` when given. */
+  tokensPage(limit: number, after?: string): Promise<TokenRecord[]>;
+  findTokenById(id: string): Promise<TokenRecord | undefined>;
   /** Marks a token revoked; false when no such token exists or it was already revoked. */
   revokeToken(id: string, at: Date): Promise<boolean>;
   countTokens(): Promise<number>;

@@ -1,8 +1,11 @@
 // Opaque API tokens: how they look, how they are hashed, and the scopes they can carry.
 import * as crypto from 'node:crypto';
 
-/** Every scope the service knows. Operations name theirs in the OpenAPI document's security requirements. */
-export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read'] as const;
+/**
+ * Every scope the service knows. Operations name theirs in the OpenAPI document's security requirements.
+ * `tokens:manage` lists, creates and revokes tokens over HTTP, and never grants a scope its token lacks.
+ */
+export const SCOPES = ['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read', 'tokens:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** A recognisable prefix lets secret scanners and humans spot a leaked token. */

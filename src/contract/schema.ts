@@ -231,6 +231,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tokens/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The token this request is made with, and its scopes.
+         * @description Who the caller is: the token's id, name, scopes and expiry. Any valid bearer token may ask, whatever
+         *     its scopes; a stream ticket may not. A client such as the console reads it to offer only what the
+         *     token may do. For a JWT from the identity provider, `id` is its `jwt_...` identity (a hash of `iss`
+         *     and `sub`), `name` is `JWT`, `scopes` are those of its claims this service knows, and `expiresAt` is
+         *     its `exp`. `expiresAt` is absent for a token that never expires. No secret is shown.
+         */
+        get: operations["getCurrentToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of getCurrentToken: its status and headers, without the body.
+         * @description Answered as `GET` (`getCurrentToken`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headGetCurrentToken"];
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists API tokens, oldest first, a page at a time (never their secrets).
+         * @description Every opaque token, revoked and expired ones included, in the order they were made, at most `limit` a
+         *     page. When more follow, the `Link` header carries the next page's URL with `rel="next"` (RFC 8288):
+         *     `after` is the id of the last token of the page. Each token shows its id, name, scopes and times; a
+         *     secret or its hash is never shown. `lastUsedAt` is written in batches, so it may lag a few seconds,
+         *     and it is absent for a token never used yet. `expiresAt` and `revokedAt` are absent where they do not
+         *     apply. Needs the `tokens:manage` scope. JWTs are not stored, so they are not listed.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Makes an API token; its secret is shown once, in this answer.
+         * @description Answers 201 with the new token and its secret (`pst_...`), shown only in this answer: only its
+         *     SHA-256 hash is stored. `scopes` are the token's scopes, each once; `expiresAt`, when given, is an RFC
+         *     3339 date-time in the future. `name` is for people, 1 to 100 characters without control characters.
+         *
+         *     A token never grants more than its maker holds. Asking for a scope the calling token lacks is 403,
+         *     naming the missing scopes, and nothing is made. Needs the `tokens:manage` scope. The service logs the
+         *     new token's id and the caller's, never the secret.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        /**
+         * HEAD of listTokens: its status and headers, without the body.
+         * @description Answered as `GET` (`listTokens`) is, with the same status and headers (RFC 9110), and no body.
+         */
+        head: operations["headListTokens"];
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token id (`tok_...`), as `GET /tokens` lists it.
+                 * @example tok_q3XbT0aRzN8cW1yH
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes a token.
+         * @description Revokes the token and answers 204. Requests with it are refused (401) within `TOKEN_CACHE_TTL_MS`
+         *     on every process, and at once on the one that answered. The token stays listed, with `revokedAt`.
+         *     Revoking a token that is already revoked answers 204 again and keeps the first `revokedAt`, so a
+         *     retry is safe. 404 when no token has this id. A token may revoke itself. Needs the `tokens:manage`
+         *     scope. The service logs the revoked token's id and the caller's.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -811,6 +908,152 @@ export interface components {
              * @example No such plant.
              */
             message: string;
+        };
+        /**
+         * @description A scope a token may hold.
+         * @example plants:read
+         * @enum {string}
+         */
+        Scope: "plants:read" | "plants:write" | "webhooks:manage" | "metrics:read" | "tokens:manage";
+        /**
+         * @description A token to make (POST /tokens).
+         * @example {
+         *       "name": "greenhouse reader",
+         *       "scopes": [
+         *         "plants:read"
+         *       ],
+         *       "expiresAt": "2026-06-14T00:00:00Z"
+         *     }
+         */
+        NewToken: {
+            /**
+             * @description A name for people, e.g. who uses the token; 1 to 100 characters, no control characters.
+             * @example greenhouse reader
+             */
+            name: string;
+            /**
+             * @description The token's scopes, each once; every one must be held by the calling token too.
+             * @example [
+             *       "plants:read"
+             *     ]
+             */
+            scopes: components["schemas"]["Scope"][];
+            /**
+             * Format: date-time
+             * @description When the token stops working, an RFC 3339 date-time with an offset, in the future. Never, when absent.
+             * @example 2026-06-14T00:00:00Z
+             */
+            expiresAt?: string;
+        };
+        /**
+         * @description An API token as listed. Never its secret or the secret's hash.
+         * @example {
+         *       "id": "tok_q3XbT0aRzN8cW1yH",
+         *       "name": "greenhouse reader",
+         *       "scopes": [
+         *         "plants:read"
+         *       ],
+         *       "createdAt": "2026-03-14T09:30:00.000Z",
+         *       "expiresAt": "2026-06-14T00:00:00.000Z"
+         *     }
+         */
+        Token: {
+            /**
+             * @description The token id, safe to show and log.
+             * @example tok_q3XbT0aRzN8cW1yH
+             */
+            id: string;
+            /**
+             * @description The name given when the token was made.
+             * @example greenhouse reader
+             */
+            name: string;
+            /**
+             * @description The token's scopes.
+             * @example [
+             *       "plants:read"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description When the token was made.
+             * @example 2026-03-14T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a request last used the token, written in batches every few seconds; absent when not known yet.
+             * @example 2026-03-14T09:31:12.000Z
+             */
+            lastUsedAt?: string;
+            /**
+             * Format: date-time
+             * @description When the token stops working; absent when it never does.
+             * @example 2026-06-14T00:00:00.000Z
+             */
+            expiresAt?: string;
+            /**
+             * Format: date-time
+             * @description When the token was revoked; absent while it is not.
+             * @example 2026-03-15T10:00:00.000Z
+             */
+            revokedAt?: string;
+        };
+        /**
+         * @example {
+         *       "id": "tok_q3XbT0aRzN8cW1yH",
+         *       "name": "greenhouse reader",
+         *       "scopes": [
+         *         "plants:read"
+         *       ],
+         *       "createdAt": "2026-03-14T09:30:00.000Z",
+         *       "expiresAt": "2026-06-14T00:00:00.000Z",
+         *       "secret": "pst_3qV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vAxw"
+         *     }
+         */
+        TokenWithSecret: components["schemas"]["Token"] & {
+            /**
+             * @description The token's secret (`pst_` and 43 base64url characters). Shown only when the token is made.
+             * @example pst_3qV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vAxw
+             */
+            secret: string;
+        };
+        /**
+         * @description The token a request is made with (GET /tokens/current).
+         * @example {
+         *       "id": "tok_q3XbT0aRzN8cW1yH",
+         *       "name": "greenhouse reader",
+         *       "scopes": [
+         *         "plants:read"
+         *       ],
+         *       "expiresAt": "2026-06-14T00:00:00.000Z"
+         *     }
+         */
+        CurrentToken: {
+            /**
+             * @description `tok_...` for an opaque token, `jwt_...` for a JWT.
+             * @example tok_q3XbT0aRzN8cW1yH
+             */
+            id: string;
+            /**
+             * @description The token's name; `JWT` for a JWT.
+             * @example greenhouse reader
+             */
+            name: string;
+            /**
+             * @description The scopes the token holds.
+             * @example [
+             *       "plants:read"
+             *     ]
+             */
+            scopes: string[];
+            /**
+             * Format: date-time
+             * @description When the token stops working; absent when it never does.
+             * @example 2026-06-14T00:00:00.000Z
+             */
+            expiresAt?: string;
         };
         /**
          * @example {
@@ -2943,6 +3186,312 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getCurrentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling token. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_q3XbT0aRzN8cW1yH",
+                     *       "name": "greenhouse reader",
+                     *       "scopes": [
+                     *         "plants:read"
+                     *       ],
+                     *       "expiresAt": "2026-06-14T00:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CurrentToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headGetCurrentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling token. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of tokens in the page.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Return only tokens made after this one (the id of the last token of the previous page). An id that
+                 *     names no token is 400.
+                 * @example tok_q3XbT0aRzN8cW1yH
+                 */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens, oldest first. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description `<...>; rel="next"` when more tokens follow.
+                     * @example </tokens?limit=50&after=tok_q3XbT0aRzN8cW1yH>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "tok_q3XbT0aRzN8cW1yH",
+                     *         "name": "greenhouse reader",
+                     *         "scopes": [
+                     *           "plants:read"
+                     *         ],
+                     *         "createdAt": "2026-03-14T09:30:00.000Z",
+                     *         "expiresAt": "2026-06-14T00:00:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Token"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "greenhouse reader",
+                 *       "scopes": [
+                 *         "plants:read"
+                 *       ],
+                 *       "expiresAt": "2026-06-14T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewToken"];
+            };
+        };
+        responses: {
+            /** @description Made. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_q3XbT0aRzN8cW1yH",
+                     *       "name": "greenhouse reader",
+                     *       "scopes": [
+                     *         "plants:read"
+                     *       ],
+                     *       "createdAt": "2026-03-14T09:30:00.000Z",
+                     *       "expiresAt": "2026-06-14T00:00:00.000Z",
+                     *       "secret": "pst_3qV9b2LkT0aRzN8cW1yHfJ5uE7sPdG4oQ6iBtM0vAxw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The token lacks `tokens:manage`, or asks for a scope it does not hold itself; the message names
+             *     what is missing.
+             */
+            403: {
+                headers: {
+                    /**
+                     * @description RFC 6750 challenge with `error="insufficient_scope"`, when the token lacks `tokens:manage`.
+                     * @example Bearer realm="plant-store", error="insufficient_scope", scope="tokens:manage"
+                     */
+                    "WWW-Authenticate"?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": 403,
+                     *       "message": "A token can grant only scopes it holds: this token lacks plants:write and metrics:read; nothing was made."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    headListTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Maximum number of tokens in the page.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description Return only tokens made after this one (the id of the last token of the previous page). An id that
+                 *     names no token is 400.
+                 * @example tok_q3XbT0aRzN8cW1yH
+                 */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens, oldest first. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description `<...>; rel="next"` when more tokens follow.
+                     * @example </tokens?limit=50&after=tok_q3XbT0aRzN8cW1yH>; rel="next"
+                     */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token id (`tok_...`), as `GET /tokens` lists it.
+                 * @example tok_q3XbT0aRzN8cW1yH
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. No body. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: never;
@@ -4296,6 +4845,10 @@ export const maxLength = {
   "PlantPatch": {
     "name": 256,
     "tag": 256
+  },
+  "NewToken": {
+    "name": 100,
+    "expiresAt": 64
   },
   "NewWebhook": {
     "url": 2048,

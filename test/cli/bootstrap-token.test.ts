@@ -39,7 +39,7 @@ test('the first start on an empty store prints one token with every scope and ho
   assert.equal((await postWith(first.url, secret, 1)).status, 200);
   const list = await listedTokens<{ id: string; name: string; scopes: string }>(env);
   assert.equal(list.length, 1);
-  assert.deepEqual(list[0]!.scopes.split(' ').sort(), ['metrics:read', 'plants:read', 'plants:write', 'webhooks:manage']);
+  assert.deepEqual(list[0]!.scopes.split(' ').sort(), ['metrics:read', 'plants:read', 'plants:write', 'tokens:manage', 'webhooks:manage']);
   assert.ok(first.stdout().includes(list[0]!.id), 'the banner does not name the token id');
 
   first.proc.kill('SIGTERM');

@@ -69,13 +69,13 @@ const GENERATED: Record<string, (v: unknown, example: unknown) => boolean> = {
   durationMs: (v) => typeof v === 'bigint' && v >= 0n,
   // A plant's version counts every write to the store; the service's version is the package's.
   version: (v, example) => (typeof example === 'string' ? v === PACKAGE_VERSION : typeof v === 'bigint' && v > 0n),
-  // 256 random bits, shown once.
-  secret: (v) => typeof v === 'string' && /^whsec_[A-Za-z0-9+/]{43}=$/.test(v),
+  // 256 random bits, shown once: a webhook's signing secret or an API token's.
+  secret: (v, example) => typeof v === 'string' && (String(example).startsWith('pst_') ? /^pst_[A-Za-z0-9_-]{43}$/ : /^whsec_[A-Za-z0-9+/]{43}=$/).test(v),
   ticket: (v) => typeof v === 'string' && /^pse_[A-Za-z0-9_-]{43}$/.test(v),
 };
 /** Ids the service makes: the example's stands for whichever the service made, with the same prefix. */
-const MADE_ID = /^(wh|dlv|msg)_[A-Za-z0-9_-]+$/;
-const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg)_[A-Za-z0-9_-]+/g;
+const MADE_ID = /^(wh|dlv|msg|tok)_[A-Za-z0-9_-]+$/;
+const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg|tok)_[A-Za-z0-9_-]+/g;
 const TIME_IN_TEXT = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
 
 const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -185,7 +185,7 @@ test('every example request, sent to the service, is answered as the document\'s
   timedOut.catch(() => {}); // awaited below; a failure fails the test there
   const token = async (scopes: string[]) => (await s.tokens.create({ name: scopes.join('+'), scopes: scopes as never })).secret;
   const tokens = {
-    all: await token(['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read']),
+    all: await token(['plants:read', 'plants:write', 'webhooks:manage', 'metrics:read', 'tokens:manage']),
     read: s.token.read,
     manageOnly: await token(['webhooks:manage']),
   };
@@ -364,6 +364,19 @@ test('every example request, sent to the service, is answered as the document\'s
   expectExample('deleteWebhook', await call('deleteWebhook', { path: { id: hookId } }), 204);
   // The example's id names no subscription now.
   expectExample('recoverWebhookDeliveries', await call('recoverWebhookDeliveries'), 404);
+
+  // ---- Tokens: the example token is made at NOW, read as itself, listed, and revoked.
+  const tokenMade = await call('createToken');
+  const tokenId = expectExample('createToken', tokenMade, 201).get('tok_q3XbT0aRzN8cW1yH') ?? '';
+  const madeSecret = String((JSON.parse(tokenMade.text) as { secret?: string }).secret);
+  expectExample('getCurrentToken', await call('getCurrentToken', { token: madeSecret }), 200, { ids: { tok_q3XbT0aRzN8cW1yH: tokenId } });
+  // The list holds the test's other tokens too: the example is held to the made token's entry.
+  const tokenList = await call('listTokens', { query: {} });
+  const madeEntry = tokenList.status === 200 ? (JSON.parse(tokenList.text) as Node[]).filter((x) => x.id === tokenId) : [];
+  expectExample('listTokens', { ...tokenList, text: JSON.stringify(madeEntry) }, 200, { ids: { tok_q3XbT0aRzN8cW1yH: tokenId } });
+  const grantsTokens = await token(['tokens:manage', 'plants:read']);
+  expectExample('createToken', await call('createToken', { token: grantsTokens, body: { name: 'too much', scopes: ['plants:read', 'plants:write', 'metrics:read'] } }), 403);
+  expectExample('revokeToken', await call('revokeToken', { path: { id: tokenId } }), 204);
 
   // ---- Plants. The examples' neighbours first: the list's other plant and one the list must skip.
   for (const json of ['{"id":10041,"name":"Ficus lyrata"}', '{"id":9223372036854775807,"name":"Strelitzia nicolai","tag":"tropical"}']) {

@@ -36,6 +36,10 @@ const SQL = {
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   tokenByHash: 'SELECT * FROM api_tokens WHERE token_hash = $1',
   listTokens: 'SELECT * FROM api_tokens ORDER BY created_at, seq',
+  firstTokens: 'SELECT * FROM api_tokens ORDER BY created_at, seq LIMIT $1',
+  tokensAfter: `SELECT t.* FROM api_tokens t, (SELECT created_at, seq FROM api_tokens WHERE id = $2) c
+    WHERE (t.created_at, t.seq) > (c.created_at, c.seq) ORDER BY t.created_at, t.seq LIMIT $1`,
+  tokenById: 'SELECT * FROM api_tokens WHERE id = $1',
   revokeToken: 'UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
   countTokens: 'SELECT count(*) AS n FROM api_tokens',
   touchTokens: `UPDATE api_tokens t SET last_used_at = greatest(t.last_used_at, u.at)
@@ -138,6 +142,16 @@ export class PgStore extends GroupCommittedPlants implements Store {
 
   async listTokens(): Promise<TokenRecord[]> {
     return (await this.query<TokenRow>('listTokens', [])).rows.map((r) => tokenOf(r, pgText));
+  }
+
+  async tokensPage(limit: number, after?: string): Promise<TokenRecord[]> {
+    const { rows } = after === undefined ? await this.query<TokenRow>('firstTokens', [limit]) : await this.query<TokenRow>('tokensAfter', [limit, after]);
+    return rows.map((r) => tokenOf(r, pgText));
+  }
+
+  async findTokenById(id: string): Promise<TokenRecord | undefined> {
+    const { rows } = await this.query<TokenRow>('tokenById', [id]);
+    return rows[0] ? tokenOf(rows[0], pgText) : undefined;
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {

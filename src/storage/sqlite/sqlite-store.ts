@@ -155,6 +155,10 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       tokenByHash: db.prepare('SELECT * FROM api_tokens WHERE token_hash = ?'),
       // Ties in insertion order, as on PostgreSQL (its seq column).
       listTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, rowid'),
+      firstTokens: db.prepare('SELECT * FROM api_tokens ORDER BY created_at, rowid LIMIT ?'),
+      tokensAfter: db.prepare(`SELECT t.* FROM api_tokens t, (SELECT created_at, rowid AS r FROM api_tokens WHERE id = ?) c
+        WHERE (t.created_at, t.rowid) > (c.created_at, c.r) ORDER BY t.created_at, t.rowid LIMIT ?`),
+      tokenById: db.prepare('SELECT * FROM api_tokens WHERE id = ?'),
       countTokens: db.prepare('SELECT count(*) AS n FROM api_tokens').pluck(),
       ticketByHash: db.prepare(TICKET_BY_HASH_SQL('?')),
     };
@@ -220,6 +224,16 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
 
   async listTokens(): Promise<TokenRecord[]> {
     return (this.guard(() => this.statements().listTokens.all()) as TokenRow[]).map((r) => tokenOf(r));
+  }
+
+  async tokensPage(limit: number, after?: string): Promise<TokenRecord[]> {
+    const rows = this.guard(() => (after === undefined ? this.statements().firstTokens.all(limit) : this.statements().tokensAfter.all(after, limit))) as TokenRow[];
+    return rows.map((r) => tokenOf(r));
+  }
+
+  async findTokenById(id: string): Promise<TokenRecord | undefined> {
+    const row = this.guard(() => this.statements().tokenById.get(id)) as TokenRow | undefined;
+    return row ? tokenOf(row) : undefined;
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {
