@@ -1,11 +1,11 @@
 // The console at /console: sign in with an API token, then the views. Rendered with Preact; every text from
 // the store goes through JSX as text, never as HTML.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { EventsView } from './events.js';
 import { PlantPage } from './plant.js';
 import { PlantsView } from './plants.js';
-import { clientFor, forgetToken, keepToken, messageOf, storedToken } from './session.js';
+import { clientFor, currentToken, forgetToken, keepToken, messageOf, storedToken, type Current } from './session.js';
 import { StatusView } from './status.js';
 import { TokensView } from './tokens.js';
 import type { Scope, ViewProps } from './view.js';
@@ -20,10 +20,10 @@ function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
     setBusy(true);
     setProblem(undefined);
     try {
-      // Any answer but 401 means the token is known: a token without plants:read still signs in (403 here).
-      const { error, response } = await clientFor(token.trim()).GET('/plants', { params: { query: { limit: 1 } } });
-      if (response.status === 401) setProblem(messageOf(error, response));
-      else onSignedIn(token.trim());
+      // Any valid token may read itself, whatever its scopes.
+      const { data, error, response } = await clientFor(token.trim()).GET('/tokens/current');
+      if (data) onSignedIn(token.trim());
+      else setProblem(messageOf(error, response));
     } catch (err) {
       setProblem(messageOf(err));
     } finally {
@@ -65,10 +65,33 @@ function useRoute(): string {
   return hash;
 }
 
+/** What the token may do (GET /tokens/current), loaded once per token: undefined while loading. */
+function useCurrent(client: ViewProps['client'] | undefined): Current | undefined {
+  const [current, setCurrent] = useState<Current>();
+  useEffect(() => {
+    setCurrent(undefined);
+    if (!client) return;
+    let live = true;
+    void currentToken(client).then((c) => live && setCurrent(c));
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  return current;
+}
+
 function App() {
   const [token, setToken] = useState(storedToken());
   const route = useRoute();
-  if (!token) {
+  // One client per token: views reload when their client changes.
+  const client = useMemo(() => (token ? clientFor(token) : undefined), [token]);
+  const current = useCurrent(client);
+  // The same function while the scopes are the same, so that a view may depend on it.
+  const can = useMemo(() => {
+    const scopes = current && 'scopes' in current ? current.scopes : [];
+    return (scope: Scope) => scopes.includes(scope);
+  }, [current]);
+  if (!token || !client) {
     return (
       <SignIn
         onSignedIn={(t) => {
@@ -78,7 +101,7 @@ function App() {
       />
     );
   }
-  const props: ViewProps = { client: clientFor(token), can: (_scope: Scope) => true };
+  const props: ViewProps = { client, can };
   const view = VIEWS.find((v) => route === v.hash || route.startsWith(`${v.hash}/`)) ?? VIEWS[0];
   const plantId = /^#plants\/(-?\d+)$/.test(route) ? BigInt(route.slice('#plants/'.length)) : undefined;
   return (
@@ -101,13 +124,20 @@ function App() {
           Sign out
         </button>
       </header>
-      {/* The list stays mounted under a plant's page, so Back finds the search and page it left. */}
-      {view.hash === '#plants' ? (
+      {current === undefined ? (
+        <main>
+          <p role="status">Loading</p>
+        </main>
+      ) : 'problem' in current ? (
+        <main>
+          <p role="alert">{current.problem}</p>
+        </main>
+      ) : /* The list stays mounted under a plant's page, so Back finds the search and page it left. */ view.hash === '#plants' ? (
         <>
           <div hidden={plantId !== undefined}>
             <PlantsView {...props} />
           </div>
-          {plantId !== undefined && <PlantPage client={props.client} id={plantId} key={String(plantId)} />}
+          {plantId !== undefined && <PlantPage client={props.client} can={props.can} id={plantId} key={String(plantId)} />}
         </>
       ) : (
         <view.View {...props} />

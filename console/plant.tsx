@@ -1,10 +1,11 @@
 // One plant: edit its name and tag with If-Match (the version the page showed), so a change made meanwhile is
 // never overwritten: on 412 the newer version is shown beside the user's change, which they can apply again.
-// Delete asks for confirmation first, and also sends If-Match.
+// Delete asks for confirmation first, and also sends If-Match. Without plants:write the plant is shown read-only.
 import { useEffect, useState } from 'preact/hooks';
 import { etagOf, type PlantStoreClient } from '@plant-store/client';
 import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
+import type { ViewProps } from './view.js';
 
 interface Shown {
   name: string;
@@ -12,7 +13,8 @@ interface Shown {
   etag: string;
 }
 
-export function PlantPage({ client, id }: { client: PlantStoreClient; id: bigint }) {
+export function PlantPage({ client, can, id }: { client: PlantStoreClient; can: ViewProps['can']; id: bigint }) {
+  const writes = can('plants:write');
   const [shown, setShown] = useState<Shown>();
   const [name, setName] = useState('');
   const [tag, setTag] = useState('');
@@ -88,7 +90,15 @@ export function PlantPage({ client, id }: { client: PlantStoreClient; id: bigint
       <h1>Plant {String(id)}</h1>
       <a href="#plants">Back to plants</a>
       {problem && <p role="alert">{problem}</p>}
-      {shown && (
+      {shown && !writes && (
+        <dl class="facts">
+          <dt>Name</dt>
+          <dd>{shown.name}</dd>
+          <dt>Tag</dt>
+          <dd>{shown.tag || 'none'}</dd>
+        </dl>
+      )}
+      {shown && writes && (
         <form onSubmit={save} aria-label="Edit plant" class="new-plant">
           <NameAndTag name={name} tag={tag} onName={setName} onTag={setTag} />
           <button type="submit">{newer ? 'Apply my change again' : 'Save'}</button>
@@ -111,7 +121,7 @@ export function PlantPage({ client, id }: { client: PlantStoreClient; id: bigint
           </dl>
         </section>
       )}
-      {shown && !confirming && (
+      {shown && writes && !confirming && (
         <button type="button" onClick={() => setConfirming(true)}>
           Delete
         </button>

@@ -14,7 +14,19 @@ type Listed = operations['listPlants']['responses'][200]['content']['application
 
 const PAGE = 20;
 
-export function PlantsView({ client }: ViewProps) {
+export function PlantsView({ client, can }: ViewProps) {
+  if (!can('plants:read')) {
+    return (
+      <main>
+        <h1>Plants</h1>
+        <p>This token may not read plants: that needs the plants:read scope.</p>
+      </main>
+    );
+  }
+  return <PlantList client={client} can={can} />;
+}
+
+function PlantList({ client, can }: ViewProps) {
   const [q, setQ] = useState('');
   const [tag, setTag] = useState('');
   const [sort, setSort] = useState<Sort>('id');
@@ -89,15 +101,18 @@ export function PlantsView({ client }: ViewProps) {
       </form>
       {problem && <p role="alert">{problem}</p>}
       <div class="actions">
-        <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>
-          New plant
-        </button>
+        {/* Offered only to a token that may write: the API would refuse it anyway. */}
+        {can('plants:write') && (
+          <button type="button" onClick={() => setCreating(!creating)} aria-expanded={creating}>
+            New plant
+          </button>
+        )}
         <button type="button" onClick={countAll}>
           Count
         </button>
         {count !== undefined && <output aria-label="Plants found">{count} plants</output>}
       </div>
-      {creating && (
+      {creating && can('plants:write') && (
         <NewPlantForm
           client={client}
           onCreated={() => {

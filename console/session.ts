@@ -26,3 +26,15 @@ export function messageOf(error: unknown, response?: Response): string {
   if (body && typeof body.message === 'string') return body.message;
   return response ? `The service answered ${response.status}.` : String(error);
 }
+
+/** What the signed-in token is, as GET /tokens/current says: its scopes, or why it could not be read. */
+export type Current = { scopes: readonly string[] } | { problem: string };
+
+export async function currentToken(client: PlantStoreClient): Promise<Current> {
+  try {
+    const { data, error, response } = await client.GET('/tokens/current');
+    return data ? { scopes: data.scopes } : { problem: messageOf(error, response) };
+  } catch (err) {
+    return { problem: messageOf(err) };
+  }
+}
