@@ -310,13 +310,20 @@ function EventTable({ caption, rows }: { caption: string; rows: readonly Row[] }
       <tbody>
         {rows.map((r) => (
           <tr key={r.id}>
-            <td>
+            {/* data-label: the column's name, shown beside the value where the table is stacked (narrow screens). */}
+            <td data-label="Time">
               <time dateTime={r.at.toISOString()}>{r.at.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' })}</time>
             </td>
-            <td>{r.type}</td>
-            <td class="id">{String(r.plant)}</td>
-            <td class="id">{String(r.version)}</td>
-            <td class="id">{r.id}</td>
+            <td data-label="Type">{r.type}</td>
+            <td class="id" data-label="Plant ID">
+              {String(r.plant)}
+            </td>
+            <td class="id" data-label="Version">
+              {String(r.version)}
+            </td>
+            <td class="id" data-label="Event ID">
+              {r.id}
+            </td>
           </tr>
         ))}
       </tbody>
