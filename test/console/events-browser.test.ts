@@ -1,8 +1,9 @@
 // The console's Events view in Chromium, from the user's side: a plant created over HTTP arrives live with its type,
 // id (above 2^53, digit for digit) and version; the type and plant filters narrow the stream; a write made while
 // paused is held and shown on resume; "Older events" pages the feed up to the live events, each event listed once;
-// at 390 pixels nothing scrolls sideways and axe-core finds no serious or critical violation. And across a restart
-// of the server the stream resumes from its last event: the writes made meanwhile are each shown once.
+// at 390 pixels nothing scrolls sideways and axe-core finds no serious or critical violation; a token without
+// plants:read is told so. And across a restart of the server, and the end of its ticket, the stream resumes from
+// its last event: the writes made meanwhile are each shown once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
@@ -94,6 +95,13 @@ test('the Events view: a live event with its id exact, filters by type and plant
   assert.deepEqual(await violations(page), [], 'the events view');
   assert.deepEqual(problems, []);
   assert.deepEqual(elsewhere(), []);
+
+  // A token without plants:read is told what it lacks, and the page asks for no ticket.
+  const writer = await openConsole(t, s.url, { token: s.token.write, browser: page.context().browser()! });
+  await writer.page.getByRole('link', { name: 'Events' }).click();
+  await writer.page.getByText('the feed and its stream need the plants:read scope').waitFor();
+  assert.deepEqual(writer.requests.filter((u) => u.includes('/events')), []);
+  assert.deepEqual(writer.problems, []);
 });
 
 test('the Events view across a server restart and a ticket\'s end: the stream resumes from its last event, and each write made meanwhile shows once', { timeout: 120_000 }, async (t) => {
