@@ -95,7 +95,7 @@ test('Webhooks in Chromium: subscribe from the form, read the secret once, see t
   assert.deepEqual(w.elsewhere(), []);
 });
 
-test('Webhooks at 390 px: long URLs and headers wrap, the attempt opens by keyboard; a token without webhooks:manage is told so', { timeout: 120_000 }, async (t) => {
+test('Webhooks at 390 px: long URLs and headers wrap, the attempt opens by keyboard; a token without webhooks:manage is told so, one without plants:read is offered no New subscription', { timeout: 120_000 }, async (t) => {
   const s = await startApp(t, { config: { webhookAllowedHosts: ['127.0.0.1'] } });
   const token = (await s.tokens.create({ name: 'console', scopes: ['webhooks:manage', 'plants:read'] })).secret;
   const hook = { url: '', secret: '' };
@@ -130,4 +130,13 @@ test('Webhooks at 390 px: long URLs and headers wrap, the attempt opens by keybo
   await r.page.getByText(/webhooks:manage/).first().waitFor();
   assert.equal(await r.page.getByRole('button', { name: 'New subscription' }).count(), 0);
   assert.deepEqual(await violations(r.page), [], 'Webhooks without webhooks:manage');
+
+  // With webhooks:manage but not plants:read, the subscriptions show and no New subscription is offered.
+  const manager = (await s.tokens.create({ name: 'manager', scopes: ['webhooks:manage'] })).secret;
+  const m = await openConsole(t, s.url, { token: manager, width: 390, browser: w.browser });
+  await m.page.getByRole('link', { name: 'Webhooks' }).click();
+  await m.page.getByRole('link', { name: hook.url }).waitFor();
+  await m.page.getByText(/also needs the plants:read scope/).waitFor();
+  assert.equal(await m.page.getByRole('button', { name: 'New subscription' }).count(), 0);
+  assert.deepEqual([...r.problems, ...m.problems], []);
 });
