@@ -1,6 +1,6 @@
 // The Status view in Chromium, as an operator reads it: the version, the workers and the store; a chart of
 // requests per second that moves with the traffic; on a replicated SQLite store (Litestream to a file replica),
-// the replica's state and its lag on a chart.
+// the replica's state and its lag on a chart. A token without metrics:read is told what it lacks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { createReplication } from '../../src/replication/supervisor.js';
 import { eventually } from '../helpers/sleep.js';
 import { openConsole, violations } from './kit.js';
 
-test('Status: version, workers and store; requests per second drawn live; a replica and its lag on a chart (SQLite);', { timeout: 90_000 }, async (t) => {
+test('Status: version, workers and store; requests per second drawn live; a replica and its lag on a chart (SQLite); no metrics:read, no status', { timeout: 90_000 }, async (t) => {
   const sqlite = process.env.PLANT_STORE_TEST_STORE !== 'postgres';
   const replicas = sqlite ? parseReplicaUrls(`file://${join(tempDir(t), 'replica')}`) : [];
   const s = await startApp(t, { config: { replicaUrls: replicas } });
@@ -24,7 +24,7 @@ test('Status: version, workers and store; requests per second drawn live; a repl
     replication.register(s.app.metrics.registry);
   }
   const ops = (await s.tokens.create({ name: 'ops', scopes: ['metrics:read'] })).secret;
-  const { page, problems, elsewhere } = await openConsole(t, s.url, { token: ops });
+  const { page, problems, elsewhere, browser } = await openConsole(t, s.url, { token: ops });
   await page.getByRole('link', { name: 'Status' }).click();
   await page.getByRole('heading', { name: 'Status' }).waitFor();
   const facts = page.getByRole('definition');
@@ -53,4 +53,8 @@ test('Status: version, workers and store; requests per second drawn live; a repl
   assert.deepEqual(problems, []);
   assert.deepEqual(elsewhere(), []);
 
+  // A token that may not read metrics is told so, and asks nothing.
+  const { page: other } = await openConsole(t, s.url, { token: s.token.all, browser });
+  await other.getByRole('link', { name: 'Status' }).click();
+  await other.getByText('needs the scope metrics:read').waitFor();
 });
