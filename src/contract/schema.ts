@@ -1287,7 +1287,7 @@ export interface components {
          */
         Traceparent: string;
         /**
-         * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed.
+         * @description The event's id; the `webhook-id` of its deliveries, and the cursor (`after`) of the feed. After `msg_`, 16 bytes in base64url: the first 6 are the time the write made it, in milliseconds since 1970 (big-endian), the other 10 random. So a stream's frame, which has no `createdAt`, still tells its time.
          * @example msg_2KWPBgLlAfxdpx2AI54pPJ
          */
         FeedEventId: string;
@@ -1450,7 +1450,23 @@ export interface components {
          *           "at": "2026-03-14T09:26:55.020Z",
          *           "statusCode": 503,
          *           "error": "HTTP 503",
-         *           "durationMs": 184
+         *           "durationMs": 184,
+         *           "request": {
+         *             "headers": {
+         *               "content-type": "application/json",
+         *               "webhook-id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+         *               "webhook-timestamp": "1773480415",
+         *               "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+         *             },
+         *             "body": "{\"id\":10042,\"name\":\"Monstera deliciosa\",\"tag\":\"tropical\",\"version\":1}"
+         *           },
+         *           "response": {
+         *             "headers": {
+         *               "content-type": "text/plain",
+         *               "retry-after": "60"
+         *             },
+         *             "excerpt": "busy, try later"
+         *           }
          *         }
          *       ]
          *     }
@@ -3857,7 +3873,23 @@ export interface operations {
                      *             "at": "2026-03-14T09:26:55.020Z",
                      *             "statusCode": 503,
                      *             "error": "HTTP 503",
-                     *             "durationMs": 184
+                     *             "durationMs": 184,
+                     *             "request": {
+                     *               "headers": {
+                     *                 "content-type": "application/json",
+                     *                 "webhook-id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *                 "webhook-timestamp": "1773480415",
+                     *                 "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *               },
+                     *               "body": "{\"id\":10042,\"name\":\"Monstera deliciosa\",\"tag\":\"tropical\",\"version\":1}"
+                     *             },
+                     *             "response": {
+                     *               "headers": {
+                     *                 "content-type": "text/plain",
+                     *                 "retry-after": "60"
+                     *               },
+                     *               "excerpt": "busy, try later"
+                     *             }
                      *           }
                      *         ]
                      *       }
@@ -3964,7 +3996,23 @@ export interface operations {
                      *           "at": "2026-03-14T09:26:55.020Z",
                      *           "statusCode": 503,
                      *           "error": "HTTP 503",
-                     *           "durationMs": 184
+                     *           "durationMs": 184,
+                     *           "request": {
+                     *             "headers": {
+                     *               "content-type": "application/json",
+                     *               "webhook-id": "msg_2KWPBgLlAfxdpx2AI54pPJ",
+                     *               "webhook-timestamp": "1773480415",
+                     *               "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *             },
+                     *             "body": "{\"id\":10042,\"name\":\"Monstera deliciosa\",\"tag\":\"tropical\",\"version\":1}"
+                     *           },
+                     *           "response": {
+                     *             "headers": {
+                     *               "content-type": "text/plain",
+                     *               "retry-after": "60"
+                     *             },
+                     *             "excerpt": "busy, try later"
+                     *           }
                      *         }
                      *       ]
                      *     }

@@ -72,7 +72,13 @@ const GENERATED: Record<string, (v: unknown, example: unknown) => boolean> = {
   // 256 random bits, shown once: a webhook's signing secret or an API token's.
   secret: (v, example) => typeof v === 'string' && (String(example).startsWith('pst_') ? /^pst_[A-Za-z0-9_-]{43}$/ : /^whsec_[A-Za-z0-9+/]{43}=$/).test(v),
   ticket: (v) => typeof v === 'string' && /^pse_[A-Za-z0-9_-]{43}$/.test(v),
+  // What an attempt sent (signed now, with this run's ids) and what this run's receiver answered.
+  request: (v) => isHeaders((v as Node)?.headers) && typeof (v as Node).body === 'string' && /^v1,/.test((v as Node).headers['webhook-signature'] ?? ''),
+  response: (v) => isHeaders((v as Node)?.headers) && typeof (v as Node).excerpt === 'string',
 };
+function isHeaders(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((h) => typeof h === 'string');
+}
 /** Ids the service makes: the example's stands for whichever the service made, with the same prefix. */
 const MADE_ID = /^(wh|dlv|msg|tok)_[A-Za-z0-9_-]+$/;
 const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg|tok)_[A-Za-z0-9_-]+/g;
