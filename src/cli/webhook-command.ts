@@ -32,10 +32,10 @@ const DELIVERIES_HELP = `  webhook deliveries ID [--limit N] [--json]
       next attempt). N is 1 to ${MAX_DELIVERIES_PAGE}, default 100 (as the API).
 `;
 const RETRY_HELP = `  webhook retry ID DELIVERY_ID
-      Sends a delivery now (a running server picks it up on its next poll): a failed or cancelled one
-      gets another round of attempts; a pending one waiting for its next attempt is made due at once.
-      A succeeded delivery, one being sent at this moment, or one of a disabled subscription cannot be
-      retried (exit 1).
+      Sends a delivery now (a running server picks it up on its next poll): a failed, cancelled or
+      succeeded one gets another round of attempts, with its webhook-id unchanged; a pending one waiting
+      for its next attempt is made due at once. One being sent at this moment, or one of a disabled
+      subscription, cannot be retried (exit 1).
 `;
 const RECOVER_HELP = `  webhook recover ID --since TIME
       Sends again what the receiver missed: every failed delivery of the subscription made at or after

@@ -457,8 +457,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sends a delivery now, failed, cancelled or waiting for its next try.
-         * @description A failed or cancelled delivery gets another round of attempts, the first one due now. A pending delivery waiting for its next try is made due now, its round going on. Every attempt carries the same `webhook-id` as the earlier ones. A running dispatcher sends it on its next poll.
+         * Sends a delivery again now, whatever its state; one waiting for its next try, sooner.
+         * @description A failed, cancelled or succeeded delivery gets another round of attempts, the first one due now: a succeeded one is sent again, for a receiver that lost or mishandled it. A pending delivery waiting for its next try is made due now, its round going on. Every attempt carries the same `webhook-id` as the earlier ones, so a receiver that drops repeats by that id drops a resend too. A running dispatcher sends it on its next poll.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -4026,7 +4026,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
-            /** @description The delivery already succeeded, an attempt of it is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
+            /** @description An attempt of the delivery is being sent at this moment, or its subscription is disabled (re-enable it with `plant-store webhook enable`). */
             409: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
@@ -4038,7 +4038,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": 409,
-                     *       "message": "Delivery dlv_5f0c9a1e7b2d4c83a6e1f09b has already succeeded, so there is nothing to retry."
+                     *       "message": "Webhook subscription wh_Vh3q9LmT0xKa2bYc is disabled (the receiver answered 410 Gone on 2026-03-14T07:12:40.512Z). Re-enable it first with `npx plant-store webhook enable wh_Vh3q9LmT0xKa2bYc`."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

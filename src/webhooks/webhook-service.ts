@@ -254,19 +254,12 @@ export function createWebhookService(store: WebhookStore, options: WebhookServic
             `Re-enable it first with \`npx plant-store webhook enable ${id}\`.`,
         );
       }
-      if (delivery.status === 'succeeded') {
-        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} has already succeeded, so there is nothing to retry.`);
-      }
       // The store re-checks the state in its own transaction: a concurrent retry, or a dispatcher that holds
       // the delivery for an attempt, wins there.
       if (!(await store.retryDelivery(id, deliveryId, now()))) {
         const current = await store.getDelivery(id, deliveryId);
-        throw new AppError(
-          'DELIVERY_NOT_RETRYABLE',
-          current?.status === 'succeeded'
-            ? `Delivery ${deliveryId} has already succeeded, so there is nothing to retry.`
-            : `Delivery ${deliveryId} is being sent at this moment; see its attempts in a few seconds.`,
-        );
+        if (!current) throw new AppError('DELIVERY_NOT_FOUND', `No delivery ${deliveryId} to webhook subscription ${id}.`);
+        throw new AppError('DELIVERY_NOT_RETRYABLE', `Delivery ${deliveryId} is being sent at this moment; see its attempts in a few seconds.`);
       }
       options.onDue?.();
       const updated = await store.getDelivery(id, deliveryId);

@@ -82,7 +82,10 @@ test('a host allowed for the CLI only: the server refuses it once and disables t
   // Signed with the secret printed when it was added: the receiver verified both requests.
   assert.equal(rx.requests.length, 2);
   assert.deepEqual(rx.problems, []);
-  const succeeded = await runCli(['webhook', 'retry', id, refused!.id], env);
-  assert.equal(succeeded.code, 1);
-  assert.match(succeeded.stderr, /has already succeeded, so there is nothing to retry\./);
+  // A succeeded delivery is sent again: the receiver gets it a third time.
+  const resent = await runCli(['webhook', 'retry', id, refused!.id], env);
+  assert.equal(resent.code, 0, resent.stderr);
+  assert.equal(await fixed.dispatcher.runOnce(), 1);
+  assert.equal(rx.requests.length, 3);
+  assert.equal(rx.requests[2]!.headers['webhook-id'], rx.requests[1]!.headers['webhook-id']);
 });

@@ -1,7 +1,7 @@
 // Deliveries as the subscription API shows them, driven through a real server and a real receiver on
 // 127.0.0.1: attempts with status codes and errors, the next try, 410 disabling the subscription, and manual
-// retry (202 for a failed delivery or a pending one waiting for its next try, which is then sent at once; 409
-// for a succeeded one, one being sent, or a disabled subscription). The schedule runs on a controllable
+// retry (202 for a failed or succeeded delivery, sent again, or a pending one waiting for its next try, which is
+// then sent at once; 409 for one being sent, or a disabled subscription). The schedule runs on a controllable
 // clock, not real hours.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,8 +80,6 @@ test('a created plant shows up as a succeeded delivery with its attempt; the rec
   assert.ok(Number.isInteger(attempt.durationMs) && attempt.durationMs >= 0);
   assert.ok(Date.parse(attempt.at) >= before - 1_000);
 
-  // A succeeded delivery cannot be retried by hand.
-  assert.match(clientError(await retry(call, sub.id, delivery!.id), 409).message, /succeeded/);
   // An idempotent replay of the plant makes no second delivery.
   // A delivery is written in the create's own transaction, so the 200 settles whether there is a second.
   assert.equal((await plants.POST('/plants', { body: { id: 9223372036854775807n, name: 'fern', tag: 'green' } })).response.status, 200);
@@ -133,7 +131,7 @@ test('a failing receiver leaves the delivery pending with the attempt, its statu
   assert.ok(wait >= 4_400 && wait <= 5_600 + d!.attempts[0]!.durationMs, `next attempt after ${wait} ms`);
 });
 
-test('a pending delivery waiting for its next try is sent at once on retry (202), its round going on; not while it is being sent, nor once it succeeded (409)', async (t) => {
+test('a pending delivery waiting for its next try is sent at once on retry (202), its round going on; not while it is being sent (409); once it succeeded, sent again with its webhook-id', async (t) => {
   const s = await startWithClock(t);
   const r = await receiver(t, 500);
   const sub = await subscribe(s.call, r);
@@ -167,8 +165,13 @@ test('a pending delivery waiting for its next try is sent at once on retry (202)
   assert.equal(await inFlight, 1);
   const [done] = await deliveries(s.call, sub.id);
   assert.equal(done!.status, 'succeeded');
-  assert.match(clientError(await retry(s.call, sub.id, waiting!.id), 409).message, /already succeeded/);
-  assert.equal(r.rx.requests.length, 3);
+  // A succeeded delivery is sent again, with the same webhook-id.
+  assert.equal((await retry(s.call, sub.id, waiting!.id)).response.status, 202);
+  assert.equal(await s.dispatcher.runOnce(), 1);
+  assert.equal(r.rx.requests.length, 4);
+  assert.equal(r.rx.requests[3]!.headers['webhook-id'], r.rx.requests[2]!.headers['webhook-id']);
+  const [again] = await deliveries(s.call, sub.id);
+  assert.equal(again!.status, 'succeeded');
 });
 
 test('a receiver that cannot be reached records the connection error and no status code', async (t) => {

@@ -5,14 +5,14 @@ import { manualRetry, recoveredRound } from '../../src/webhooks/delivery-rounds.
 
 const now = new Date(10_000);
 
-test('a manual retry: failed or cancelled start a new round, pending without a live lease keeps its round; never succeeded, leased or disabled', () => {
+test('a manual retry: failed, cancelled or succeeded start a new round, pending without a live lease keeps its round; never leased or disabled', () => {
   const state = { attemptCount: 4, leaseUntil: null, subscriptionActive: true };
   assert.deepEqual(manualRetry({ ...state, status: 'failed' }, now), { status: 'pending', attemptCount: 0, nextAttemptAt: now });
   assert.deepEqual(manualRetry({ ...state, status: 'cancelled' }, now), { status: 'pending', attemptCount: 0, nextAttemptAt: now });
   assert.deepEqual(manualRetry({ ...state, status: 'pending' }, now), { status: 'pending', attemptCount: 4, nextAttemptAt: now });
   assert.deepEqual(manualRetry({ ...state, status: 'pending', leaseUntil: now }, now), { status: 'pending', attemptCount: 4, nextAttemptAt: now });
   assert.equal(manualRetry({ ...state, status: 'pending', leaseUntil: new Date(now.getTime() + 1) }, now), undefined);
-  assert.equal(manualRetry({ ...state, status: 'succeeded' }, now), undefined);
+  assert.deepEqual(manualRetry({ ...state, status: 'succeeded' }, now), { status: 'pending', attemptCount: 0, nextAttemptAt: now });
   assert.equal(manualRetry({ ...state, status: 'failed', subscriptionActive: false }, now), undefined);
 });
 
