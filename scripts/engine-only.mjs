@@ -13,6 +13,7 @@ export const ONLY_ON = {
   'dist/test/cli/backup-links.test.js': ['sqlite', 'backs up SQLite files next to the store and its -wal'],
   'dist/test/ops/replication.test.js': ['sqlite', 'Litestream replicates a SQLite file; PostgreSQL fails over to a standby (test/scale/)'],
   'dist/test/ops/replication-quiet.test.js': ['sqlite', 'Litestream replicates a SQLite file'],
+  'dist/test/console/journey-browser.test.js': ['sqlite', 'the new user reads the replication lag, and Litestream replicates a SQLite file'],
   'dist/test/ops/file-modes.test.js': ['sqlite', 'the modes of SQLite files; PostgreSQL creates no local file'],
   'dist/test/ops/soak-short.test.js': ['sqlite', 'scripts/soak.mjs runs the server on a SQLite file'],
   'dist/test/ops/group-stop-logs.test.js': ['sqlite', 'how processes write their last log lines at a stop does not depend on the store, and 21 starts of three processes are run once'],
