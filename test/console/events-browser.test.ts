@@ -39,7 +39,7 @@ test('the Events view: a live event with its id exact, filters by type and plant
     fetch(`${s.url}/plants/${id}`, { method, headers: { authorization: `Bearer ${s.token.all}`, 'content-type': 'application/json' }, ...(body && { body }) });
   for (const id of [1, 2]) assert.equal((await s.postPlant({ id, name: `fern ${id}` })).status, 200);
 
-  const { page, problems, elsewhere } = await openConsole(t, s.url, { token: s.token.all, width: 390 });
+  const { page, problems, elsewhere, requests } = await openConsole(t, s.url, { token: s.token.all, width: 390 });
   await page.getByRole('link', { name: 'Events' }).click();
   await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
   await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
@@ -95,6 +95,9 @@ test('the Events view: a live event with its id exact, filters by type and plant
   assert.deepEqual(await violations(page), [], 'the events view');
   assert.deepEqual(problems, []);
   assert.deepEqual(elsewhere(), []);
+  const streamUrls = requests.filter((u) => new URL(u).pathname === '/events' && new URL(u).searchParams.has('ticket'));
+  assert.ok(streamUrls.length > 0, 'the stream was opened with a ticket');
+  assert.deepEqual(requests.filter((u) => u.includes('pst_')), [], 'no token in any address');
 
   // A token without plants:read is told what it lacks, and the page asks for no ticket.
   const writer = await openConsole(t, s.url, { token: s.token.write, browser: page.context().browser()! });
