@@ -150,7 +150,7 @@ test('broken HTTP is answered with an Error body, not a default or empty one', a
         operations++;
       }
     }
-    assert.equal(operations, 33);
+    assert.equal(operations, 41);
     assert.equal(await s.store.countPlants(), 0);
   });
   await t.test('HTTP/1.0 without Host is fine (Host is only required in 1.1)', async () => {
