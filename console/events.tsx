@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { parseJson, type FeedEvent } from '@plant-store/client';
 import { messageOf } from './session.js';
 import type { ViewProps } from './view.js';
+import { NotAllowed } from './parts.js';
 
 type EventType = FeedEvent['type'];
 const TYPES: readonly EventType[] = ['newPlant', 'plantUpdated', 'plantDeleted'];
@@ -50,12 +51,7 @@ function frameRow(type: EventType, id: string, data: string): Row {
 
 export function EventsView({ client, can }: ViewProps) {
   if (!can('plants:read')) {
-    return (
-      <main>
-        <h1>Events</h1>
-        <p>This token cannot read events: the feed and its stream need the plants:read scope.</p>
-      </main>
-    );
+    return <NotAllowed title="Events">This token cannot read events: the feed and its stream need the plants:read scope.</NotAllowed>;
   }
   return <EventsFeed client={client} />;
 }

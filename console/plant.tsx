@@ -6,6 +6,7 @@ import { etagOf, type PlantStoreClient } from '@plant-store/client';
 import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
 import type { ViewProps } from './view.js';
+import { Confirm } from './parts.js';
 
 interface Shown {
   name: string;
@@ -127,15 +128,7 @@ export function PlantPage({ client, can, id }: { client: PlantStoreClient; can: 
         </button>
       )}
       {confirming && (
-        <div role="group" aria-label="Confirm delete" class="actions">
-          <span>Delete plant {String(id)}?</span>
-          <button type="button" onClick={remove}>
-            Yes, delete it
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+        <Confirm label="Confirm delete" question={`Delete plant ${String(id)}?`} yes="Yes, delete it" onYes={remove} onCancel={() => setConfirming(false)} />
       )}
     </main>
   );

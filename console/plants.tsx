@@ -6,6 +6,7 @@ import { nextPlantsPage, type operations, type PlantStoreClient } from '@plant-s
 import { NameAndTag } from './fields.js';
 import { messageOf } from './session.js';
 import type { ViewProps } from './view.js';
+import { NotAllowed } from './parts.js';
 
 type Query = NonNullable<operations['listPlants']['parameters']['query']>;
 type Sort = NonNullable<Query['sort']>;
@@ -16,12 +17,7 @@ const PAGE = 20;
 
 export function PlantsView({ client, can }: ViewProps) {
   if (!can('plants:read')) {
-    return (
-      <main>
-        <h1>Plants</h1>
-        <p>This token may not read plants: that needs the plants:read scope.</p>
-      </main>
-    );
+    return <NotAllowed title="Plants">This token may not read plants: that needs the plants:read scope.</NotAllowed>;
   }
   return <PlantList client={client} can={can} />;
 }

@@ -7,6 +7,7 @@ import { TimeChart } from './chart.js';
 import { buckets, parseMetrics, quantileBetween, total, type Sample } from './prometheus.js';
 import { messageOf } from './session.js';
 import type { ViewProps } from './view.js';
+import { NotAllowed } from './parts.js';
 
 type Status = operations['getStatus']['responses'][200]['content']['application/json'];
 
@@ -106,12 +107,7 @@ export function StatusView({ client, can }: ViewProps) {
   }, [client, allowed]);
 
   if (!allowed) {
-    return (
-      <main>
-        <h1>Status</h1>
-        <p>This token may not read the service's status: that needs the scope metrics:read.</p>
-      </main>
-    );
+    return <NotAllowed title="Status">This token may not read the service's status: that needs the scope metrics:read.</NotAllowed>;
   }
   const times = points.map((p) => p.at);
   const replicas = status?.replicas ?? [];

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { components, PlantStoreClient } from '@plant-store/client';
 import { messageOf } from './session.js';
 import type { Scope, ViewProps } from './view.js';
+import { Confirm, NotAllowed } from './parts.js';
 
 type Token = components['schemas']['Token'];
 type Made = components['schemas']['TokenWithSecret'];
@@ -25,12 +26,7 @@ function when(at: string | undefined, otherwise: string): string {
 
 export function TokensView({ client, can }: ViewProps) {
   if (!can('tokens:manage')) {
-    return (
-      <main>
-        <h1>Tokens</h1>
-        <p>This token may not manage tokens: that needs the tokens:manage scope.</p>
-      </main>
-    );
+    return <NotAllowed title="Tokens">This token may not manage tokens: that needs the tokens:manage scope.</NotAllowed>;
   }
   return <ManagedTokens client={client} can={can} />;
 }
@@ -136,15 +132,7 @@ function ManagedTokens({ client, can }: ViewProps) {
                   </button>
                 )}
                 {confirming === t.id && (
-                  <div role="group" aria-label="Confirm revoke" class="actions">
-                    <span>Revoke {t.id}? Requests with it will be refused.</span>
-                    <button type="button" onClick={() => revoke(t.id)}>
-                      Yes, revoke it
-                    </button>
-                    <button type="button" onClick={() => setConfirming(undefined)}>
-                      Cancel
-                    </button>
-                  </div>
+                  <Confirm label="Confirm revoke" question={`Revoke ${t.id}? Requests with it will be refused.`} yes="Yes, revoke it" onYes={() => revoke(t.id)} onCancel={() => setConfirming(undefined)} />
                 )}
               </td>
             </tr>

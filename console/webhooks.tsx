@@ -6,6 +6,7 @@ import type { PlantStoreClient, Webhook, WebhookDelivery, WebhookWithSecret } fr
 import { TimeChart } from './chart.js';
 import { messageOf } from './session.js';
 import type { ViewProps } from './view.js';
+import { Confirm, NotAllowed } from './parts.js';
 
 type Attempt = WebhookDelivery['attempts'][number];
 type Format = Webhook['format'];
@@ -38,12 +39,7 @@ export function WebhooksView({ client, can }: ViewProps) {
   }, []);
 
   if (!can('webhooks:manage')) {
-    return (
-      <main>
-        <h1>Webhooks</h1>
-        <p>This token cannot see or manage webhooks: that needs the webhooks:manage scope.</p>
-      </main>
-    );
+    return <NotAllowed title="Webhooks">This token cannot see or manage webhooks: that needs the webhooks:manage scope.</NotAllowed>;
   }
   return (
     <main class="webhooks">
@@ -303,15 +299,7 @@ function Subscription({ client, id }: { client: PlantStoreClient; id: string }) 
         </button>
       </div>
       {confirming && (
-        <div role="group" aria-label="Confirm delete" class="actions">
-          <span>Delete this subscription? Its pending deliveries are cancelled.</span>
-          <button type="button" onClick={remove}>
-            Yes, delete it
-          </button>
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
-        </div>
+        <Confirm label="Confirm delete" question="Delete this subscription? Its pending deliveries are cancelled." yes="Yes, delete it" onYes={remove} onCancel={() => setConfirming(false)} />
       )}
       <RecoverForm client={client} id={id} onRecovered={(text) => (setNote(text), setTick(tick + 1))} onProblem={setProblem} />
       <AttemptsChart deliveries={deliveries} />
