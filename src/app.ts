@@ -9,7 +9,7 @@ import { bearerGuard, credentialCheck, type ScopeRequirement } from './auth/bear
 import { createTicketService } from './auth/stream-tickets.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import type { TokenService } from './auth/token-service.js';
-import { tokenHandlers } from './auth/token-handlers.js';
+import { tokenHandlers } from './tokens/token-handlers.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';

@@ -1,14 +1,15 @@
-// HTTP handlers of the token operations (/tokens), keyed by the operationIds of the OpenAPI document. A token
+// Tokens managed over HTTP (/tokens): the handlers of the token operations, keyed by the OpenAPI document's
+// operationIds. Apart from auth/, which owns the token and its checks and which http/ builds on. A token
 // made here never holds a scope its maker lacks; the audit lines name token ids, never a secret.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { ContractSchema } from '../http/contract-types.js';
-import type { Principal } from './bearer-guard.js';
-import type { TokenRecord } from './token.js';
-import type { TokenService } from './token-service.js';
-import type { Scope } from './tokens.js';
+import type { Principal } from '../auth/bearer-guard.js';
+import type { TokenRecord } from '../auth/token.js';
+import type { TokenService } from '../auth/token-service.js';
+import type { Scope } from '../auth/tokens.js';
 
 type Token = ContractSchema<'Token'>;
 type TokenWithSecret = ContractSchema<'TokenWithSecret'>;
