@@ -32,6 +32,8 @@ interface AjvError {
   params: Record<string, unknown>;
 }
 
+const NO_CONTROL_CHARACTERS = '^[^\\x00-\\x1F\\x7F]*$';
+
 /** A message naming the field and the rule it broke, e.g. `body/id must be an integer ...`. */
 export function validationMessage(context: string, errors: AjvError[]): string {
   const e = errors[0];
@@ -64,6 +66,8 @@ export function validationMessage(context: string, errors: AjvError[]): string {
   // The choices are few (an enum of the document): naming them says how to fix the request.
   if (e.keyword === 'enum') return `${where} must be equal to one of the allowed values: ${(e.params.allowedValues as unknown[]).map(String).join(', ')}.`;
   if (e.keyword === 'required') return `${where} must have the required property '${String(e.params.missingProperty)}'.`;
+  // The document's one rule against control characters (a token's name, printed in terminals) says so in words.
+  if (e.keyword === 'pattern' && e.params.pattern === NO_CONTROL_CHARACTERS) return `${where} must not contain control characters (U+0000 to U+001F, U+007F).`;
   return `${where} ${e.message ?? 'is not valid'}.`;
 }
 
