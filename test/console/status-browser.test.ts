@@ -50,6 +50,10 @@ test('Status: version, workers and store; requests per second drawn live; a repl
     await eventually(async () => /file: \d+\.\d s/.test(await lag.innerText()), 'the lag on its chart', 15_000, 100);
   }
   assert.deepEqual(await violations(page), [], 'the status view');
+
+  // At 390 pixels wide nothing scrolls sideways.
+  await page.setViewportSize({ width: 390, height: 844 });
+  assert.ok(((await page.evaluate('document.documentElement.scrollWidth')) as number) <= 390, 'the view fits 390 pixels');
   assert.deepEqual(problems, []);
   assert.deepEqual(elsewhere(), []);
 
