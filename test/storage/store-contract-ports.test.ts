@@ -1,7 +1,7 @@
 // The rest of the store ports' promises, on the store under test (PLANT_STORE_TEST_STORE), beside
 // store-contract.test.ts (plants, tokens, observers) and test/webhooks/delivery-store.test.ts (the webhook
 // half): writes another process sent, served as they are (serveWrite), the store's own housekeeping (migrate, ping,
-// connectionLimit), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
+// connectionLimit, sizeBytes), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
 // watch) and the restore half. The last test holds the suite to every method the ports declare.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -65,8 +65,12 @@ test('serveWrite: a plant batch another process sent is committed write by write
   assert.equal(await store.countPlants(), 0);
 });
 
-test('migrate on a migrated store applies nothing; ping answers; connectionLimit is a database server\'s only', async (t) => {
+test('migrate on a migrated store applies nothing; ping answers; connectionLimit is a database server\'s only; sizeBytes grows with what is written', async (t) => {
   const store = await freshStore(t);
+  const empty = await store.sizeBytes();
+  assert.ok(empty !== undefined && empty > 0, `a store in a file or on a server has a size: ${empty}`);
+  for (let i = 1; i <= 200; i++) await store.createPlant({ id: BigInt(i), name: `a plant that takes some room ${'x'.repeat(500)}` });
+  assert.ok((await store.sizeBytes())! > empty, 'it grows with what is written');
   const results = await store.migrate();
   assert.ok(results.length > 0);
   assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['already-applied']));

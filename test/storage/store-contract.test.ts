@@ -389,6 +389,16 @@ test('tokens: insert, findTokenByHash, list in creation order (ties in insertion
   // Tokens made in the same millisecond list in the order they were made, on every engine.
   for (const n of [9, 8]) await store.insertToken({ ...token(n), createdAt: new Date(base + 60_000) });
   assert.deepEqual((await store.listTokens()).map((tk) => tk.id), ['tok_1', 'tok_2', 'tok_3', 'tok_9', 'tok_8']);
+
+  // Pages in the same order, each after the id the last one ended with; one token by its id.
+  const pages = [await store.tokensPage(2)];
+  pages.push(await store.tokensPage(2, pages[0]!.at(-1)!.id));
+  pages.push(await store.tokensPage(2, pages[1]!.at(-1)!.id));
+  assert.deepEqual(pages.map((p) => p.map((tk) => tk.id)), [['tok_1', 'tok_2'], ['tok_3', 'tok_9'], ['tok_8']]);
+  assert.deepEqual(pages[1]![0], { ...later, lastUsedAt: new Date(base + 8_000) });
+  assert.deepEqual(await store.tokensPage(2, 'tok_8'), []);
+  assert.deepEqual((await store.findTokenById('tok_2'))!.revokedAt, revokedAt);
+  assert.equal(await store.findTokenById('tok_none'), undefined);
 });
 
 test('an observer of the store hears each group commit of createPlant with its size until removed', async (t) => {

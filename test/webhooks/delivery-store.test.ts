@@ -231,7 +231,7 @@ test('deleteSubscription cancels pending deliveries and keeps the history; an in
   assert.equal(await store.webhooks.retryDelivery(sub.id, c!.deliveryId, new Date()), false);
 });
 
-test('retryDelivery: a failed or cancelled delivery of an active subscription gets a new round, due now; a pending one no lease holds is only made due now', async (t) => {
+test('retryDelivery: a failed, cancelled or succeeded delivery of an active subscription gets a new round, due now; a pending one no lease holds is only made due now', async (t) => {
   const { store } = await freshStore(t);
   const sub = await addSubscription(store, 'http://127.0.0.1:1/a');
   await plants(store, 1, 2);
@@ -242,7 +242,6 @@ test('retryDelivery: a failed or cancelled delivery of an active subscription ge
   for (let i = 0; i < 8; i++) {
     await store.webhooks.recordAttempt(bad!.deliveryId, { at: new Date(), statusCode: 503, error: 'HTTP 503', durationMs: 1 }, i < 7 ? { status: 'pending', nextAttemptAt: at(-1) } : { status: 'failed' });
   }
-  assert.equal(await store.webhooks.retryDelivery(sub.id, ok!.deliveryId, new Date()), false, 'a succeeded delivery is not retried');
   assert.equal(await store.webhooks.retryDelivery('wh_nope', bad!.deliveryId, new Date()), false, 'wrong subscription');
   assert.equal(await store.webhooks.retryDelivery(sub.id, 'dlv_nope', new Date()), false);
   const now = at(1_000);
@@ -265,6 +264,16 @@ test('retryDelivery: a failed or cancelled delivery of an active subscription ge
   assert.equal(third!.attemptCount, 1, 'a pending delivery sent now keeps its round');
   await store.webhooks.recordAttempt(third!.deliveryId, { at: new Date(), statusCode: 200, error: null, durationMs: 1 }, { status: 'succeeded' });
   assert.equal((await store.webhooks.getDelivery(sub.id, bad!.deliveryId))!.attempts.length, 10);
+
+  // A succeeded delivery is sent again: a new round, due now, its earlier attempt kept.
+  const resendAt = at(4_000);
+  assert.equal(await store.webhooks.retryDelivery(sub.id, ok!.deliveryId, resendAt), true, 'a succeeded delivery is sent again');
+  const resent = (await store.webhooks.getDelivery(sub.id, ok!.deliveryId))!;
+  assert.equal(resent.status, 'pending');
+  assert.deepEqual(resent.nextAttemptAt, resendAt);
+  assert.equal(resent.attempts.length, 1);
+  const [fourth] = await store.webhooks.claimDueDeliveries({ now: resendAt, leaseUntil: at(60_000), limit: 5, perSubscription: 5, skipSubscriptions: [] });
+  assert.deepEqual([fourth!.deliveryId, fourth!.attemptCount], [ok!.deliveryId, 0]);
 });
 
 test('enableSubscription clears a disabled subscription, keeping its URL and secret; false when absent or active', async (t) => {
