@@ -11,6 +11,9 @@ if (!existsSync(tsc)) {
   console.warn('plant-store: TypeScript is not installed (--omit=dev), so dist/ was not built. Run `npm ci` to build it, or install the package tarball (docs/deployment.md).');
   process.exit(0);
 }
+// `npx plant-store` in a clone runs this step too, the first time its cache is empty (npm_command is then exec).
+// The build `npm ci` made is there: rebuilding it would rewrite dist/ under any plant-store already running from it.
+if (process.env.npm_command === 'exec' && existsSync(new URL('../dist/src/cli/main.js', import.meta.url))) process.exit(0);
 // The client package first (packages/client, a workspace the tests import), then the service, then the
 // document compiled for start-up (scripts/build-contract.mjs), then the console (console/, bundled into
 // dist/console/): what `npm run build` does.

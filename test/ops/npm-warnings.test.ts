@@ -6,7 +6,7 @@
 // of every dependency from the registry (15-30 s); without a registry to reach, that test is skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,13 +35,14 @@ test("npm ci on Node.js 20 warns EBADENGINE for exactly the packages the README 
 
 const COUNTS: Record<string, number> = { once: 1, twice: 2 };
 
-test('the first npx plant-store of a clone, on Node.js 20 with an empty npm cache, warns EBADENGINE for plant-store as often as the README says, and the next run not at all', { timeout: 240_000 }, (t) => {
+test('the first npx plant-store of a clone, on Node.js 20 with an empty npm cache, warns EBADENGINE for plant-store as often as the README says, and the next run not at all; dist/ is not rebuilt', { timeout: 240_000 }, (t) => {
   const said = /The first `npx plant-store` in a clone prints the same block (once|twice) for `plant-store` itself/.exec(README)?.[1];
   assert.ok(said, 'the README no longer says how often the first npx plant-store warns');
   assert.match(README, /Later runs print none\./, 'the README no longer says that later runs do not warn');
   const cache = mkdtempSync(join(tmpdir(), 'npx-cache-'));
   t.after(() => rmSync(cache, { recursive: true, force: true }));
   const blocks = (stderr: string) => [...stderr.matchAll(/^npm warn EBADENGINE +package: '(.+)@[^@']+',?$/gm)].map((m) => m[1]!);
+  const built = statSync(join(ROOT, 'dist/src/cli/main.js')).mtimeMs;
   const first = npmOnNode20(['--cache', cache, 'plant-store', '--help'], ROOT, { npx: true, timeoutMs: 180_000 });
   if (first.status !== 0 && /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH/.test(first.stderr)) {
     t.skip('the npm registry cannot be reached from here');
@@ -50,6 +51,8 @@ test('the first npx plant-store of a clone, on Node.js 20 with an empty npm cach
   assert.equal(first.status, 0, first.stderr);
   assert.match(first.stdout, /^Usage: plant-store/m);
   assert.deepEqual(blocks(first.stderr), Array(COUNTS[said]).fill('plant-store'), first.stderr);
+  // npm runs the clone's prepare step here: it leaves the build alone, which other tests and servers run from.
+  assert.equal(statSync(join(ROOT, 'dist/src/cli/main.js')).mtimeMs, built, 'npx rebuilt dist/');
   const again = npmOnNode20(['--cache', cache, 'plant-store', '--help'], ROOT, { npx: true, timeoutMs: 60_000 });
   assert.equal(again.status, 0, again.stderr);
   assert.deepEqual(blocks(again.stderr), [], again.stderr);
