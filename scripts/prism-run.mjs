@@ -215,7 +215,8 @@ async function mainPass(store, databaseUrl) {
     // Two waiting places in all, one per token: the third long poll is refused (429, then 503).
     { EVENTS_MAX_WAITING: '2', EVENTS_MAX_WAITING_PER_TOKEN: '1' },
     {
-      all: 'plants:read,plants:write,webhooks:manage,metrics:read',
+      all: 'plants:read,plants:write,webhooks:manage,metrics:read,tokens:manage',
+      keeper: 'tokens:manage,plants:read',
       read: 'plants:read',
       write: 'plants:write',
       manage: 'webhooks:manage',
@@ -241,6 +242,24 @@ async function mainPass(store, databaseUrl) {
   await c('metrics head', 'HEAD', '/metrics', 200);
   await c('metrics without a token', 'GET', '/metrics', 401, { token: null, bad: true });
   await c('metrics without the scope', 'GET', '/metrics', 403, { token: 'read' });
+  await c('status', 'GET', '/status', 200);
+  await c('status head', 'HEAD', '/status', 200);
+  await c('status without the scope', 'GET', '/status', 403, { token: 'read' });
+
+  // Tokens over HTTP: what a token is, and tokens:manage's list, create and revoke.
+  await c('current token', 'GET', '/tokens/current', 200, { token: 'read' });
+  await c('current token head', 'HEAD', '/tokens/current', 200, { token: 'read' });
+  await c('current token without a token', 'GET', '/tokens/current', 401, { token: null, bad: true });
+  await c('tokens', 'GET', '/tokens', 200);
+  await c('tokens head', 'HEAD', '/tokens', 200);
+  await c('tokens with limit 0', 'GET', '/tokens?limit=0', 400, { bad: true });
+  await c('tokens without the scope', 'GET', '/tokens', 403, { token: 'read' });
+  const madeToken = JSON.parse((await c('make a token', 'POST', '/tokens', 201, json('{"name":"prism","scopes":["plants:read"]}'))).text);
+  await c('make a token with a scope the maker lacks', 'POST', '/tokens', 403, { ...json('{"name":"prism","scopes":["metrics:read"]}'), token: 'keeper' });
+  await c('make a token with no scope', 'POST', '/tokens', 400, { ...json('{"name":"prism","scopes":[]}'), bad: true });
+  await c('revoke a token', 'DELETE', `/tokens/${madeToken.id}`, 204);
+  await c('revoke no token', 'DELETE', '/tokens/tok_nothing', 404);
+  await c('other method', 'PUT', '/tokens', 405, { bad: true });
 
   // Subscriptions first, so that their deliveries exist once plants change.
   const receiver = await startReceiver();
@@ -398,7 +417,7 @@ async function mainPass(store, databaseUrl) {
   const busy = (await deliveriesOf(hooks.busy))[0];
   const ok = (await deliveriesOf(hooks.ok))[0];
   await c('retry a waiting delivery', 'POST', `/webhooks/${hooks.busy}/deliveries/${busy.id}/retry`, 202);
-  await c('retry a succeeded delivery', 'POST', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 409);
+  await c('retry a succeeded delivery (sent again)', 'POST', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 202);
   await c('retry no delivery', 'POST', `/webhooks/${hooks.ok}/deliveries/dlv_nothing/retry`, 404);
   await c('retry with a body', 'POST', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 400, { ...json('{}'), bad: true });
   await c('other method', 'GET', `/webhooks/${hooks.ok}/deliveries/${ok.id}/retry`, 405, { bad: true });
