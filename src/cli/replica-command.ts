@@ -1,9 +1,9 @@
 // `plant-store replica status`: each replica as Litestream reports it, asked with the configuration serve gives
 // it (replication/litestream.ts), so it sees the replicas serve writes to, by the same names.
 import type { Config } from '../config.js';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { runLitestream } from '../replication/litestream.js';
-import { statusFile, type ReplicationStatus } from '../replication/replication-status.js';
+import { readReplicationStatus, STATUS_FRESH_MS } from '../replication/replication-status.js';
 import type { Replica } from '../replication/replica-urls.js';
 import { databaseFile } from '../storage/engines.js';
 import { commandArgs, UsageError } from './subcommand.js';
@@ -66,25 +66,17 @@ async function report(config: Config, replica: Replica): Promise<ReplicaReport> 
   return { replica, syncedAt: latest.end, lagSeconds: measured ?? Math.max(0, goDurationSeconds(latest.lag ?? '0s')), bytes };
 }
 
-/** Serve's status is fresh while it writes it every second; older, serve (or its replication) has stopped. */
-const FRESH_MS = 5_000;
-
 /**
  * The replica's lag as serve measures it (/metrics): the age of the oldest change the replica does not hold, 0
  * when it holds them all. From the status serve writes beside the store; when serve has stopped, what it last
  * wrote, aged since (a change made after it waits since then); undefined when serve never wrote one.
  */
 function lagFromServe(database: string, name: string): number | undefined {
-  let status: ReplicationStatus;
-  try {
-    status = JSON.parse(readFileSync(statusFile(database), 'utf8')) as ReplicationStatus;
-  } catch {
-    return undefined;
-  }
-  const lag = status.replicas?.[name]?.lagSeconds;
-  if (typeof lag !== 'number' || typeof status.at !== 'number') return undefined;
+  const status = readReplicationStatus(database);
+  const lag = status?.replicas[name]?.lagSeconds;
+  if (!status || typeof lag !== 'number' || typeof status.at !== 'number') return undefined;
   const now = Date.now();
-  if (now - status.at <= FRESH_MS) return lag;
+  if (now - status.at <= STATUS_FRESH_MS) return lag;
   if (lag > 0) return lag + (now - status.at) / 1_000;
   let changed = 0;
   try {

@@ -2,11 +2,8 @@
 // Replication is read from the status serve writes beside the store each second (replication/supervisor.ts), so
 // every worker answers with what the process that replicates measured.
 import type { Store } from '../storage/store.js';
-import type { ReplicationStatus } from '../replication/replication-status.js';
+import { STATUS_FRESH_MS, type ReplicationStatus } from '../replication/replication-status.js';
 import { VERSION } from './version.js';
-
-/** A status older than this means the process that replicates has stopped reporting. */
-const FRESH_MS = 5_000;
 
 export interface StatusSources {
   store: Pick<Store, 'engine' | 'sizeBytes'>;
@@ -24,7 +21,7 @@ export function statusHandlers(sources: StatusSources) {
     async getStatus() {
       const now = Date.now();
       const replication = sources.replicas.length > 0 ? sources.replication?.() : undefined;
-      const fresh = replication !== undefined && now - replication.at <= FRESH_MS;
+      const fresh = replication !== undefined && now - replication.at <= STATUS_FRESH_MS;
       const sizeBytes = await sources.store.sizeBytes();
       return {
         service: 'plant-store' as const,

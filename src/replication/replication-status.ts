@@ -12,6 +12,9 @@ export interface ReplicationStatus {
   replicas: Record<string, { lagSeconds: number; lastSyncAt?: number }>;
 }
 
+/** How old a status may be and still say how the replicas stand now: serve writes one each second. */
+export const STATUS_FRESH_MS = 5_000;
+
 /** The status serve last wrote beside `database`; undefined when there is none or it cannot be read. */
 export function readReplicationStatus(database: string): ReplicationStatus | undefined {
   try {
