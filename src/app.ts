@@ -11,11 +11,11 @@ import { createFailureThrottle } from './auth/failure-throttle.js';
 import type { TokenService } from './auth/token-service.js';
 import { tokenHandlers } from './tokens/token-handlers.js';
 import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './kit/clock.js';
 import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
 import { registerConsole } from './console/console-page.js';
-import { AppError } from './errors.js';
+import { AppError } from './errors/catalogue.js';
 import { healthHandlers } from './health/health-handlers.js';
 import { statusHandlers } from './health/status-handlers.js';
 import { readReplicationStatus } from './replication/replication-status.js';
@@ -30,20 +30,30 @@ import { createFixedWindowLimiter } from './limits/fixed-window.js';
 import { registerLoadShedding } from './limits/load-shedder.js';
 import { withRateLimits } from './limits/rate-limited-guard.js';
 import { createSharedFailureCounter, createSharedRequestCounter, type LimitsChannel } from './limits/shared-limits.js';
-import { accessLog, createLogger, LazyChildLogger } from './logger.js';
+import { accessLog, createLogger, LazyChildLogger } from './observations/logger.js';
 import { createMetrics, metricsHandlers, type Metrics } from './metrics/metrics.js';
 import { plantHandlers } from './plants/plant-handlers.js';
 import { createPlantService } from './plants/plant-service.js';
-import { plantReadLane } from './read-lane.js';
+import { plantReadLane } from './plants/read-lane.js';
 import { tracing } from './tracing/tracing-switch.js';
 import { webhookHandlers } from './webhooks/webhook-handlers.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { eventHandlers } from './events/event-handlers.js';
 import { createCountLane } from './plants/count-lane.js';
 import { createWaitPlaces } from './events/waiting.js';
-import type { ServiceLinks } from './background.js';
-import type { Observers } from './observations.js';
+import type { FeedNotifier } from './events/feed-notifier.js';
+import type { Observers } from './observations/observations.js';
 import type { Store } from './storage/store.js';
+
+/** What the HTTP handlers tell the background services (process/background.ts), and where the feed's waiting readers listen. */
+export interface ServiceLinks {
+  /** A write committed events: the sequencer places them soon (or the writer's, which wakes itself). */
+  eventsCommitted(): void;
+  /** Deliveries may be due now (a retry was asked, a subscription enabled): the dispatcher looks. */
+  deliveriesDue(): void;
+  /** Where GET /events waits for new events. */
+  readonly feed: FeedNotifier;
+}
 
 export interface AppDeps {
   store: Store;
@@ -57,7 +67,7 @@ export interface AppDeps {
   observers: Observers;
   /** Time for token expiry and caches, JWT claims, the key set's age and the rate-limit windows. */
   clock?: Clock;
-  /** What GET /metrics answers, when not this app's own metrics: a multi-process server's, added up (cluster/). */
+  /** What GET /metrics answers, when not this app's own metrics: a multi-process server's, added up (process/primary.ts). */
   scrapeMetrics?: () => Promise<string>;
   /** The processes that serve HTTP (GET /status); 1 when omitted. */
   workers?: number;

@@ -4,8 +4,10 @@ import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth
 import ipaddr from 'ipaddr.js';
 import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
 import { DEFAULT_DATABASE_URL, engineFor, engines } from './storage/engines.js';
+import type { StoreOptions } from './storage/open-store.js';
 import { parseReplicaUrls, type Replica } from './replication/replica-urls.js';
 import { OTEL_SAMPLERS, type TracingSettings } from './tracing/spans.js';
+import type { LogLevel } from './observations/logger.js';
 
 export interface Config extends TracingSettings {
   readonly port: number;
@@ -19,7 +21,7 @@ export interface Config extends TracingSettings {
   readonly databaseStatementTimeoutMs: number;
   /** PostgreSQL: longest opening a connection may take (start-up fails, or a request gets 503). */
   readonly databaseConnectTimeoutMs: number;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: LogLevel;
   /** Largest accepted request body, in bytes. */
   readonly bodyLimit: number;
   /** Whole-request deadline (headers and body) against slow clients. */
@@ -468,4 +470,15 @@ export function envExample(): string {
     '# `set -a; . ./.env; set +a`, systemd\'s EnvironmentFile= or `docker run --env-file`. An empty value means the default.\n' +
     '# Generated from src/config.ts by `npm run docs:config`; docs/configuration.md explains each one.\n';
   return header + SETTINGS.map((s) => `\n# ${s.description}\n${s.env}=${defaultText(s)}\n`).join('');
+}
+
+/** The store options the configuration sets (the PostgreSQL pool and its timeouts), and the secret keys. */
+export function storeOptions(config: Config): StoreOptions {
+  return {
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    autoCheckpoint: config.replicaUrls.length === 0,
+    webhookSecretKeys: config.webhookSecretKeys,
+  };
 }

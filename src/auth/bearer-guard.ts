@@ -1,7 +1,7 @@
 // RFC 6750 bearer authentication for one operation, run from an onRequest hook so that it answers before the
 // body is read. It returns a result record, never throws: the throttle, rate limits and metrics read it.
 import type { FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors/catalogue.js';
 import type { CountedFailure, FailureThrottle } from './failure-throttle.js';
 import { looksLikeJwt, type JwtVerification, type JwtVerifier } from './jwt-verifier.js';
 import type { TokenService, Verification } from './token-service.js';

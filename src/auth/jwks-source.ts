@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 
 export interface JwksSourceOptions {
   url: URL;

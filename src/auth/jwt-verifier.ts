@@ -3,7 +3,7 @@
 // never kept or logged; it is known by a hash of its issuer and subject.
 import { createHash } from 'node:crypto';
 import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 import { createJwksSource, JwksUnavailableError } from './jwks-source.js';
 import { algorithmsForKey, HMAC_ALGORITHMS, JWKS_ALGORITHMS, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './jwt-keys.js';
 import { SCOPES } from './tokens.js';

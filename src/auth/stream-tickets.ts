@@ -2,7 +2,7 @@
 // instead of a token. Short-lived, good for that one operation only, and stored as a hash like a token; a ticket
 // dies with the token that made it (revoked, expired, deleted), which the store's read joins in.
 import * as crypto from 'node:crypto';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 import { hashSecret, sameHash } from './tokens.js';
 
 export const TICKET_PREFIX = 'pse_';

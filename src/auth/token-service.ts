@@ -1,6 +1,6 @@
 // Token lifecycle and verification. A short cache keeps the store off the hot path; its TTL bounds how
 // long a revocation takes to reach this process. Last-used times are kept in memory and written in batches.
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 import type { TokenRecord, TokenStore } from './token.js';
 import { generateSecret, generateTokenId, hashSecret, looksLikeToken, sameHash, type Scope } from './tokens.js';
 

@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
-import { openStore, storeOptions } from '../storage/open-store.js';
+import { type Config, loadConfig, storeOptions } from '../config.js';
+import { openStore } from '../storage/open-store.js';
 import { MIGRATIONS } from '../storage/sqlite/migrations.js';
 import { markRestored, type RestoreRecord } from '../storage/restores.js';
 import {
@@ -25,7 +25,7 @@ import {
 import { DatabaseMissingError, describeDatabase } from './database.js';
 import { engineOf } from '../storage/engines.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
-import { FOLDER_MODE, makeFolders } from '../storage/sqlite/folders.js';
+import { FOLDER_MODE, makeFolders } from '../kit/owner-only-files.js';
 
 export const BACKUP_HELP = `Usage: plant-store backup FILE [--force]
 

@@ -1,8 +1,8 @@
 // The database a command works on: named on stderr before it is touched, and never created by a command
 // that only makes sense on the server's database (a token written to a new ./data/ of another folder is
 // rejected by the running server, which reads another file).
-import type { Config } from '../config.js';
-import { openStore, storeOptions, type SecretsAtRest } from '../storage/open-store.js';
+import { type Config, storeOptions } from '../config.js';
+import { openStore, type SecretsAtRest } from '../storage/open-store.js';
 import { engineOf } from '../storage/engines.js';
 import type { MigrationResult } from '../storage/migrator.js';
 import type { Store } from '../storage/store.js';

@@ -82,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
         const config = loadConfig();
         // The server's output is JSON log lines: its start line names the database (config.databaseUrl).
         // The web stack is loaded only to serve: every other command starts in a fraction of the time.
-        const { serve } = await import('../server.js');
+        const { serve } = await import('../process/server.js');
         return await serve(config);
       }
       case 'migrate': {

@@ -1,10 +1,10 @@
 // `plant-store secrets status|rotate`: where the webhook signing secrets stand (which key of
 // WEBHOOK_SECRET_KEYS each is encrypted under), and the explicit re-encryption under the first key that
 // `serve` also does at start-up. No other command re-encrypts (see open-store.ts: resealSecrets).
-import type { Config } from '../config.js';
+import { type Config, storeOptions } from '../config.js';
 import type { WebhookSubscription } from '../webhooks/delivery.js';
 import { sealedUnder } from '../webhooks/secret-box.js';
-import { runningServers, storeOptions } from '../storage/open-store.js';
+import { runningServers } from '../storage/open-store.js';
 import { describeDatabase, openCommandStore } from './database.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
 

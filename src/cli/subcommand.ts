@@ -4,7 +4,7 @@
 // worded one way on stderr.
 import { parseArgs } from 'node:util';
 import { ConfigError, SETTINGS } from '../config.js';
-import { StoreUnavailableError } from '../storage/errors.js';
+import { StoreUnavailableError } from '../errors/store-errors.js';
 import { MigrationError } from '../storage/migrator.js';
 
 /** How users run the command after `npm ci` or a tarball install; every hint in a message says it so. */

@@ -1,7 +1,7 @@
 // `plant-store webhook add|list|remove|deliveries|retry|recover|enable`: manages plant event subscriptions in the same database
 // the server reads, through the same service as the HTTP API (so the same URL rules and SSRF guard apply).
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import { deliveryBody, webhookBody } from '../webhooks/webhook-handlers.js';
 import { createWebhookService, MAX_DELIVERIES_PAGE, MAX_RECOVER_PER_CALL } from '../webhooks/webhook-service.js';
 import { allowedHostNote, WebhookAddressRefusedError } from '../webhooks/ssrf-guard.js';

@@ -2,10 +2,10 @@
 import { traceFromText } from '../tracing/spans.js';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import { unknownCursor, type EventFilter, type EventLogStore, type FeedEvent } from './event-log.js';
-import { eventIdTime } from '../webhooks/outbox-events.js';
+import { eventIdTime } from './event.js';
 import type { FeedNotifier } from './feed-notifier.js';
 import type { WaitPlaces } from './waiting.js';
 import type { TicketService } from '../auth/stream-tickets.js';

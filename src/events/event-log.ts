@@ -157,7 +157,7 @@ export const RESTORE_WINDOW_SLACK_MS = 5 * 60_000;
  * An `after` that names no event. `restored` (410): its id was made between a restored backup's newest event and
  * the restore, so it may name an event the restore discarded (an id made at another time, such as a made-up
  * one, is not taken for one). Else `gone` (410) once retention has removed events, which it may have been; else
- * `unknown` (400). `createdAt` is the time the id carries (webhooks/outbox-events.ts eventIdTime).
+ * `unknown` (400). `createdAt` is the time the id carries (events/event.ts eventIdTime).
  */
 export function unknownCursor(
   cursor: { removedThrough: bigint; restores: readonly RestoredLog[] },

@@ -1,7 +1,7 @@
 // The sequencing pass and the retention pass, written once over a small port of statements that each engine
-// implements (`PassStatements`), as steps (src/steps.ts): SQLite runs them inside its IMMEDIATE transaction,
+// implements (`PassStatements`), as steps (src/kit/steps.ts): SQLite runs them inside its IMMEDIATE transaction,
 // PostgreSQL awaits each on its transaction's client.
-import { statementsOf, type AsyncStatements, type Steps } from '../steps.js';
+import { statementsOf, type AsyncStatements, type Steps } from '../kit/steps.js';
 import { deliveriesFor, nextCursor, POSITIONS_PER_PASS, scanEnd, SUBSCRIPTIONS_PER_PASS, type SequencePass } from './event-log.js';
 
 /** An active subscription ready for deliveries, as a pass reads it. */

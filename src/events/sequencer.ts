@@ -4,7 +4,7 @@
 // onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher); a pass that
 // failed it reports as an observation.
 import { tracing } from '../tracing/tracing-switch.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 import type { EventLogStore } from './event-log.js';
 
 /**

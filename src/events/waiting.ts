@@ -2,7 +2,7 @@
 // token, so that no client, nor all the clients of one token together, can hold every place. A request that
 // gets no place is refused at once (429 for its token's share, 503 for the process's), never answered an empty
 // page, which would read as "no events" and send the client straight back.
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors/catalogue.js';
 
 export interface WaitPlacesOptions {
   /** Places in this process (EVENTS_MAX_WAITING). */

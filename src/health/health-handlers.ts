@@ -1,7 +1,7 @@
 // Liveness (the process answers) and readiness (the store answers), for load balancers and orchestrators, and
 // the service's front door (GET /), which points a newcomer at the docs page and the document.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import { VERSION } from './version.js';
 
 const ROOT = Object.freeze({

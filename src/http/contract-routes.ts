@@ -3,7 +3,7 @@
 // security hook comes from its security requirements. A missing handler stops start-up.
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault, RouteHandlerMethod } from 'fastify';
 import { METHODS } from 'node:http';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import type { Contract, OperationSpec } from './contract.js';
 import type { ContractOperations } from './contract-types.js';
 import { routeNotFoundMessage } from './error-replies.js';

@@ -1,6 +1,6 @@
 // Entity tags of plants (RFC 9110 section 8.8.3): a plant's version as a strong tag, `"42"`, and the
 // conditional request fields that name them. Tags this service never issued simply match nothing.
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 
 /** The ETag of a plant version. */
 export function etagOf(version: bigint): string {

@@ -3,10 +3,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
-import { AppError, ERRORS, errorBody, type ErrorCode } from '../errors.js';
+import { AppError, ERRORS, errorBody, tooLongText, type ErrorCode } from '../errors/catalogue.js';
 import { securityHeadersFor } from './security-headers.js';
-import { CommitOutcomeUnknownError, StoreUnavailableError } from '../storage/errors.js';
-import { tooLongText } from '../plants/plant.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError } from '../errors/store-errors.js';
 
 declare module 'fastify' {
   interface FastifyReply {

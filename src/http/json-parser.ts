@@ -2,7 +2,7 @@
 // (src/json/). Anything else is 415; so is a JSON type an operation does not declare (contract-routes.ts).
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import { parseJson, TooManyExactNumbersError } from '../json/lossless-json.js';
 import { duplicateMember } from '../json/duplicate-members.js';
 import { JSON_MEDIA_TYPES } from './contract.js';

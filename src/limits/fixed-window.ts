@@ -1,6 +1,6 @@
 // Fixed-window counters per key (a token id, a client address), in process memory with a cap on keys,
 // so a flood of distinct keys cannot grow memory without bound.
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 
 /** Where a key stands in its current window. */
 export interface WindowState {

@@ -1,7 +1,7 @@
 // Load shedding: while the event loop lags beyond a bound, API requests are answered 503 with Retry-After
 // at once instead of joining an unbounded queue. Health checks, the document and metrics are never shed.
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import type { Contract } from '../http/contract.js';
 
 /** How often the event-loop delay is sampled; also the shortest time shedding lasts. */

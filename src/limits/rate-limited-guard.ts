@@ -2,9 +2,8 @@
 // per-address failure throttle's 429 gains its RateLimit fields from the guard's refusal; an authenticated
 // request counts against its token, whatever verified it) and for the failure metrics. A refusal leaves as the catalogue's error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BearerGuard, GuardResult, Principal } from '../auth/bearer-guard.js';
-import type { Observer } from '../observations.js';
-import { AppError } from '../errors.js';
+import type { AuthFailureReason, BearerGuard, GuardResult, Principal } from '../auth/bearer-guard.js';
+import { AppError } from '../errors/catalogue.js';
 import { rateLimitHeaders, type WindowState } from './fixed-window.js';
 
 declare module 'fastify' {
@@ -23,6 +22,12 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) =
  * Counts requests per key: fixed-window.ts's limiter, or a worker's share of a multi-process server's count
  * (shared-limits.ts), which answers with a promise only while it waits for the primary.
  */
+/** A request refused by bearer authentication: the guard's part of the process's observations. */
+export interface AuthObservation {
+  kind: 'auth-failure';
+  reason: AuthFailureReason;
+}
+
 export interface RequestCounter {
   hit(key: string): (WindowState & { allowed: boolean }) | Promise<WindowState & { allowed: boolean }>;
 }
@@ -31,7 +36,7 @@ export interface RateLimits {
   /** Requests per token and window; undefined when RATE_LIMIT=off. */
   perToken?: RequestCounter;
   /** Told the reason of every refusal (metrics). */
-  observe?: Observer;
+  observe?: (observation: AuthObservation) => void;
 }
 
 /** A request's count against its token, as a RequestCounter gave it. */

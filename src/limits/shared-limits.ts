@@ -11,7 +11,7 @@
 // more (docs/deployment.md). Refusals are never early: what a worker knows of the count is never above what
 // the service admitted (reports that reach the primary just after a window ended count in the next one).
 import type { CountedFailure } from '../auth/failure-throttle.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 import { createFixedWindowLimiter, type WindowState } from './fixed-window.js';
 import type { RequestCounter } from './rate-limited-guard.js';
 
@@ -20,7 +20,7 @@ export type TokenHits = [key: string, count: number][];
 /** A token's count in its current window, and when that window ends (ms since the epoch). */
 export type TokenCounts = [key: string, count: number, endsAt: number][];
 
-/** A worker's side of the channel to the primary (cluster/worker-link.ts); null when no answer came. */
+/** A worker's side of the channel to the primary (process/worker-link.ts); null when no answer came. */
 export interface LimitsChannel {
   countFailure(key: string): Promise<CountedFailure | null>;
   reportHits(hits: TokenHits): Promise<TokenCounts | null>;

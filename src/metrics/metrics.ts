@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Contract } from '../http/contract.js';
-import type { Observer } from '../observations.js';
+import type { Observer } from '../observations/observations.js';
 import type { Store } from '../storage/store.js';
 import type { AttemptOutcome } from '../webhooks/delivery.js';
 import { RequestSeries } from './request-series.js';
@@ -54,7 +54,7 @@ export interface Metrics {
   readonly observe: Observer;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;
-  /** The same as data, for a multi-process server to add up (cluster/). */
+  /** The same as data, for a multi-process server to add up (process/primary.ts). */
   json(): Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 }
 

@@ -2,7 +2,7 @@
 // that counting (which reads every match) takes at most one SQLite reader thread or one PostgreSQL connection
 // of this process, never the event loop or the pool. Waiting counts are bounded per process and per token
 // and taken in turn across tokens, so one token's loops delay another token's count by at most one count.
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 
 export interface CountLaneOptions {
   /** Counts that may wait in this process while one runs (COUNTS_MAX_WAITING); past it, 503. */

@@ -1,7 +1,7 @@
 // HTTP handlers of the plant operations, keyed by the operationIds of the OpenAPI document. Validation has
 // already turned every int64 of body, path and query into a bigint (src/http/contract.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { ContractSchema } from '../http/contract-types.js';
 import { etagOf, matches, tagCondition, type TagCondition } from '../http/entity-tags.js';

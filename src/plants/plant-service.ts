@@ -1,9 +1,8 @@
 // Plant rules above the store: what a valid plant is beyond its schema, what an existing id means for a
 // create, conditional changes (If-Match), merge patches, and the keyset pages of the list.
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import { fieldTooLong, type ChangeOutcome, type PlantPage, type PlantPatch, type PlantQuery, type PlantRecord, type PlantStore, type VersionedPlant } from './plant.js';
-import type { EventType } from '../webhooks/outbox-events.js';
-import type { Observer } from '../observations.js';
+import type { EventType } from '../events/event.js';
 import { searchTextProblem } from './plant-search.js';
 import type { CountLane } from './count-lane.js';
 
@@ -14,6 +13,12 @@ import type { CountLane } from './count-lane.js';
 export type Precondition = undefined | '*' | { versions: bigint[] };
 
 export type { PlantPatch } from './plant.js';
+
+/** A plant change committed, by the event that announces it: the plants' part of the process's observations. */
+export interface PlantObservation {
+  kind: 'plant-change';
+  event: EventType;
+}
 
 export interface PlantService {
   /** Stores the plant durably with its newPlant event; an identical replay succeeds (no event), a different plant under the same id is 409. */
@@ -38,7 +43,7 @@ export interface PlantServiceOptions {
   /** Called after a commit that wrote events, so their sequencing pass starts without waiting for a poll. */
   eventsCommitted?: () => void;
   /** Told of every committed change, by the event that announces it (metrics). */
-  observe?: Observer;
+  observe?: (observation: PlantObservation) => void;
   /**
    * Writes waiting for their commit above which a new one is refused with 503 and Retry-After rather than
    * queued (load shedding); 0 or absent means no bound.

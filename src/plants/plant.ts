@@ -1,5 +1,6 @@
 // The plant record, the store port every engine implements for plants, and the page the list answers.
 import { CONTRACT_MAX_LENGTH } from '../http/contract-types.js';
+import { tooLongText } from '../errors/catalogue.js';
 
 /** A plant as stored. `id` is an exact int64. */
 export interface PlantRecord {
@@ -36,11 +37,6 @@ export function fieldTooLong(fields: { name?: string; tag?: string | null }): { 
 /** The length rule of a field as a message says it: "name must be at most 256 characters long ...". */
 export function lengthRule(field: 'name' | 'tag'): string {
   return `${field} ${tooLongText(PLANT_FIELD_MAX_LENGTH[field])}`;
-}
-
-/** The rule's wording, shared with the schema validator's message. */
-export function tooLongText(max: number): string {
-  return `must be at most ${max} characters long (Unicode code points)`;
 }
 
 function codePointsOver(value: string, max: number): boolean {
@@ -134,7 +130,7 @@ export type PatchOutcome = ChangeOutcome | { kind: 'too-long'; field: 'name' | '
  * One durable plant write as the group commit carries it. A replace writes only when the plant exists, has
  * `ifVersion` (when given) and differs from `plant`; a delete only when the plant exists and has `ifVersion`.
  * A patch is merged into the plant as the transaction finds it (decidePatch) and written when that decides so.
- * A write that happens is announced in its transaction: its event (webhooks/outbox-events.ts plantEvent, with the
+ * A write that happens is announced in its transaction: its event (plants/plant-event.ts plantEvent, with the
  * new version) is written whether or not a subscription receives its type; the sequencing pass places it in the
  * feed and makes its deliveries after the commit (events/passes.ts).
  */

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { createOwnerOnlyFile } from '../storage/sqlite/folders.js';
+import { createOwnerOnlyFile } from '../kit/owner-only-files.js';
 import type { Replica } from './replica-urls.js';
 
 const require = createRequire(import.meta.url);

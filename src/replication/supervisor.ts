@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { litestreamBinary, litestreamEnv, supervisedCommand, writeLitestreamConfig } from './litestream.js';
 import type { Replica } from './replica-urls.js';
-import { createOwnerOnlyFile } from '../storage/sqlite/folders.js';
+import { createOwnerOnlyFile } from '../kit/owner-only-files.js';
 
 const FIRST_RESTART_DELAY_MS = 1_000;
 const MAX_RESTART_DELAY_MS = 30_000;

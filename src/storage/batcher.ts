@@ -2,8 +2,8 @@
 // while a commit runs waits for it and goes in the next one together, so one fsync (or one COMMIT round
 // trip) serves them all and (unless the committer is a writer elsewhere) at most one batch is committing at a time. How a batch is committed is the
 // engine's committer; every commit is reported as a `commit` observation (metrics count them).
-import type { Observer } from '../observations.js';
-import { asStoreError } from './errors.js';
+import type { Observer } from '../observations/observations.js';
+import { asStoreError } from '../errors/store-errors.js';
 import { traceFromText, type TraceHeaders } from '../tracing/spans.js';
 import { tracing } from '../tracing/tracing-switch.js';
 

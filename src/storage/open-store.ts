@@ -1,6 +1,5 @@
 // Opens the store of a DATABASE_URL with the engine that serves it (engines.ts), composes secrets at rest over
 // its webhook port and brings its schema up to date.
-import type { Config } from '../config.js';
 import type { ProcessSharing, RunningServer, Store } from './store.js';
 import { MigrationError, type Migration, type MigrationResult } from './migrator.js';
 import { engineOf, type EnginesOptions } from './engines.js';
@@ -8,17 +7,6 @@ import { createSecretBox, sealedWebhookStore, sealStoredSecrets, type SecretKey 
 
 /** Options of every engine (each reads its own), and the keys of webhook secrets at rest. */
 export type StoreOptions = EnginesOptions & { webhookSecretKeys?: readonly SecretKey[] };
-
-/** The engine options the configuration sets (the PostgreSQL pool and its timeouts), and the secret keys. */
-export function storeOptions(config: Config): StoreOptions {
-  return {
-    poolSize: config.databasePoolSize,
-    statementTimeoutMs: config.databaseStatementTimeoutMs,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
-    autoCheckpoint: config.replicaUrls.length === 0,
-    webhookSecretKeys: config.webhookSecretKeys,
-  };
-}
 
 /** Where the webhook signing secrets stand after opening: encrypted or not, and how many were encrypted now. */
 export interface SecretsAtRest {

@@ -1,16 +1,16 @@
 // The plant write once, above the engines: creates, replaces, patches and deletes go through the engine's group
-// commit (batcher.ts), and each batch is one transaction (one fsync) written here as steps (src/steps.ts) over the
+// commit (batcher.ts), and each batch is one transaction (one fsync) written here as steps (src/kit/steps.ts) over the
 // small port of statements each engine implements (PlantStatements), as migrator.ts runs migrations over an
 // engine's MigrationAdapter. Each write's outcome is decided once, in that transaction, by plants/' rules against
 // the rows as it finds them, and each write that happens writes its event there too: nothing acknowledged can
 // lose its event.
-import { statementsOf, type AsyncStatements, type Steps } from '../steps.js';
-import type { OutboxEvent } from '../webhooks/delivery.js';
-import { writeEvent } from '../webhooks/outbox-events.js';
+import { statementsOf, type AsyncStatements, type Steps } from '../kit/steps.js';
+import type { OutboxEvent } from '../events/event.js';
+import { writeEvent } from '../plants/plant-event.js';
 import { decidePatch, decideRefusedDelete, decideTakenCreate, replaceAsPatch, type ChangeOutcome, type CreateOutcome, type PatchOutcome, type PlantPatch, type PlantRecord, type PlantWrite, type VersionedPlant } from '../plants/plant.js';
 import type { Batcher } from './batcher.js';
-import { StoreUnavailableError } from './errors.js';
-import type { Observer } from '../observations.js';
+import { StoreUnavailableError } from '../errors/store-errors.js';
+import type { Observer } from '../observations/observations.js';
 import { traceText } from '../tracing/spans.js';
 import { tracing } from '../tracing/tracing-switch.js';
 

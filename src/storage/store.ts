@@ -5,14 +5,14 @@ import type { TicketStore } from '../auth/stream-tickets.js';
 import type { PlantStore } from '../plants/plant.js';
 import type { WebhookStore } from '../webhooks/delivery.js';
 import type { EventLogStore } from '../events/event-log.js';
-import type { Observer } from '../observations.js';
+import type { Observer } from '../observations/observations.js';
 import type { Migration, MigrationResult } from './migrator.js';
 import type { RestoreStore } from './restores.js';
 import type { WireCommand, WireReply, WriteTransport } from './writer-wire.js';
 
 /**
  * Another process that runs every write of this store and sequences its events: with WORKERS > 1 on SQLite,
- * the primary process, so that one writer group-commits every worker's writes (cluster/). It carries the
+ * the primary process, so that one writer group-commits every worker's writes (process/primary.ts). It carries the
  * engine's write commands (writer-wire.ts) there and their replies back.
  */
 export interface SharedWriter extends WriteTransport {

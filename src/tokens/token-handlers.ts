@@ -2,8 +2,8 @@
 // operationIds. Apart from auth/, which owns the token and its checks and which http/ builds on. A token
 // made here never holds a scope its maker lacks; the audit lines name token ids, never a secret.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import type { Clock } from '../kit/clock.js';
+import { AppError } from '../errors/catalogue.js';
 import type { OperationRequest } from '../http/contract-routes.js';
 import type { ContractSchema } from '../http/contract-types.js';
 import type { Principal } from '../auth/bearer-guard.js';

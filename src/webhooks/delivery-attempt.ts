@@ -1,8 +1,8 @@
 // One attempt at a claimed delivery: send it (or fail it at once when its secret does not open here), decide
 // the outcome by the retry policy, record the attempt, and tell the observers. Traced as a child of the write
 // that made the event, and the receiver's trace continues it.
-import type { Clock } from '../clock.js';
-import type { Observer } from '../observations.js';
+import type { Clock } from '../kit/clock.js';
+import type { WebhookObserver } from './webhook-observations.js';
 import type { AttemptRecord, ClaimedDelivery, WebhookStore } from './delivery.js';
 import { deliveryMessage } from './delivery-message.js';
 import { decideOutcome } from './retry-policy.js';
@@ -17,7 +17,7 @@ export interface AttemptDeps {
   /** Jitter source in [0, 1). */
   random: () => number;
   /** Told of every recorded attempt, of a delivery whose secret does not open here, and of an attempt not recorded. */
-  observe: Observer;
+  observe: WebhookObserver;
   /** A recorded attempt settled its delivery (succeeded or failed for good). */
   onSettled?: () => void;
   /** Aborts the sends in flight; an aborted send is not recorded. */

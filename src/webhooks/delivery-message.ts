@@ -29,7 +29,7 @@ export interface DeliveryMessage {
   headers: Record<string, string>;
 }
 
-// Every body starts with the plant's id, written digit for digit (outbox-events.ts plantEvent).
+// Every body starts with the plant's id, written digit for digit (plants/plant-event.ts plantEvent).
 const LEADING_ID = /^\{"id":(-?\d{1,20})[,}]/;
 
 /** The plant id a body names, as its digits (ids are int64, beyond what a JS number holds); undefined if none. */

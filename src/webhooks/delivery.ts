@@ -1,4 +1,4 @@
-// Webhook records (subscriptions, outbox events, deliveries, attempts) and the store port every engine
+// Webhook records (subscriptions, deliveries, attempts) and the store port every engine
 // implements for them.
 import type { ReceivedAnswer, SentRequest } from './sender.js';
 
@@ -9,23 +9,11 @@ import type { ReceivedAnswer, SentRequest } from './sender.js';
 export const WEBHOOK_FORMATS = ['plain', 'envelope'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
-/**
- * An event to write in the same transaction as the plant write it announces (transactional outbox): every
- * change writes one, whether or not a subscription receives its type. Its deliveries are made after the
- * commit, by the sequencing pass (events/passes.ts), one per active subscription that chose its type.
- */
-export interface OutboxEvent {
-  id: string;
-  type: string;
-  /** The exact body every delivery sends. */
-  payload: string;
-}
-
 export interface WebhookSubscription {
   id: string;
   url: string;
   description: string | null;
-  /** The event types it receives, in EVENT_TYPES order (webhooks/outbox-events.ts). */
+  /** The event types it receives, in EVENT_TYPES order (events/event.ts). */
   events: string[];
   /** The body its deliveries carry. */
   format: WebhookFormat;

@@ -9,8 +9,8 @@
 //
 // Its parts: send-slots.ts (the slots and the claim that fills them), delivery-attempt.ts (one attempt, sent,
 // decided and recorded), dispatch-loop.ts (when to look at the outbox); this file puts them together.
-import { systemClock, type Clock } from '../clock.js';
-import type { Observer } from '../observations.js';
+import { systemClock, type Clock } from '../kit/clock.js';
+import type { WebhookObserver } from './webhook-observations.js';
 import type { ClaimedDelivery, WebhookStore } from './delivery.js';
 import { createAttempt } from './delivery-attempt.js';
 import { createDispatchLoop } from './dispatch-loop.js';
@@ -42,7 +42,7 @@ export interface DispatcherOptions {
    * and of what went wrong in the background (an attempt not recorded, a failed claim, sends abandoned at stop):
    * metrics and the log subscribe to it.
    */
-  observe?: Observer;
+  observe?: WebhookObserver;
   /** A recorded attempt settled its delivery (succeeded or failed for good): its subscription has room again. */
   onSettled?: () => void;
   /**
@@ -150,7 +150,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
  * How long the loop sleeps after a look: until the next due delivery, pollMs at most; pollMs when one is due
  * already but was not claimed (the slots are full, and a finishing send wakes the loop).
  */
-async function untilNextDue(store: WebhookStore, now: () => Date, pollMs: number, observe: Observer): Promise<number> {
+async function untilNextDue(store: WebhookStore, now: () => Date, pollMs: number, observe: WebhookObserver): Promise<number> {
   try {
     const due = await store.nextDueAt();
     const wait = due ? due.getTime() - now().getTime() : 0;

@@ -11,7 +11,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 
 /** Everything public IPv6 lives in 2000::/3 (global unicast); the rest is special-purpose or unassigned. */
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');

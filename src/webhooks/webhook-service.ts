@@ -2,12 +2,12 @@
 // the secret shown once, which deliveries may be sent again by hand (one, or all those a receiver missed
 // since a time), and re-enabling a disabled subscription. Used by the HTTP handlers and the CLI.
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/catalogue.js';
 import { WEBHOOK_FORMATS, type DeliveryRecord, type DeliveryStatus, type RequeueResult, type SubscriptionRefusal, type WebhookFormat, type WebhookStore, type WebhookSubscription } from './delivery.js';
-import { EVENT_TYPES } from './outbox-events.js';
+import { EVENT_TYPES } from '../events/event.js';
 import { generateWebhookSecret } from './signing.js';
 import { checkWebhookUrl } from './ssrf-guard.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../kit/clock.js';
 
 /** Limits of the OpenAPI document's NewWebhook, applied here too so the CLI gets the same rules. */
 export const MAX_URL_LENGTH = 2048;

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { errorOf, freshDatabaseUrl, runCli, spawnServer, tempDir, TEST_STORE, type ChildServer } from '../helpers/app.js';
 import { findPgBinDir } from '../helpers/pg-cluster.js';
-import { newEventId } from '../../src/webhooks/outbox-events.js';
+import { newEventId } from '../../src/events/event.js';
 
 function tool(name: string, args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {

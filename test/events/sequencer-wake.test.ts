@@ -10,7 +10,7 @@ import { createFeedNotifier, type FeedNotifier } from '../../src/events/feed-not
 import type { Store } from '../../src/storage/store.js';
 import { freshDatabaseUrl, TEST_STORE } from '../helpers/app.js';
 import { addSubscription } from '../helpers/webhooks.js';
-import { EVENT_TYPES } from '../../src/webhooks/outbox-events.js';
+import { EVENT_TYPES } from '../../src/events/event.js';
 import { generateWebhookSecret } from '../../src/webhooks/signing.js';
 
 interface Watched {

@@ -1,7 +1,7 @@
 // Test harness: a real service on 127.0.0.1 port 0 over a fresh database of the store under test
 // (PLANT_STORE_TEST_STORE: sqlite, the default, or postgres), in this process (startApp) or as a child
 // process running the real command (spawnServer). startApp builds the background services beside the app, as
-// a single process does (src/background.ts), and takes what the webhook tests need too: a dispatcher with test
+// a single process does (src/process/background.ts), and takes what the webhook tests need too: a dispatcher with test
 // settings that runs only when the test calls runOnce(), and a clock the test moves (test/helpers/clock.ts).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -13,12 +13,12 @@ import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../../src/app.js';
-import { createBackground } from '../../src/background.js';
+import { createBackground } from '../../src/process/background.js';
 import type { Sequencer } from '../../src/events/sequencer.js';
-import { createObservers } from '../../src/observations.js';
-import type { Clock } from '../../src/clock.js';
+import { createObservers } from '../../src/observations/observations.js';
+import type { Clock } from '../../src/kit/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/observations/logger.js';
 import { createTokenService, type TokenService } from '../../src/auth/token-service.js';
 import { openStore } from '../../src/storage/open-store.js';
 import type { StoreOptions } from '../../src/storage/open-store.js';

@@ -1,6 +1,6 @@
-// A clock the test moves (src/clock.ts): real time plus an offset, so that expiry, caches, cooldowns and
+// A clock the test moves (src/kit/clock.ts): real time plus an offset, so that expiry, caches, cooldowns and
 // rate-limit windows are tested by moving time instead of sleeping, while tokens minted "now" stay valid.
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/kit/clock.js';
 
 export interface TestClock extends Clock {
   /** Moves time forward by `ms`. */

@@ -2,7 +2,7 @@
 // tests that drive a store directly: after it, every committed event has its feed position and deliveries.
 // And the count of waiting feed readers, for tests of long polls; and a stream (GET /events as Server-Sent
 // Events) read as a client reads it, with eventsource-parser.
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/kit/clock.js';
 import type { Store } from '../../src/storage/store.js';
 import type { TestApp } from './app.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';

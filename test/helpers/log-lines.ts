@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/observations/logger.js';
 
 export function capturedLogger(logLevel: Config['logLevel'] = 'info'): { lines: Record<string, any>[]; logger: Logger } {
   const lines: Record<string, any>[] = [];

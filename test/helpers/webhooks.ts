@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { TestContext } from 'node:test';
 import type { NewWebhook, PlantStoreClient } from '@plant-store/client';
-import { EVENT_TYPES } from '../../src/webhooks/outbox-events.js';
+import { EVENT_TYPES } from '../../src/events/event.js';
 import type { Config } from '../../src/config.js';
 import type { DeliveryRecord, WebhookFormat, WebhookSubscription } from '../../src/webhooks/delivery.js';
 import type { Store } from '../../src/storage/store.js';

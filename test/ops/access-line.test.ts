@@ -1,8 +1,8 @@
-// The access line is put together by hand (src/logger.ts accessLog): it must be, byte for byte, the line pino
+// The access line is put together by hand (src/observations/logger.ts accessLog): it must be, byte for byte, the line pino
 // writes for the same fields, whatever the fields hold and at whatever level the logger is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessLog, createLogger } from '../../src/logger.js';
+import { accessLog, createLogger } from '../../src/observations/logger.js';
 
 const CASES: Parameters<ReturnType<typeof accessLog>>[] = [
   ['b7a1c0de-0000-4000-8000-000000000001', 'GET', '/plants/9223372036854775807', 200, undefined, 0.52],

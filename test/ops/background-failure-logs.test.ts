@@ -3,13 +3,13 @@
 // component, its text and its fields, as server.ts and the shared writer's primary wire them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createObservers, observationLog } from '../../src/observations.js';
+import { createObservers, observationLog } from '../../src/observations/observations.js';
 import { createDispatcher } from '../../src/webhooks/dispatcher.js';
 import { createSequencer } from '../../src/events/sequencer.js';
 import type { ClaimedDelivery, WebhookStore } from '../../src/webhooks/delivery.js';
 import type { EventLogStore } from '../../src/events/event-log.js';
 import type { SendResult } from '../../src/webhooks/sender.js';
-import { createWorkerBackground } from '../../src/background.js';
+import { createWorkerBackground } from '../../src/process/background.js';
 import type { TokenService } from '../../src/auth/token-service.js';
 import type { Store } from '../../src/storage/store.js';
 import { capturedLogger } from '../helpers/log-lines.js';

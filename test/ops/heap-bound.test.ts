@@ -1,9 +1,9 @@
-// The old generation's bound (src/idle-memory.ts, HEAP_HEADROOM_MB): what a serving process does when load has
+// The old generation's bound (src/process/idle-memory.ts, HEAP_HEADROOM_MB): what a serving process does when load has
 // grown V8's old generation past the headroom. The policy on a heap and clock the test moves; then the process's
 // own V8 heap, where the collection must give back what was dropped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { boundOldGeneration, MIB, v8OldGeneration } from '../../src/idle-memory.js';
+import { boundOldGeneration, MIB, v8OldGeneration } from '../../src/process/idle-memory.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 /** A heap whose size the test sets; a collection takes it down to what is alive. */

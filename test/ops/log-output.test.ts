@@ -1,10 +1,10 @@
-// Standard output's log lines are batched (src/logger.ts): none may be lost, reordered or torn, however the
+// Standard output's log lines are batched (src/observations/logger.ts): none may be lost, reordered or torn, however the
 // process ends. Each case runs a child process that logs through the service's own logger.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 
-const LOGGER = new URL('../../src/logger.js', import.meta.url).href;
+const LOGGER = new URL('../../src/observations/logger.js', import.meta.url).href;
 
 /** Runs `body` in a child with `log` (the service's logger, level info) in scope; resolves with its stdout. */
 function runLogging(body: string): Promise<{ code: number | null; lines: Record<string, any>[] }> {

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/app.js';
 
-const LOGGER = new URL('../../src/logger.js', import.meta.url).href;
+const LOGGER = new URL('../../src/observations/logger.js', import.meta.url).href;
 const BODY = `import { createLogger } from ${JSON.stringify(LOGGER)};
 const log = createLogger({ logLevel: 'info' });
 log.info({ url: 'http://127.0.0.1:8080', docs: 'http://127.0.0.1:8080/docs' }, 'plant-store is listening');

@@ -94,7 +94,7 @@ test('on: a POST with a traceparent exports its request span and its commit span
   await eventually(() => ofTrace().filter((s) => s.name === 'request').length === 2, 'the second request span');
   const exported = JSON.stringify(collector.spans);
   for (const secret of [token, 'query-secret-marker', 'fern']) assert.ok(!exported.includes(secret), `a span holds ${secret}`);
-  // GET by id, which src/read-lane.ts answers outside Fastify's hooks while tracing is off, has its request span
+  // GET by id, which src/plants/read-lane.ts answers outside Fastify's hooks while tracing is off, has its request span
   // (twice: the second read finds its token cached, as the lane needs).
   const read = () => fetch(`${server.url}/plants/1`, { headers: { authorization: `Bearer ${token}`, traceparent: TRACEPARENT } });
   for (let i = 0; i < 2; i++) assert.equal((await read()).status, 200);

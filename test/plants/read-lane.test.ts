@@ -1,4 +1,4 @@
-// GET /plants/{id} has a lane outside Fastify's hooks (src/read-lane.ts). A client must not be
+// GET /plants/{id} has a lane outside Fastify's hooks (src/plants/read-lane.ts). A client must not be
 // able to tell which path answered: every kind of request is sent twice in a row, once with the lane on and
 // once with it off, and the two answers must be the same bytes (apart from Date, a generated request id and the
 // RateLimit field's own count), the same access line and the same metrics. The token's count must fall by

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decidePatch, replaceAsPatch } from '../../src/plants/plant.js';
-import { EVENT_OF_WRITE } from '../../src/webhooks/outbox-events.js';
+import { EVENT_OF_WRITE } from '../../src/plants/plant-event.js';
 
 const current = { id: 7n, name: 'Fern', tag: 'green', version: 3n };
 

@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { ERRORS } from '../../src/errors.js';
+import { ERRORS } from '../../src/errors/catalogue.js';
 import { pgCluster, pgStandby } from '../helpers/pg-cluster.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { eventually } from '../helpers/sleep.js';

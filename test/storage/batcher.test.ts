@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Batcher, type BatchCommitter } from '../../src/storage/batcher.js';
-import { StoreUnavailableError } from '../../src/storage/errors.js';
+import { StoreUnavailableError } from '../../src/errors/store-errors.js';
 
 /** A committer whose batches wait until the test answers them (each outcome: the item doubled). */
 function heldCommitter() {

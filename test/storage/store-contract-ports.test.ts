@@ -20,7 +20,7 @@ import { freshStore, unversioned } from '../helpers/contract-store.js';
 
 const UNKNOWN_EVENT = `msg_${'A'.repeat(22)}`;
 
-// A shared-writer engine (SQLite) serves the plant batches its workers send (cluster/primary.ts); a database
+// A shared-writer engine (SQLite) serves the plant batches its workers send (process/primary.ts); a database
 // server's workers write on their own, so it has no serveWrite.
 test('serveWrite: a plant batch another process sent is committed write by write, each answered with what it did: its new version, or the plant it changed, found or left', async (t) => {
   const store = await freshStore(t);

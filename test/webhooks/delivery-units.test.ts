@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/errors/catalogue.js';
 import { generateWebhookSecret, sign } from '../../src/webhooks/signing.js';
 import {
   decideOutcome,
@@ -24,7 +24,8 @@ import {
   createGuardedLookup,
   WebhookAddressRefusedError,
 } from '../../src/webhooks/ssrf-guard.js';
-import { newEventId, plantEvent } from '../../src/webhooks/outbox-events.js';
+import { newEventId } from '../../src/events/event.js';
+import { plantEvent } from '../../src/plants/plant-event.js';
 import { deliveryMessage, plantIdOf } from '../../src/webhooks/delivery-message.js';
 
 const S = 1_000;

@@ -31,6 +31,6 @@ export const MIGRATIONS: readonly Migration<HistoryPorts>[] = migrationsFor({
   // An escaped U+0000 (text.ts) is beyond ASCII too.
   nameBeyondAscii: 'octet_length(name) <> char_length(name)',
   // Read from the text, not as JSON: jsonb refuses a payload holding \u0000 (a name may), and every payload
-  // starts with its id (webhooks/outbox-events.ts).
+  // starts with its id (plants/plant-event.ts).
   eventPlantColumn: "plant_id BIGINT GENERATED ALWAYS AS (substring(payload from '^\\{\"id\":(-?[0-9]+)')::bigint) STORED",
 });

@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { filterShape, MAX_PENDING_PER_SUBSCRIPTION, READ_AT_LEAST, UNBOUNDED_BYTES, type Cursor, type EventFilter, type EventLogStore, type FeedEvent, type SequencePass } from '../../events/event-log.js';
 import { PassCounter, retentionBatch, sequencePass, type AsyncPassStatements } from '../../events/passes.js';
-import { runStepsAsync } from '../../steps.js';
+import { runStepsAsync } from '../../kit/steps.js';
 import { guarded, pgDriver, transaction } from './pool.js';
 
 const CHANNEL = 'plant_store_events';

@@ -7,7 +7,7 @@ import type { EngineOptions, Store } from '../store.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import { plantBatch, type WriteOutcome } from '../plant-writes.js';
-import { runStepsAsync } from '../../steps.js';
+import { runStepsAsync } from '../../kit/steps.js';
 import { plantStatements } from './pg-plant-statements.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';

@@ -2,7 +2,7 @@
 // errors (a connection dropped while idle) absorbed, and transactions that always return their connection.
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import { CommitOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
+import { CommitOutcomeUnknownError, StoreUnavailableError } from '../../errors/store-errors.js';
 
 const require = createRequire(import.meta.url);
 let driver: typeof pg | undefined;

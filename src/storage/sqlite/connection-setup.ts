@@ -2,8 +2,8 @@
 // shared by the main connection and the write worker's.
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StorePathError } from '../errors.js';
-import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
+import { StorePathError } from '../../errors/store-errors.js';
+import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from '../../kit/owner-only-files.js';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 

@@ -3,7 +3,7 @@
 // The count lane (plants/count-lane.ts) sends one count at a time; replies are matched by sequence anyway.
 import { Worker } from 'node:worker_threads';
 import type { PlantQuery } from '../../plants/plant.js';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../../errors/store-errors.js';
 import type { CountData, CountReply, CountRequest } from './count-worker.js';
 
 const WORKER_URL = new URL('./count-worker.js', import.meta.url);

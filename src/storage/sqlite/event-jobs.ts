@@ -9,7 +9,7 @@
 import type Database from 'better-sqlite3';
 import { MAX_PENDING_PER_SUBSCRIPTION, type SequencePass } from '../../events/event-log.js';
 import { PassCounter, retentionBatch, sequencePass, type PassStatements, type ReadySubscription } from '../../events/passes.js';
-import { runSteps } from '../../steps.js';
+import { runSteps } from '../../kit/steps.js';
 
 export interface EventJobs {
   sequence(maxDeliveries: number, now: number): SequencePass;

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from './folders.js';
+import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from '../../kit/owner-only-files.js';
 
 /** Rows per table (every table of the schema, so a table added later is counted and checked too). */
 export type TableCounts = Record<string, number>;

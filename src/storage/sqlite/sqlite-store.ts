@@ -5,12 +5,12 @@
 // (a memory database, the primary itself, the CLI). Reads use this connection, which then writes nothing.
 import type Database from 'better-sqlite3';
 import { stat } from 'node:fs/promises';
-import { asStoreError, StoreUnavailableError } from '../errors.js';
+import { asStoreError, StoreUnavailableError } from '../../errors/store-errors.js';
 import type { EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import type { WriteOutcome } from '../plant-writes.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
-import type { Observer } from '../../observations.js';
+import type { Observer } from '../../observations/observations.js';
 import type { TokenRecord } from '../../auth/token.js';
 import type { StoredTicket, TicketRecord } from '../../auth/stream-tickets.js';
 import { TICKET_BY_HASH_SQL, ticketOf, tokenOf, versionedPlantOf, type PlantRow, type TicketRow, type TokenRow } from '../rows.js';

@@ -2,16 +2,16 @@
 // function of the writer's connection and plain arguments (what structured clone and the cluster's v8
 // serialization carry: bigints and Dates included), runs in one transaction, and returns rows in the engine's
 // form, which the caller turns into records. The rules are the features' (plants/, webhooks/, events/); this file
-// holds statements and transactions. A transport (write-transports.ts, cluster/worker-link.ts) carries a command
+// holds statements and transactions. A transport (write-transports.ts, process/worker-link.ts) carries a command
 // as a WireCommand and its answer as a WireReply, the one codec below, whatever the setting.
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../../errors/store-errors.js';
 import { decodeItems, encodeOutcomes, type WireCommand, type WireItems, type WireOutcomes, type WireReply } from '../writer-wire.js';
 import { foldName } from '../../plants/plant-search.js';
 import type { PlantWrite } from '../../plants/plant.js';
 import { plantBatch, type PlantStatements } from '../plant-writes.js';
-import { runSteps } from '../../steps.js';
+import { runSteps } from '../../kit/steps.js';
 import { attemptRequestText, attemptResponseText, versionedPlantOf, type PlantRow } from '../rows.js';
 import { createEventJobs, withoutSync } from './event-jobs.js';
 import type { ClaimRow, SubscriptionRow } from '../rows.js';

@@ -1,5 +1,5 @@
 // The two transports to a SQLite writer within one process (a third, from a cluster worker to its primary, is
-// cluster/worker-link.ts): the calling thread's own connection, or the write worker, a thread with its own
+// process/worker-link.ts): the calling thread's own connection, or the write worker, a thread with its own
 // connection, started on first use and again after it dies, answering in the order it was asked. Both ends of the
 // write worker are here: this module is also the thread's code (writerThread, run when the thread loads it).
 //
@@ -9,11 +9,11 @@
 // thread a commit's fsync stalled every request in flight).
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../../errors/store-errors.js';
 import type { WireCommand, WireReply, WriteTransport } from '../writer-wire.js';
 import { createWriteCommands, runCommand } from './write-commands.js';
 import { configureConnection } from './connection-setup.js';
-import { PendingReplies } from '../../replies.js';
+import { PendingReplies } from '../../kit/replies.js';
 
 export interface WriterData {
   file: string;

@@ -2,8 +2,7 @@
 // and an Authorization header is censored should anything ever log headers.
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino';
 import { writeSync } from 'node:fs';
-import type { Config } from './config.js';
-import { tracing } from './tracing/tracing-switch.js';
+import { tracing } from '../tracing/tracing-switch.js';
 
 const CENSORED = '[redacted]';
 
@@ -170,7 +169,10 @@ function defaultDestination(): DestinationStream {
   return process.stdout.isTTY ? terminalDestination() : stdoutDestination();
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>, destination: DestinationStream = defaultDestination()): Logger {
+/** The levels LOG_LEVEL takes (config.ts). */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export function createLogger(config: { logLevel: LogLevel }, destination: DestinationStream = defaultDestination()): Logger {
   return pino(
     {
       level: config.logLevel,

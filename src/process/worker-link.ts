@@ -1,15 +1,15 @@
-// An HTTP worker's side of the IPC channel to the primary (cluster/primary.ts): every write goes there as a
+// An HTTP worker's side of the IPC channel to the primary (process/primary.ts): every write goes there as a
 // command for the one writer (shared-writer engines; a transport of storage/writer-wire.ts), its feed readers
 // hear there of placed events, its GET /metrics answers with the whole server's metrics gathered there, a retry
 // asked of it wakes the primary's dispatcher, and its rate limits count there. Nothing it hears from the primary
 // makes it send anything back but answers.
 import type { SharedWriter } from '../storage/store.js';
-import { StoreUnavailableError } from '../storage/errors.js';
+import { StoreUnavailableError } from '../errors/store-errors.js';
 import type { WireReply } from '../storage/writer-wire.js';
 import type { CountedFailure } from '../auth/failure-throttle.js';
 import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
-import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
-import { PendingReplies } from '../replies.js';
+import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
+import { PendingReplies } from '../kit/replies.js';
 
 /** Least time between two dispatcher wakes sent to the primary (a client asking retries in a loop sends few). */
 const WAKE_GAP_MS = 20;

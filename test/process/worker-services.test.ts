@@ -1,6 +1,6 @@
 // The background services seen from the workers of a multi-process server (WORKERS=2): a feed reader on each
 // worker wakes when an event is placed, and a retry asked of a worker is delivered before its scheduled try. On
-// SQLite the primary places and delivers for the workers; the worker's own wiring (src/background.ts over its
+// SQLite the primary places and delivers for the workers; the worker's own wiring (src/process/background.ts over its
 // link to the primary, with the IPC channel stood in for) answers a 'placed' by waking its readers and sends
 // nothing back, and forwards a retry's wake once.
 import { test } from 'node:test';
@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
-import { createWorkerBackground } from '../../src/background.js';
-import type { WorkerMessage } from '../../src/cluster/messages.js';
-import { createWorkerLink } from '../../src/cluster/worker-link.js';
+import { createWorkerBackground } from '../../src/process/background.js';
+import type { WorkerMessage } from '../../src/process/cluster-messages.js';
+import { createWorkerLink } from '../../src/process/worker-link.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { spawnServer, tempDir } from '../helpers/app.js';
 import { eventually } from '../helpers/sleep.js';

@@ -7,16 +7,16 @@
 // request, a query string, an id written another way, a token not yet cached) goes to the app untouched;
 // test/plants/read-lane.test.ts sends each kind both ways and compares the answers byte for byte.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { satisfies, soleOpaqueBearer, type ScopeRequirement } from './auth/bearer-guard.js';
-import type { TokenService } from './auth/token-service.js';
-import type { Serializer } from './http/contract.js';
-import { etagOf } from './http/entity-tags.js';
-import type { Lane } from './http/in-order.js';
-import { rateLimitHeaders } from './limits/fixed-window.js';
-import { noteCounted, type RequestCounter, type TokenCount } from './limits/rate-limited-guard.js';
-import { toBody } from './plants/plant-handlers.js';
-import type { PlantService } from './plants/plant-service.js';
-import type { VersionedPlant } from './plants/plant.js';
+import { satisfies, soleOpaqueBearer, type ScopeRequirement } from '../auth/bearer-guard.js';
+import type { TokenService } from '../auth/token-service.js';
+import type { Serializer } from '../http/contract.js';
+import { etagOf } from '../http/entity-tags.js';
+import type { Lane } from '../http/in-order.js';
+import { rateLimitHeaders } from '../limits/fixed-window.js';
+import { noteCounted, type RequestCounter, type TokenCount } from '../limits/rate-limited-guard.js';
+import { toBody } from './plant-handlers.js';
+import type { PlantService } from './plant-service.js';
+import type { VersionedPlant } from './plant.js';
 
 /** A count given at once (not waited for), as the lane answers with. */
 type Counted = Exclude<TokenCount, Promise<unknown>>;

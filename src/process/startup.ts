@@ -2,15 +2,15 @@
 // open the store (migrations, secrets at rest) and report it, make the first token on an empty store, and heed
 // the stop signals (a worker too).
 import type { Logger } from 'pino';
-import { ConfigError, describeConfig, maskUrl, type Config } from './config.js';
-import { VERSION } from './health/version.js';
-import type { TokenService } from './auth/token-service.js';
-import { SCOPES } from './auth/tokens.js';
-import { openStore, storeOptions } from './storage/open-store.js';
-import type { SharedWriter, Store } from './storage/store.js';
-import { StorePathError } from './storage/errors.js';
-import { databaseFile } from './storage/engines.js';
-import type { Replication } from './replication/supervisor.js';
+import { type Config, ConfigError, describeConfig, maskUrl, storeOptions } from '../config.js';
+import { VERSION } from '../health/version.js';
+import type { TokenService } from '../auth/token-service.js';
+import { SCOPES } from '../auth/tokens.js';
+import { openStore } from '../storage/open-store.js';
+import type { SharedWriter, Store } from '../storage/store.js';
+import { StorePathError } from '../errors/store-errors.js';
+import { databaseFile } from '../storage/engines.js';
+import type { Replication } from '../replication/supervisor.js';
 
 /** The start-up warning without WEBHOOK_SECRET_KEYS, with the fix (the README quotes it). */
 const SECRETS_IN_CLEAR_WARNING =
@@ -49,7 +49,7 @@ export async function startReplication(config: Config, logger: Logger): Promise<
   // The settings refuse REPLICA_URL on a store with no file.
   const database = config.replicaUrls.length === 0 ? undefined : databaseFile(config.databaseUrl);
   if (database === undefined) return undefined;
-  const { createReplication } = await import('./replication/supervisor.js');
+  const { createReplication } = await import('../replication/supervisor.js');
   const replication = createReplication({ database, replicas: config.replicaUrls, syncIntervalMs: config.replicaSyncIntervalMs, env: config.litestreamEnv, logger });
   await replication.start();
   return replication;

@@ -124,3 +124,8 @@ export class AppError extends Error {
 export function errorBody(status: number, message: string): ErrorBody {
   return { error: status, message };
 }
+
+/** A length rule's wording, shared by the schema validator's message and the plant's own check. */
+export function tooLongText(max: number): string {
+  return `must be at most ${max} characters long (Unicode code points)`;
+}

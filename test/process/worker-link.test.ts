@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { createWorkerLink } from '../../src/cluster/worker-link.js';
-import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/cluster/messages.js';
+import { createWorkerLink } from '../../src/process/worker-link.js';
+import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/process/cluster-messages.js';
 import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes, type WireItems } from '../../src/storage/writer-wire.js';
-import { StoreUnavailableError } from '../../src/storage/errors.js';
+import { StoreUnavailableError } from '../../src/errors/store-errors.js';
 import { resultOf } from '../../src/storage/sqlite/write-commands.js';
 import type { PlantWrite } from '../../src/plants/plant.js';
 

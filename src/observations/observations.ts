@@ -5,44 +5,24 @@
 // the reporter's context, so a line logged for an observation made inside a span names its trace (logger.ts).
 // Waking another service (a commit wakes the sequencer, a pass wakes the dispatcher) is not an observation:
 // that is control flow, wired as direct calls by background.ts and app.ts.
-import type { AuthFailureReason } from './auth/bearer-guard.js';
-import type { SequencerObservation } from './events/sequencer.js';
-import type { AttemptOutcome } from './webhooks/delivery.js';
-import type { EventType } from './webhooks/outbox-events.js';
-
-/** Which delivery attempt: what its log line names. */
-export interface AttemptIds {
-  deliveryId: string;
-  subscriptionId: string;
-  eventId: string;
-  attempt: number;
-}
+import type { SequencerObservation } from '../events/sequencer.js';
+import type { AuthObservation } from '../limits/rate-limited-guard.js';
+import type { PlantObservation } from '../plants/plant-service.js';
+import type { AttemptIds, WebhookObservation } from '../webhooks/webhook-observations.js';
 
 export type Observation =
   /** A group commit of plant writes: how many it held, how long it took (fsync included), whether it committed. */
   | { kind: 'commit'; size: number; seconds: number; ok: boolean }
-  /** A plant change committed, by the event that announces it. */
-  | { kind: 'plant-change'; event: EventType }
-  /** A recorded webhook delivery attempt and what it decided. */
-  | { kind: 'delivery-attempt'; ids: AttemptIds; outcome: AttemptOutcome; statusCode: number | null; durationMs: number; error: string | null }
-  /** A delivery not sent: its subscription's signing secret does not open with this process's keys. */
-  | { kind: 'delivery-secret-error'; ids: AttemptIds; error: string }
-  /** A delivery attempt made but not recorded: its lease still holds it, and it is sent again once that expires. */
-  | { kind: 'delivery-attempt-unrecorded'; ids: AttemptIds; err: unknown }
-  /** A delivery attempt that threw before it was recorded: its lease expires and it is sent again. */
-  | { kind: 'delivery-attempt-crashed'; deliveryId: string; err: unknown }
-  /** The dispatcher's claim of due deliveries failed; it claims again on its next look. */
-  | { kind: 'delivery-claim-failed'; err: unknown }
-  /** The dispatcher could not read when the next delivery is due; it sleeps its poll interval. */
-  | { kind: 'delivery-due-time-unread'; err: unknown }
-  /** Sends still in flight when the dispatcher's stop grace ran out, aborted unrecorded (sent again later). */
-  | { kind: 'delivery-sends-abandoned'; inFlight: number }
+  /** A plant change committed, by the event that announces it (plants/plant-service.ts). */
+  | PlantObservation
+  /** A webhook delivery attempt and the dispatcher's failures (webhooks/webhook-observations.ts). */
+  | WebhookObservation
   /** A sequencing or retention pass of the event log that failed (events/sequencer.ts). */
   | SequencerObservation
   /** Tokens' last-used times not written by the background flush; the next flush writes them. */
   | { kind: 'token-use-unrecorded'; err: unknown }
-  /** A request refused by bearer authentication. */
-  | { kind: 'auth-failure'; reason: AuthFailureReason };
+  /** A request refused by bearer authentication (limits/rate-limited-guard.ts). */
+  | AuthObservation;
 
 export type Observer = (observation: Observation) => void;
 

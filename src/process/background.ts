@@ -1,28 +1,19 @@
 // The services no request runs: the event sequencer (feed positions and deliveries, and retention), the webhook
 // dispatcher and the token last-used flush, built from config, store, observers and clock, and started and stopped
-// by the process that runs them: server.ts alone or as a worker, cluster/primary.ts as a shared writer. buildApp
+// by the process that runs them: server.ts alone or as a worker, process/primary.ts as a shared writer. buildApp
 // never builds them; it gets their `links`: what its handlers tell them, and where waiting feed readers listen.
-import type { TokenService } from './auth/token-service.js';
-import type { Clock } from './clock.js';
-import type { Config } from './config.js';
-import { createFeedNotifier, type FeedNotifier } from './events/feed-notifier.js';
-import { createSequencer, type Sequencer } from './events/sequencer.js';
-import type { Observer, Observers } from './observations.js';
-import type { Store } from './storage/store.js';
-import { createDispatcher, type Dispatcher, type DispatcherOptions } from './webhooks/dispatcher.js';
+import type { TokenService } from '../auth/token-service.js';
+import type { Clock } from '../kit/clock.js';
+import type { Config } from '../config.js';
+import { createFeedNotifier, type FeedNotifier } from '../events/feed-notifier.js';
+import { createSequencer, type Sequencer } from '../events/sequencer.js';
+import type { Observer, Observers } from '../observations/observations.js';
+import type { Store } from '../storage/store.js';
+import type { ServiceLinks } from '../app.js';
+import { createDispatcher, type Dispatcher, type DispatcherOptions } from '../webhooks/dispatcher.js';
 
 /** How often token last-used times are written. */
 const TOKEN_FLUSH_MS = 30_000;
-
-/** What the HTTP handlers tell the background services, and where the feed's waiting readers listen. */
-export interface ServiceLinks {
-  /** A write committed events: the sequencer places them soon (or the writer's, which wakes itself). */
-  eventsCommitted(): void;
-  /** Deliveries may be due now (a retry was asked, a subscription enabled): the dispatcher looks. */
-  deliveriesDue(): void;
-  /** Where GET /events waits for new events. */
-  readonly feed: FeedNotifier;
-}
 
 export interface Background {
   readonly links: ServiceLinks;

@@ -1,5 +1,5 @@
 // Requests sent over a message channel and their replies, matched by id: what the write worker's transport
-// (storage/sqlite/write-transports.ts) and a cluster worker's link to its primary (cluster/worker-link.ts) both
+// (storage/sqlite/write-transports.ts) and a cluster worker's link to its primary (process/worker-link.ts) both
 // need. One place for the ids, the replies awaited, their deadlines and their failure when the other side goes.
 
 /**

@@ -11,15 +11,15 @@ import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createTokenService } from '../auth/token-service.js';
-import { createBackground, type BackgroundServices } from '../background.js';
+import { createBackground, type BackgroundServices } from './background.js';
 import { createMetrics, type Metrics } from '../metrics/metrics.js';
-import { createObservers, observationLog } from '../observations.js';
+import { createObservers, observationLog } from '../observations/observations.js';
 import { processSharing } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
-import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals } from '../startup.js';
+import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals } from './startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
-import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './messages.js';
-import { keepHeapSmall, MIB } from '../idle-memory.js';
+import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
+import { keepHeapSmall, MIB } from './idle-memory.js';
 
 /** How long a metrics collection waits for each worker's answer. */
 const COLLECT_TIMEOUT_MS = 3_000;
