@@ -42,7 +42,7 @@ export interface PassStatements {
   /** Leaves a full subscription out of the passes until one of its deliveries settles. */
   notReady(subscription: string): void;
   /** The pass placed events (PostgreSQL: NOTIFY on commit, which wakes other instances' readers). */
-  announce(): void;
+  notifyPlaced(): void;
   /** Retention's turn (PostgreSQL locks the `event_log` row). */
   lockRemoved(): void;
   /** Up to `max` events created before `cutoff`, already placed and with no pending delivery, the oldest first. */
@@ -94,7 +94,7 @@ export function* sequencePass(maxDeliveries: number, now: Date): Steps<PassState
     yield* run('moveCursor', sub.id, cursor);
     if (cursor < last) behindAfter = true;
   }
-  if (placed > 0) yield* run('announce');
+  if (placed > 0) yield* run('notifyPlaced');
   return { last, deliveries, more: placed === POSITIONS_PER_PASS || subs.length === SUBSCRIPTIONS_PER_PASS || behindAfter };
 }
 

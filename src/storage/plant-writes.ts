@@ -68,7 +68,7 @@ export abstract class GroupCommittedPlants {
 }
 
 /** An event of the batch, with the trace context of the request that wrote (tracing/spans.ts traceText). */
-export interface AnnouncedEvent extends OutboxEvent {
+export interface TracedEvent extends OutboxEvent {
   trace: string | null;
 }
 
@@ -92,7 +92,7 @@ export interface PlantStatements {
   /** Removes the plant if it has `ifVersion` (when given): what was removed, and the delete's new version. */
   remove(id: bigint, ifVersion: bigint | undefined): { plant: VersionedPlant; version: bigint } | undefined;
   /** Writes the events of the writes that happened, in the order they happened. */
-  announce(events: readonly AnnouncedEvent[]): void;
+  insertEvents(events: readonly TracedEvent[]): void;
 }
 
 export type AsyncPlantStatements = AsyncStatements<PlantStatements>;
@@ -114,7 +114,7 @@ const statement = statementsOf<PlantStatements>();
 export function* plantBatch(items: readonly PlantWrite[]): Steps<PlantStatements, WriteOutcome[]> {
   yield* statement('begin', items.length);
   const outcomes = new Array<WriteOutcome>(items.length);
-  const events: AnnouncedEvent[] = [];
+  const events: TracedEvent[] = [];
   const happened = (write: PlantWrite, plant: PlantRecord, version: bigint) => events.push({ ...writeEvent(write.op, plant, version), trace: write.trace ?? null });
 
   const first = new Map<bigint, number>();
@@ -169,7 +169,7 @@ export function* plantBatch(items: readonly PlantWrite[]): Steps<PlantStatements
       outcomes[i] = decision;
     }
   }
-  if (events.length > 0) yield* statement('announce', events);
+  if (events.length > 0) yield* statement('insertEvents', events);
   return outcomes;
 }
 

@@ -115,7 +115,7 @@ function passStatements(client: pg.PoolClient): AsyncPassStatements {
     },
     moveCursor: async (subscription, cursor) => void (await query('moveCursor', [subscription, cursor.toString()])),
     notReady: async (subscription) => void (await query('notReady', [subscription])),
-    announce: async () => void (await query('notify', [])),
+    notifyPlaced: async () => void (await query('notify', [])),
     lockRemoved: async () => void (await query('lockRemoved', [])),
     old: async (cutoff, max) => (await query<{ id: string }>('old', [cutoff, max])).map((r) => r.id),
     remove: async (ids) => {

@@ -20,12 +20,12 @@ const SQL = {
   remove: `DELETE FROM plants WHERE id = $1 AND ($2::int8 IS NULL OR version = $2)
     RETURNING id, name, tag, version, nextval('plant_versions') AS deleted_version`,
   // Their positions and deliveries come after the commit, in a pass (pg-events.ts).
-  announce: `INSERT INTO webhook_events (id, type, payload, created_at, trace_context)
+  insertEvents: `INSERT INTO webhook_events (id, type, payload, created_at, trace_context)
     SELECT e.id, e.type, e.payload, $4, e.trace FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS e(id, type, payload, trace)`,
 } as const;
 
 /** The statements' names, which operators see in traces (`pg.query:insertPlants`); `plantsByIds` is pg-store.ts's read too. */
-const NAMES = { insert: 'insertPlants', stored: 'plantsByIds', current: 'lockPlant', update: 'patchPlant', remove: 'deletePlant', announce: 'insertEvents' } as const;
+const NAMES = { insert: 'insertPlants', stored: 'plantsByIds', current: 'lockPlant', update: 'patchPlant', remove: 'deletePlant', insertEvents: 'insertEvents' } as const;
 
 /** A named prepared statement: parsed once per connection, then only bound and executed. */
 function named(name: keyof typeof SQL, values: unknown[]): pg.QueryConfig {
@@ -64,7 +64,7 @@ export function plantStatements(client: pg.PoolClient): AsyncPlantStatements {
       const [row] = await rows<PlantRow & { deleted_version: bigint | string }>('remove', [id.toString(), ifVersion?.toString() ?? null]);
       return row && { plant: versionedPlantOf(row, pgText), version: BigInt(row.deleted_version) };
     },
-    announce: async (events) =>
-      void (await rows('announce', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now, events.map((e) => e.trace)])),
+    insertEvents: async (events) =>
+      void (await rows('insertEvents', [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.payload), now, events.map((e) => e.trace)])),
   };
 }

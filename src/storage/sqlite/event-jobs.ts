@@ -66,7 +66,7 @@ function passStatements(db: Database.Database): PassStatements {
     moveCursor: (subscription, cursor) => void moveCursor.run(cursor, subscription),
     notReady: (subscription) => void notReady.run(subscription),
     // Readers of this process hear of it from the sequencer; other processes' through the shared writer.
-    announce: () => {},
+    notifyPlaced: () => {},
     lockRemoved: () => {},
     old: (cutoff, max) => old.all(cutoff.getTime(), max) as string[],
     remove(ids) {

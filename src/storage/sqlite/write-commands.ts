@@ -194,7 +194,7 @@ function createBatchWriter(db: Database.Database): BatchWriter {
       const row = deletePlant.get({ id, ifVersion: ifVersion ?? null }) as PlantRow | undefined;
       return row && { plant: versionedPlantOf(row), version: next++ };
     },
-    announce(events) {
+    insertEvents(events) {
       let position = lastPosition.get() as bigint;
       for (const e of events) insertEvent.run(e.id, e.type, e.payload, now, ++position, e.trace);
       setLastPosition.run(position);
