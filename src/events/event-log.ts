@@ -1,8 +1,10 @@
 // The events feed's records, rules and store port. Every plant write commits its event (the outbox row) with
-// the write; a background sequencer (sequencer.ts) then gives committed events their feed positions, one pass
-// at a time, and creates their webhook deliveries, off the request path. Positions are assigned only to
-// committed events and only by one pass at a time, so a reader that has seen position p never later finds an
-// event at or below p: the feed is in the order events became visible, which on one plant is version order.
+// the write. Its feed position is given where the engine allows it safely: on SQLite by the commit itself (one
+// writer holds the lock, so positions are in commit order); on PostgreSQL, where commits of several writers
+// interleave, by a background sequencing pass (sequencer.ts, passes.ts), one pass at a time. Either way positions
+// go only to committed events, so a reader that has seen position p never later finds an event at or below p:
+// the feed is in the order events became visible, which on one plant is version order. The passes also make the
+// events' webhook deliveries, off the request path, on both engines.
 
 /** An event as the feed shows it (GET /events) and the webhooks send it (`webhook-id`, body). */
 export interface FeedEvent {

@@ -1,6 +1,8 @@
 // What the services report about their work, as one closed set of observations (PostgREST's Observation):
 // metrics and the log subscribe to one list, and a service (the store's group commit, the sequencer, the
-// dispatcher, the guard) says what happened without knowing who listens. Spans stay with the work they time,
+// dispatcher, the guard) says what happened without knowing who listens. Each part declares the observations
+// it makes beside its own code (PlantObservation, WebhookObservation, SequencerObservation, AuthObservation), so
+// no feature imports this room; the union below joins them. Spans stay with the work they time,
 // as each is a context (its children's parent, the trace a write or a delivery carries on); subscribers run in
 // the reporter's context, so a line logged for an observation made inside a span names its trace (logger.ts).
 // Waking another service (a commit wakes the sequencer, a pass wakes the dispatcher) is not an observation:
