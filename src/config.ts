@@ -1,26 +1,21 @@
-// The only reader of process.env: every setting is parsed, checked and defaulted here, then frozen.
-import { readFileSync } from 'node:fs';
-import { keyFingerprint, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './auth/jwt-keys.js';
+// The only reader of process.env: every setting is parsed, checked and defaulted here, then frozen. The rows of
+// an engine's settings (storage/engines.ts), replication's and the JWTs' are declared by their parts and joined here.
+import { JWT_SETTINGS, jwtProblems, type JwtSettings } from './auth/jwt-settings.js';
 import ipaddr from 'ipaddr.js';
 import { parseSecretKeys, type SecretKey } from './webhooks/secret-box.js';
-import { DEFAULT_DATABASE_URL, engineFor, engines } from './storage/engines.js';
+import { DEFAULT_DATABASE_URL, ENGINE_SETTINGS, engineFor, engines, type EnginesSettings } from './storage/engines.js';
 import type { StoreOptions } from './storage/open-store.js';
-import { parseReplicaUrls, type Replica } from './replication/replica-urls.js';
+import { litestreamEnvOf, REPLICA_SETTINGS, type ReplicaSettings } from './replication/replica-settings.js';
+import { boolean, integer, type SettingRows } from './kit/settings.js';
 import { OTEL_SAMPLERS, type TracingSettings } from './tracing/spans.js';
 import type { LogLevel } from './observations/logger.js';
 
-export interface Config extends TracingSettings {
+export interface Config extends TracingSettings, EnginesSettings, ReplicaSettings, JwtSettings {
   readonly port: number;
   readonly host: string;
   /** HTTP worker processes of `serve`; 0: one per available core. */
   readonly workers: number;
   readonly databaseUrl: string;
-  /** PostgreSQL connections per instance at most. */
-  readonly databasePoolSize: number;
-  /** PostgreSQL: longest a statement may run before the server cancels it (the request gets 503). */
-  readonly databaseStatementTimeoutMs: number;
-  /** PostgreSQL: longest opening a connection may take (start-up fails, or a request gets 503). */
-  readonly databaseConnectTimeoutMs: number;
   readonly logLevel: LogLevel;
   /** Largest accepted request body, in bytes. */
   readonly bodyLimit: number;
@@ -47,20 +42,6 @@ export interface Config extends TracingSettings {
   readonly webhookConcurrency: number;
   /** Browser origins (scheme://host[:port]) allowed to call the API cross-origin; empty turns CORS off. */
   readonly corsOrigins: readonly string[];
-  /** JWT key source, at most one of the three ('' when unset): the IdP's JWKS URL, a PEM public key, an HS256 secret. */
-  readonly jwtJwksUrl: string;
-  readonly jwtPublicKey: string;
-  readonly jwtHs256Secret: string;
-  /** Required `iss` of JWTs ('' accepts any). */
-  readonly jwtIssuer: string;
-  /** JWTs must name one of these in `aud` (empty accepts any). */
-  readonly jwtAudience: readonly string[];
-  /** Leeway for `exp` and `nbf` against clock differences with the IdP. */
-  readonly jwtClockSkewMs: number;
-  /** Deadline of one JWKS fetch. */
-  readonly jwtJwksTimeoutMs: number;
-  /** Least time between JWKS refetches caused by unknown key ids. */
-  readonly jwtJwksCooldownMs: number;
   /** Whether each token is limited to rateLimitPerToken requests per rateLimitWindowS (per instance). */
   readonly rateLimit: boolean;
   readonly rateLimitPerToken: number;
@@ -77,15 +58,6 @@ export interface Config extends TracingSettings {
   readonly requireIfMatch: boolean;
   /** The console at /console (off: no such route). */
   readonly console: boolean;
-  /** Litestream replicas of the SQLite store (empty: no replication). */
-  readonly replicaUrls: readonly Replica[];
-  /** How often Litestream sends new WAL frames to each replica: what a lost disk can cost at most. */
-  readonly replicaSyncIntervalMs: number;
-  /**
-   * Not a setting: what Litestream is given of this environment (finding programs, TLS and proxies, its object
-   * stores' credentials, AWS_* and LITESTREAM_*), and nothing of plant-store's own.
-   */
-  readonly litestreamEnv: Readonly<Record<string, string>>;
   /** Webhook subscriptions the store may hold in all. */
   readonly webhookMaxSubscriptions: number;
   /** How long events stay in the feed (and finished deliveries in the history). */
@@ -118,33 +90,6 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-interface Setting<K extends keyof Config> {
-  key: K;
-  env: string;
-  description: string;
-  default: Config[K];
-  parse: (raw: string) => Config[K];
-  secret?: boolean;
-  /** How `plant-store config` prints the value, when not as is. */
-  show?: (value: Config[K]) => string;
-}
-
-function integer(min: number, max: number) {
-  return (raw: string): number => {
-    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`expected a whole number, got "${raw}"`);
-    const n = Number(raw.trim());
-    if (n < min || n > max) throw new ConfigError(`expected a number from ${min} to ${max}, got ${n}`);
-    return n;
-  };
-}
-
-function boolean(raw: string): boolean {
-  const v = raw.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(`expected true or false, got "${raw}"`);
-}
-
 /** A comma-separated list of host names or IP literals (IPv6 with or without brackets), lower-cased. */
 function hostList(raw: string): readonly string[] {
   const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
@@ -170,48 +115,6 @@ function originList(raw: string): readonly string[] {
     if (origin !== o) throw new ConfigError(`expected comma-separated origins like https://app.example, got "${o}"`);
   }
   return Object.freeze(origins);
-}
-
-/** An https URL, or http to a loopback host (a JWKS over plain http to another host could be swapped in transit). */
-function jwksUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new ConfigError(`not a URL: "${raw}"`);
-  }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || /^127\./.test(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new ConfigError(`expected an https URL (http only to localhost), got "${url.origin}"`);
-  }
-  if (url.username || url.password) throw new ConfigError('the URL must not carry credentials');
-  return url.href;
-}
-
-/** A PEM public key given inline (\n escapes allowed, for one-line env files) or as the path of a file holding it. */
-function publicKeyPem(raw: string): string {
-  let pem = raw.replace(/\\n/g, '\n').trim();
-  if (!pem.startsWith('-----BEGIN')) {
-    try {
-      pem = readFileSync(raw.trim(), 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(`neither a PEM key nor a readable file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-  }
-  try {
-    parsePublicKeyPem(pem);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
-  return pem;
-}
-
-function hmacSecret(raw: string): string {
-  const bytes = Buffer.byteLength(raw, 'utf8');
-  if (bytes < MIN_HMAC_SECRET_BYTES) {
-    throw new ConfigError(`an HS256 secret needs at least ${MIN_HMAC_SECRET_BYTES} bytes, this one has ${bytes} (generate one with: openssl rand -base64 48)`);
-  }
-  return raw;
 }
 
 function isAddressOrRange(entry: string): boolean {
@@ -249,17 +152,6 @@ function durationText(ms: number): string {
   return `${Math.round(ms / 1_000)}s`;
 }
 
-/** A duration of Litestream's sync interval: 500ms, 1s, 10s, 1m. */
-function shortDuration(min: number, max: number) {
-  return (raw: string): number => {
-    const m = /^(\d{1,7})(ms|s|m)$/.exec(raw.trim());
-    if (!m) throw new ConfigError(`expected a number and a unit (ms, s or m), such as 1s or 500ms, got "${raw}"`);
-    const ms = Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 's' ? 1_000 : 60_000);
-    if (ms < min || ms > max) throw new ConfigError(`expected between ${min}ms and ${max / 60_000}m, got "${raw}"`);
-    return ms;
-  };
-}
-
 /** An http(s) URL of an OTLP collector. */
 function otlpUrl(raw: string): string {
   let url: URL | undefined;
@@ -278,7 +170,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * Every setting, in the order `plant-store config` prints them. docs/configuration.md's table and .env.example are
  * written from this list (`npm run docs:config`) and test/ops/config-reference.test.ts fails when they differ.
  */
-export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
+export const SETTINGS: SettingRows<Config> = [
   { key: 'port', env: 'PORT', description: 'TCP port to listen on (0 picks a free one)', default: 8080, parse: integer(0, 65535) },
   { key: 'host', env: 'HOST', description: 'Address to listen on (0.0.0.0 for every interface)', default: '127.0.0.1', parse: (raw) => {
     if (!/^[\w.:[\]-]+$/.test(raw)) throw new ConfigError(`not a host name or address: "${raw}"`);
@@ -292,9 +184,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     if (problem !== undefined) throw new ConfigError(`DATABASE_URL "${maskUrl(raw)}" ${problem}`);
     return raw;
   } },
-  { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', description: 'PostgreSQL connections per instance at most', default: 10, parse: integer(1, 1_000) },
-  { key: 'databaseStatementTimeoutMs', env: 'DATABASE_STATEMENT_TIMEOUT_MS', description: 'PostgreSQL statement_timeout: a statement running longer is cancelled and its request gets 503 (a migration runs without it)', default: 10_000, parse: integer(100, 600_000) },
-  { key: 'databaseConnectTimeoutMs', env: 'DATABASE_CONNECT_TIMEOUT_MS', description: 'PostgreSQL: longest opening a connection may take (start-up fails, a request gets 503)', default: 5_000, parse: integer(100, 120_000) },
+  ...ENGINE_SETTINGS,
   { key: 'logLevel', env: 'LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: (raw) => {
     const v = raw.trim().toLowerCase();
     if (!(LOG_LEVELS as readonly string[]).includes(v)) throw new ConfigError(`expected one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
@@ -319,17 +209,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
   }, show: (keys) => (keys as readonly SecretKey[]).map((k) => `key:${k.id}`).join(',') },
   { key: 'webhookConcurrency', env: 'WEBHOOK_CONCURRENCY', description: 'Webhook sends in flight at most (each subscription gets at most 4 of them)', default: 32, parse: integer(1, 1_024) },
   { key: 'corsOrigins', env: 'CORS_ORIGINS', description: 'Comma-separated browser origins (e.g. https://app.example) allowed to call the API cross-origin; empty turns CORS off', default: [], parse: originList },
-  { key: 'jwtJwksUrl', env: 'JWT_JWKS_URL', description: "Accept JWTs signed by a key of this JWKS (the IdP's jwks_uri; https, or http to localhost)", default: '', parse: jwksUrl },
-  { key: 'jwtPublicKey', env: 'JWT_PUBLIC_KEY', description: 'Accept JWTs signed with this PEM public key (RSA, EC or Ed25519), given inline or as a file path', default: '', parse: publicKeyPem,
-    show: (pem) => (pem ? keyFingerprint(parsePublicKeyPem(String(pem))) : '') },
-  { key: 'jwtHs256Secret', env: 'JWT_HS256_SECRET', description: `Accept HS256 JWTs made with this shared secret (at least ${MIN_HMAC_SECRET_BYTES} bytes)`, default: '', secret: true, parse: hmacSecret,
-    show: (secret) => (secret ? '****' : '') },
-  { key: 'jwtIssuer', env: 'JWT_ISSUER', description: 'JWTs must carry exactly this iss claim (empty: any issuer)', default: '', parse: (raw) => raw.trim() },
-  { key: 'jwtAudience', env: 'JWT_AUDIENCE', description: 'Comma-separated audiences; a JWT\'s aud must name one of them (empty: any audience)', default: [],
-    parse: (raw) => Object.freeze(raw.split(',').map((a) => a.trim()).filter(Boolean)) },
-  { key: 'jwtClockSkewMs', env: 'JWT_CLOCK_SKEW_MS', description: 'Leeway for the exp and nbf claims of JWTs', default: 30_000, parse: integer(0, 300_000) },
-  { key: 'jwtJwksTimeoutMs', env: 'JWT_JWKS_TIMEOUT_MS', description: 'Deadline of one JWKS fetch', default: 5_000, parse: integer(100, 60_000) },
-  { key: 'jwtJwksCooldownMs', env: 'JWT_JWKS_COOLDOWN_MS', description: 'Least time between JWKS refetches caused by unknown key ids', default: 30_000, parse: integer(1_000, 3_600_000) },
+  ...JWT_SETTINGS,
   { key: 'rateLimit', env: 'RATE_LIMIT', description: 'Limit each token to RATE_LIMIT_PER_TOKEN requests per RATE_LIMIT_WINDOW_S (per instance); off turns the per-token limit off', default: true, parse: boolean },
   { key: 'rateLimitPerToken', env: 'RATE_LIMIT_PER_TOKEN', description: 'Requests one token may make per window before 429', default: 60_000, parse: integer(1, 100_000_000) },
   { key: 'rateLimitWindowS', env: 'RATE_LIMIT_WINDOW_S', description: 'Length of the rate-limit window in seconds', default: 60, parse: integer(1, 86_400) },
@@ -367,14 +247,7 @@ export const SETTINGS: ReadonlyArray<Setting<keyof Config>> = [
     if (!/^\d*\.?\d+$/.test(raw.trim()) || n > 1) throw new ConfigError(`expected a ratio from 0 to 1, got "${raw}"`);
     return n;
   } },
-  { key: 'replicaUrls', env: 'REPLICA_URL', description: 'Comma-separated Litestream replica URLs (file:///PATH, s3://BUCKET/PATH?endpoint=URL&region=R&force-path-style=true, sftp://USER[:PASSWORD]@HOST[:PORT]/PATH?key-path=FILE) that serve replicates the SQLite store to continuously; S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; passwords are masked wherever the URL is printed. SQLite only: on PostgreSQL run a standby (docs/deployment.md). Empty: no replication (docs/backup.md)', default: [], secret: true, parse: (raw) => {
-    try {
-      return parseReplicaUrls(raw);
-    } catch (err) {
-      throw new ConfigError((err as Error).message);
-    }
-  }, show: (replicas) => (replicas as readonly Replica[]).map((r) => r.shown).join(',') },
-  { key: 'replicaSyncIntervalMs', env: 'REPLICA_SYNC_INTERVAL', description: 'How often new commits are sent to each replica (500ms, 1s, 10s): the most a lost disk can cost, besides the time to send them', default: 1_000, parse: shortDuration(100, 3_600_000), show: (ms) => (Number(ms) % 1_000 === 0 ? `${Number(ms) / 1_000}s` : `${String(ms)}ms`) },
+  ...REPLICA_SETTINGS,
   { key: 'requireIfMatch', env: 'REQUIRE_IF_MATCH', description: 'Refuse PUT, PATCH and DELETE of a plant without If-Match (428), so no client can overwrite a change it has not seen', default: false, parse: boolean },
   { key: 'console', env: 'CONSOLE', description: 'Serve the console, a web page to sign in with a token and work with the service, at /console; off removes the route (docs/console.md)', default: true, parse: boolean },
 ];
@@ -400,24 +273,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (problems.length === 0) problems.push(...jwtProblems(out as unknown as Config), ...replicaProblems(out as unknown as Config));
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  out.litestreamEnv = Object.freeze(
-    Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && LITESTREAM_ENV.test(e[0]))),
-  );
+  out.litestreamEnv = litestreamEnvOf(env);
   return Object.freeze({ ...(out as unknown as Config), ...overrides });
 }
-
-/** JWT settings that only make sense together. */
-function jwtProblems(c: Config): string[] {
-  const sources = [c.jwtJwksUrl && 'JWT_JWKS_URL', c.jwtPublicKey && 'JWT_PUBLIC_KEY', c.jwtHs256Secret && 'JWT_HS256_SECRET'].filter(Boolean);
-  if (sources.length > 1) return [`${sources.join(', ')}: set at most one JWT key source`];
-  if (sources.length === 0) {
-    const stray = [c.jwtIssuer && 'JWT_ISSUER', c.jwtAudience.length > 0 && 'JWT_AUDIENCE'].filter(Boolean);
-    if (stray.length > 0) return [`${stray.join(', ')}: set JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_HS256_SECRET too (JWTs are off without a key)`];
-  }
-  return [];
-}
-
-const LITESTREAM_ENV = /^(PATH|HOME|TZ|LANG|LC_[A-Z]+|TMPDIR|SSL_CERT_(FILE|DIR)|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|AWS_[A-Z0-9_]+|LITESTREAM_[A-Z0-9_]+)$/;
 
 /** Replication is Litestream's, which follows a SQLite file: a store with no file on this machine has none. */
 function replicaProblems(c: Config): string[] {
@@ -425,7 +283,7 @@ function replicaProblems(c: Config): string[] {
   const engine = engineFor(c.databaseUrl);
   if (!engine) return [];
   const local = engine.localFile(c.databaseUrl);
-  if (local === undefined) {
+  if (!engine.replicates || local === undefined) {
     const instead = engine.ownTools ? `${engine.ownTools.replica} and unset REPLICA_URL` : 'unset REPLICA_URL';
     return [`REPLICA_URL: replication with Litestream is for the SQLite store; ${instead}`];
   }
@@ -448,7 +306,7 @@ export function describeConfig(config: Config): string[] {
 }
 
 /** A setting's default as written in an environment file ('' for an empty list or string). */
-function defaultText(s: Setting<keyof Config>): string {
+function defaultText(s: SettingRows<Config>[number]): string {
   if (s.show) return (s.show as (v: unknown) => string)(s.default);
   return Array.isArray(s.default) ? s.default.join(',') : String(s.default);
 }

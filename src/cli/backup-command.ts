@@ -1,27 +1,13 @@
 // `plant-store backup FILE` and `plant-store restore FILE`: an online, checked copy of the SQLite store and
-// its way back. PostgreSQL has its own tools for both (pg_dump, pg_restore, point-in-time recovery), which
-// these commands point at rather than imitate.
+// its way back, done by the engine's backups (EngineTools.backups). PostgreSQL has its own tools for both
+// (pg_dump, pg_restore, point-in-time recovery), which these commands point at rather than imitate.
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, rmdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type Config, loadConfig, storeOptions } from '../config.js';
 import { openStore } from '../storage/open-store.js';
-import { MIGRATIONS } from '../storage/sqlite/migrations.js';
 import { markRestored, type RestoreRecord } from '../storage/restores.js';
-import {
-  BackupError,
-  BOOKKEEPING_TABLES,
-  backupSqlite,
-  fileExists,
-  inspectBackup,
-  inspectTarget,
-  lastVersionIn,
-  resolvedFolder,
-  restoreSqlite,
-  storeFileNamed,
-  type BackupSummary,
-  type TableCounts,
-} from '../storage/sqlite/sqlite-backup.js';
+import { BackupError, type BackupSummary, type FileBackups, type TableCounts, type TargetState } from '../storage/engine-tools.js';
 import { DatabaseMissingError, describeDatabase } from './database.js';
 import { engineOf } from '../storage/engines.js';
 import { COMMAND, commandArgs, UsageError } from './subcommand.js';
@@ -85,11 +71,11 @@ function fileArgs(command: string, args: string[], help: string): { file: string
   return { file: resolve(file), force: parsed.values.force === true };
 }
 
-/** The file DATABASE_URL names; a store with no file on this machine is pointed at its engine's own tools. */
-function storeFile(config: Config, command: 'backup' | 'restore'): string {
+/** The file DATABASE_URL names and its engine's backups; a store with none is pointed at its engine's own tools. */
+function storeFile(config: Config, command: 'backup' | 'restore'): { file: string; backups: FileBackups } {
   const engine = engineOf(config.databaseUrl);
   const local = engine.localFile(config.databaseUrl);
-  if (local === undefined) {
+  if (local === undefined || engine.backups === undefined) {
     const tool = engine.ownTools?.[command] ?? "the database's own tools";
     throw new Error(
       `${command} works on a SQLite store, and DATABASE_URL names ${describeDatabase(config.databaseUrl)}. ` +
@@ -97,25 +83,35 @@ function storeFile(config: Config, command: 'backup' | 'restore'): string {
     );
   }
   if ('inMemory' in local) throw new Error(`An in-memory store (${config.databaseUrl}) cannot be ${command === 'backup' ? 'backed up' : 'restored into'}: it exists only inside its server.`);
-  return local.file;
+  return { file: local.file, backups: engine.backups };
+}
+
+/** Something at `path`, a dangling link included. */
+function fileExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function backupCommand(args: string[]): Promise<number> {
   const parsed = fileArgs('backup', args, BACKUP_HELP);
   if (!parsed) return 0;
   const config = loadConfig();
-  const source = storeFile(config, 'backup');
+  const { file: source, backups } = storeFile(config, 'backup');
   if (!existsSync(source)) {
     throw new DatabaseMissingError(`There is no SQLite database at ${source}: set DATABASE_URL to the database the server uses.`);
   }
-  refuseStoreFile(source, parsed.file);
+  refuseStoreFile(backups, source, parsed.file);
   if (!existsSync(dirname(parsed.file))) throw new Error(`The folder ${dirname(parsed.file)} does not exist: the backup file goes into a folder that does.`);
   // A link at FILE counts as a file there: with --force the link itself is replaced, never written through.
   if (fileExists(parsed.file) && !parsed.force) throw new Error(`${parsed.file} exists. Name a new file, or add --force to replace it.`);
   process.stderr.write(`plant-store: Using ${describeDatabase(config.databaseUrl)}.\n`);
-  const summary = await backupSqlite(source, resolvedFolder(parsed.file));
+  const summary = await backups.backup(source, parsed.file);
   process.stdout.write(`Backed up ${describeDatabase(config.databaseUrl)} to ${parsed.file} (${describe(summary)}); the integrity check passed.\n`);
-  process.stdout.write(rows(summary.counts, summary.pendingDeliveries));
+  process.stdout.write(rows(backups, summary.counts, summary.pendingDeliveries));
   return 0;
 }
 
@@ -130,18 +126,18 @@ export async function restoreCommand(args: string[]): Promise<number> {
     if (extra !== undefined) throw new UsageError(`Unexpected argument "${extra}" for "restore".`, 'restore');
     const file = resolve(first);
     const config = loadConfig();
-    const target = storeFile(config, 'restore');
+    const { file: target, backups } = storeFile(config, 'restore');
     if (!existsSync(file)) throw new Error(`There is no backup file at ${file}.`);
-    refuseStoreFile(target, file);
-    const state = checkTarget(config, target, force);
-    return restoreInto(config, target, state, file, file);
+    refuseStoreFile(backups, target, file);
+    const state = checkTarget(config, backups, target, force);
+    return restoreInto(config, backups, target, state, file, file);
   }
   if (first !== undefined) throw new UsageError(`--from-replica restores from REPLICA_URL: give no FILE (got "${first}").`, 'restore');
   const at = parsed.values.at === undefined ? undefined : rfc3339(parsed.values.at);
   const config = loadConfig();
-  const target = storeFile(config, 'restore');
+  const { file: target, backups } = storeFile(config, 'restore');
   if (config.replicaUrls.length === 0) throw new Error('REPLICA_URL is not set: --from-replica restores from the replicas it names (docs/backup.md).');
-  const state = checkTarget(config, target, force);
+  const state = checkTarget(config, backups, target, force);
   // A refused restore leaves nothing it made: the folders it creates for the store are removed again.
   const made = missingFolders(dirname(target));
   makeFolders(dirname(target), FOLDER_MODE);
@@ -149,8 +145,8 @@ export async function restoreCommand(args: string[]): Promise<number> {
   const copy = join(dirname(target), `.${basename(target)}.${randomBytes(9).toString('base64url')}.replica`);
   let restored = false;
   try {
-    const { from, checked } = await fetchFromReplicas(config, target, copy, at);
-    const code = await restoreInto(config, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`, checked);
+    const { from, checked } = await fetchFromReplicas(config, backups, target, copy, at);
+    const code = await restoreInto(config, backups, target, state, copy, `${from}${at ? ` as of ${at.toISOString()}` : ''}`, checked);
     restored = true;
     return code;
   } finally {
@@ -190,14 +186,14 @@ function rfc3339(text: string): Date {
  * cut off mid-write on a replica that does not write them atomically), from the first of the others that gives a
  * sound one. Returns which replica.
  */
-async function fetchFromReplicas(config: Config, database: string, copy: string, at: Date | undefined): Promise<{ from: string; checked: BackupSummary }> {
+async function fetchFromReplicas(config: Config, backups: FileBackups, database: string, copy: string, at: Date | undefined): Promise<{ from: string; checked: BackupSummary }> {
   const { runLitestream } = await import('../replication/litestream.js');
   const time = at ? ['-timestamp', at.toISOString()] : [];
   // The copy Litestream made, checked (restoreInto checks nothing twice), or why it cannot be used.
   let checked: BackupSummary | undefined;
   const unsound = (): string | undefined => {
     try {
-      checked = inspectBackup(copy);
+      checked = backups.inspect(copy);
       return undefined;
     } catch (err) {
       if (!(err instanceof BackupError)) throw err;
@@ -228,12 +224,10 @@ async function fetchFromReplicas(config: Config, database: string, copy: string,
   );
 }
 
-type Target = ReturnType<typeof inspectTarget>;
-
 /** What restoring replaces: refused when in use, or when it holds data without --force. */
-function checkTarget(config: Config, target: string, force: boolean): Target {
+function checkTarget(config: Config, backups: FileBackups, target: string, force: boolean): TargetState {
   const database = describeDatabase(config.databaseUrl);
-  const state = inspectTarget(target);
+  const state = backups.inspectTarget(target);
   if (state.state === 'in-use') throw new Error(`${database} is in use by another process (a running server?). Stop it, then restore.`);
   if (state.state === 'holds' && !force) {
     throw new Error(`${database} holds data (${Object.entries(state.counts).map(([t, n]) => `${n} ${t}`).join(', ')}). Restore into an empty or new database, or add --force to replace it.`);
@@ -242,17 +236,25 @@ function checkTarget(config: Config, target: string, force: boolean): Target {
 }
 
 /** Replaces `target` with the backup at `source` (checked first), migrates it and records the restore. */
-async function restoreInto(config: Config, target: string, state: Target, source: string, shown: string, checked?: BackupSummary): Promise<number> {
-  const backup = checked ?? inspectBackup(source);
-  const known = Math.max(...MIGRATIONS.map((m) => m.version));
+async function restoreInto(
+  config: Config,
+  backups: FileBackups,
+  target: string,
+  state: TargetState,
+  source: string,
+  shown: string,
+  checked?: BackupSummary,
+): Promise<number> {
+  const backup = checked ?? backups.inspect(source);
+  const known = backups.schemaVersion;
   if (backup.schemaVersion > known) {
     throw new Error(`${shown} has schema version ${backup.schemaVersion}, newer than this plant-store knows (${known}): restore it with the version that made it.`);
   }
   const database = describeDatabase(config.databaseUrl);
   process.stderr.write(`plant-store: Using ${database}${state.state === 'missing' ? ', which is created now' : ''}.\n`);
   // Read before it is replaced: versions it issued after the backup must not be issued again.
-  const replacedVersion = state.state === 'missing' ? undefined : lastVersionIn(target);
-  await restoreSqlite(source, target);
+  const replacedVersion = state.state === 'missing' ? undefined : backups.lastVersionIn(target);
+  await backups.restore(source, target);
   // Litestream's shadow WAL of the store replaced: the next serve starts a new generation from the restored one.
   rmSync(join(dirname(target), `.${basename(target)}-litestream`), { recursive: true, force: true });
   // And serve's replication status of it (replica status would read the replaced store's figures).
@@ -265,16 +267,16 @@ async function restoreInto(config: Config, target: string, state: Target, source
   } finally {
     await store.close();
   }
-  const restored = inspectBackup(target);
+  const restored = backups.inspect(target);
   process.stdout.write(`Restored ${shown} into ${database} (${describe(restored)}); the integrity check passed.\n`);
-  process.stdout.write(rows(restored.counts, restored.pendingDeliveries));
+  process.stdout.write(rows(backups, restored.counts, restored.pendingDeliveries));
   process.stdout.write(describeRestore(mark));
   return 0;
 }
 
 /** A backup file that is the store or one of its files (links resolved) would destroy the store: refused. */
-function refuseStoreFile(store: string, file: string): void {
-  const which = storeFileNamed(store, file);
+function refuseStoreFile(backups: FileBackups, store: string, file: string): void {
+  const which = backups.storeFileNamed(store, file);
   if (which !== undefined) throw new Error(`The backup file ${file} is ${which} (${store}): name a file outside the store's files.`);
 }
 
@@ -293,9 +295,9 @@ function describe(s: BackupSummary): string {
 }
 
 /** "  plants: 120" a line, every table; deliveries with how many are pending. */
-function rows(counts: TableCounts, pending: number): string {
+function rows(backups: FileBackups, counts: TableCounts, pending: number): string {
   return Object.entries(counts)
-    .filter(([t]) => !BOOKKEEPING_TABLES.has(t))
+    .filter(([t]) => !backups.bookkeepingTables.has(t))
     .map(([t, n]) => `  ${t}: ${n}${t === 'webhook_deliveries' ? ` (${pending} pending)` : ''}\n`)
     .join('');
 }

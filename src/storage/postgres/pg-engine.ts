@@ -1,13 +1,15 @@
 // The PostgreSQL engine as the rest of the service sees it (storage/engines.ts lists it): its DATABASE_URL
 // (`postgres://` or `postgresql://`, handed to the driver as written), how an operator is told of the database
 // (host, port and name, never the password), its own tools where backup and replication are asked of
-// plant-store, and how its store opens. Pool size and timeouts default to the settings' defaults.
+// plant-store, the settings it adds (pg-settings.ts: its pool and timeouts), and how its store opens.
 import type { Engine } from '../store.js';
+import type { EngineTools } from '../engine-tools.js';
+import { PG_SETTINGS, type PgSettings } from './pg-settings.js';
 import { PgStore, type PgStoreOptions } from './pg-store.js';
 import { runningOnDatabase } from './pg-servers.js';
 import { describeTarget } from './pool.js';
 
-export const postgresEngine: Engine<PgStoreOptions> = {
+export const postgresEngine: Engine<PgStoreOptions> & EngineTools<PgSettings> = {
   urlForm: 'postgres://USER:PASSWORD@HOST:PORT/DATABASE',
   urlNotes: 'also postgresql://; libpq parameters such as ?sslmode=require work',
   accepts: (url) => /^postgres(ql)?:\/\//.test(url),
@@ -23,6 +25,7 @@ export const postgresEngine: Engine<PgStoreOptions> = {
   },
   describe: (url) => `the PostgreSQL database ${describeTarget(url)}`,
   localFile: () => undefined,
+  settings: PG_SETTINGS,
   ownTools: { backup: 'pg_dump', restore: 'pg_restore', replica: 'on PostgreSQL run a synchronous standby instead (docs/deployment.md, PostgreSQL)' },
   // PostgreSQL's "database does not exist", which the server meets too.
   absentFrom(url, err) {

@@ -6,24 +6,7 @@ import { closeSync, fsyncSync, lstatSync, openSync, readlinkSync, realpathSync, 
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { createOwnerOnlyFile, FOLDER_MODE, makeFolders } from '../../kit/owner-only-files.js';
-
-/** Rows per table (every table of the schema, so a table added later is counted and checked too). */
-export type TableCounts = Record<string, number>;
-
-export interface BackupSummary {
-  /** Rows per table in the copy, equal to the source's in the copied snapshot. */
-  counts: TableCounts;
-  /** Pending webhook deliveries in the copy. */
-  pendingDeliveries: number;
-  /** The highest applied migration. */
-  schemaVersion: number;
-  bytes: number;
-}
-
-/** A file that cannot be used as asked; the message says why, for a person. */
-export class BackupError extends Error {
-  override name = 'BackupError';
-}
+import { BackupError, type BackupSummary, type TableCounts, type TargetState } from '../engine-tools.js';
 
 // Bookkeeping tables: a database holding only these is empty (a migrated, never used store).
 export const BOOKKEEPING_TABLES: ReadonlySet<string> = new Set(['schema_migrations', 'plant_version_counter', 'event_log', 'store_restores', '_litestream_seq', '_litestream_lock']);
@@ -144,12 +127,6 @@ export function inspectBackup(file: string): BackupSummary {
     db.close();
   }
 }
-
-export type TargetState =
-  | { state: 'missing' }
-  | { state: 'empty' }
-  | { state: 'in-use' }
-  | { state: 'holds'; counts: TableCounts };
 
 /**
  * Begins an exclusive transaction on `db` (opened with no busy timeout), or answers false when another process

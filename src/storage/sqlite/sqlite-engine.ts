@@ -1,11 +1,15 @@
 // The SQLite engine as the rest of the service sees it (storage/engines.ts lists it): its DATABASE_URL
 // (`sqlite:PATH` relative to the working directory, `sqlite:///abs`, or `sqlite::memory:`), how an operator is
-// told of the database, the file backup, restore and Litestream work on, and how its store opens.
+// told of the database, the file backup, restore and Litestream work on, what it can do with that file (its
+// backups, replication), and how its store opens. It adds no settings.
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Engine } from '../store.js';
+import type { EngineTools } from '../engine-tools.js';
 import { SqliteStore, type SqliteOptions } from './sqlite-store.js';
 import { runningOnFile } from './serving-mark.js';
+import { MIGRATIONS } from './migrations.js';
+import { backupSqlite, BOOKKEEPING_TABLES, inspectBackup, inspectTarget, lastVersionIn, resolvedFolder, restoreSqlite, storeFileNamed } from './sqlite-backup.js';
 
 /** The file a `sqlite:` URL names (absolute) or `:memory:`; undefined for any other URL, a bare `sqlite:` included. */
 function fileOf(url: string): string | undefined {
@@ -22,7 +26,7 @@ function fileIn(url: string): string {
   return file;
 }
 
-export const sqliteEngine: Engine<SqliteOptions> = {
+export const sqliteEngine: Engine<SqliteOptions> & EngineTools<object> = {
   urlForm: 'sqlite:PATH',
   urlNotes: 'relative to the working directory; folder and file are created',
   accepts: (url) => fileOf(url) !== undefined,
@@ -31,6 +35,18 @@ export const sqliteEngine: Engine<SqliteOptions> = {
     const file = fileIn(url);
     return file === ':memory:' ? { inMemory: true } : { file };
   },
+  settings: [],
+  backups: {
+    backup: (file, to) => backupSqlite(file, resolvedFolder(to)),
+    inspect: inspectBackup,
+    inspectTarget,
+    lastVersionIn,
+    restore: restoreSqlite,
+    storeFileNamed,
+    bookkeepingTables: BOOKKEEPING_TABLES,
+    schemaVersion: Math.max(...MIGRATIONS.map((m) => m.version)),
+  },
+  replicates: true,
   absent(url) {
     const file = fileIn(url);
     if (file === ':memory:' || existsSync(file)) return undefined;
