@@ -1,10 +1,12 @@
 // A SQLite store whose writer is another process's (a cluster worker's: its primary writes for it) sends every
 // write of every port there as a command, in the one codec, and its own connection writes nothing: it is
 // query_only, and changes no row. Here the "primary" is a second store on the same file, on this thread.
+// Whichever writer a store has (its role, sqlite-role.ts), it answers alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type Database from 'better-sqlite3';
 import { createStore } from '../../src/storage/open-store.js';
+import { StoreUnavailableError } from '../../src/errors/store-errors.js';
 import type { SharedWriter, Store } from '../../src/storage/store.js';
 import type { WebhookSubscription } from '../../src/webhooks/delivery.js';
 import { freshDatabaseUrl } from '../helpers/test-store.js';
@@ -100,4 +102,59 @@ test('a subscription rule that another process\'s create overtook looks again, a
   assert.equal(refusal, undefined);
   assert.deepEqual(seen, [[], ['wh_other']]);
   assert.deepEqual((await worker.webhooks.listSubscriptions()).map((s) => s.id).sort(), ['wh_mine', 'wh_other']);
+});
+
+/** Runs `sql` on the store's file through its own connection, which may be query_only. */
+function onFile(store: Store, sql: string): void {
+  const db = connectionOf(store);
+  const readOnly = db.pragma('query_only', { simple: true }) === 1;
+  db.pragma('query_only = OFF');
+  db.exec(sql);
+  if (readOnly) db.pragma('query_only = ON');
+}
+
+/** The same writes on a store: what each was answered, and how a failed commit fails. */
+async function answers(store: Store) {
+  // One turn: one batch, creates first, then the others in order.
+  const first = await Promise.all<unknown>([
+    store.createPlant({ id: 1n, name: 'fern' }),
+    store.createPlant({ id: 1n, name: 'fern' }),
+    store.createPlant({ id: 1n, name: 'moss' }),
+    store.createPlant({ id: 2n, name: 'ivy', tag: 'x' }),
+    store.deletePlant(3n),
+    store.patchPlant(2n, { tag: null }),
+    store.replacePlant({ id: 2n, name: 'ivy' }, 999n),
+  ]);
+  const second = await Promise.all<unknown>([
+    store.patchPlant(1n, { name: 'x'.repeat(10_000) }),
+    store.patchPlant(1n, { name: 'fern' }),
+    store.replacePlant({ id: 1n, name: 'fern', tag: 'green' }),
+    store.deletePlant(2n, 1n),
+  ]);
+  const imported = await store.importPlants([{ id: 3n, name: 'moss' }, { id: 1n, name: 'fern', tag: 'green' }]);
+  // A batch that fails in the writer: its versions cannot be taken.
+  onFile(store, 'DELETE FROM plant_version_counter');
+  const failed = await store.createPlant({ id: 4n, name: 'sage' }).then(
+    () => 'committed',
+    (err: unknown) => ({ unavailable: err instanceof StoreUnavailableError, message: ((err as Error).cause as Error).message, code: ((err as Error).cause as { code?: string }).code }),
+  );
+  return { first, second, imported, failed };
+}
+
+test('every role answers plant writes alike: the writer on this thread (no codec), the write worker, and the primary for its worker', async (t) => {
+  const alone = createStore('sqlite::memory:');
+  const primary = createStore(await freshDatabaseUrl(t), { commitOnThisThread: true });
+  const withWorker = createStore(await freshDatabaseUrl(t));
+  const { worker: follower } = await linkedStores(t);
+  t.after(async () => {
+    for (const store of [alone, primary, withWorker]) await store.close();
+  });
+  for (const store of [alone, primary, withWorker]) await store.migrate();
+  const expected = await answers(alone);
+  assert.equal((expected.first[2] as { kind: string }).kind, 'conflict');
+  assert.equal((expected.second[0] as { kind: string }).kind, 'too-long');
+  assert.equal((expected.failed as { unavailable: boolean }).unavailable, true);
+  for (const [role, store] of [['primary', primary], ['write worker', withWorker], ['follower', follower]] as const) {
+    assert.deepStrictEqual(await answers(store), expected, role);
+  }
 });

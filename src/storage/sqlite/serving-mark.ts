@@ -18,16 +18,17 @@ function markPath(file: string): string {
   return join(dirname(file), `.${basename(file)}-serving`);
 }
 
-/** Written by the process that serves `file`; replaced whole (a reader never sees half of it). */
-export function writeServingMark(file: string, keyIds: readonly string[]): void {
+/** Written by the process that serves `file`; replaced whole (a reader never sees half of it). Returns its removal. */
+export function writeServingMark(file: string, keyIds: readonly string[]): () => void {
   const path = markPath(file);
   const partial = `${path}.${process.pid}`;
   writeFileSync(partial, JSON.stringify({ pid: process.pid, keyIds: [...keyIds] } satisfies Mark) + '\n', { mode: 0o600 });
   renameSync(partial, path);
+  return () => removeServingMark(file);
 }
 
 /** Removed when that process closes the store, unless another server has written its own since. */
-export function removeServingMark(file: string): void {
+function removeServingMark(file: string): void {
   if (readMark(file)?.pid === process.pid) rmSync(markPath(file), { force: true });
 }
 

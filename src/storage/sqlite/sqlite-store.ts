@@ -1,12 +1,12 @@
 // The embedded engine: better-sqlite3 in WAL mode with synchronous=FULL, and group commit so that durability
 // (one fsync per commit) does not cap throughput at one request per fsync. One writer runs every write, as a
-// command (write-commands.ts): the write worker of this process (its own connection, so no fsync or lock wait
-// blocks the event loop), the primary of a multi-process server, or this connection where nothing else serves
-// (a memory database, the primary itself, the CLI). Reads use this connection, which then writes nothing.
+// command (write-commands.ts); which one is the store's role (sqlite-role.ts), decided when it opens: this
+// connection, this process's write worker, or the primary of a multi-process server. Reads use this connection,
+// which writes nothing unless it is the writer.
 import type Database from 'better-sqlite3';
 import { stat } from 'node:fs/promises';
 import { asStoreError, StoreUnavailableError } from '../../errors/store-errors.js';
-import type { EngineOptions, ServedWrite, SharedWriter, Store } from '../store.js';
+import type { EngineOptions, ServedWrite, Store } from '../store.js';
 import type { CreateOutcome, PlantPage, PlantQuery, PlantRecord, PlantWrite, VersionedPlant } from '../../plants/plant.js';
 import type { WriteOutcome } from '../plant-writes.js';
 import type { WebhookStore } from '../../webhooks/delivery.js';
@@ -21,35 +21,19 @@ import { Batcher, type BatchCommitter } from '../batcher.js';
 import { MIGRATIONS } from './migrations.js';
 import { runMigrations, type Migration, type MigrationResult } from '../migrator.js';
 import { migrationAdapter } from './migration-adapter.js';
-import { sameThreadTransport, WorkerTransport } from './write-transports.js';
 import { failedReply, resultOf, type ArgsOf, type CommandName, type ResultOf, type Write } from './write-commands.js';
+import { decideRole, plantsHere, recordBatchSpans, writesHere, type SqliteRole, type WriterOptions } from './sqlite-role.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
 import { SqliteEventStore, type EventPassRunner } from './sqlite-events.js';
 import { SqliteRestoreStore } from './sqlite-restores.js';
 import { openDatabaseFile } from './connection-setup.js';
-import { removeServingMark, writeServingMark } from './serving-mark.js';
+import { writeServingMark } from './serving-mark.js';
 import { tracing } from '../../tracing/tracing-switch.js';
-import { decodeOutcomes, encodeItems, firstTrace, splitOutcomes, wireItemCount, wroteAny, type WireCommand, type WireItems, type WireOutcomes, type WireReply, type WriteTransport } from '../writer-wire.js';
+import { decodeOutcomes, encodeItems, wroteAny, type WireCommand, type WireItems, type WireOutcomes, type WireReply } from '../writer-wire.js';
 import type { HistoryPorts } from '../schema-history.js';
 
-export interface SqliteOptions extends EngineOptions {
-  /** How long a write waits for another process's lock (the CLI) before failing. */
-  busyTimeoutMs?: number;
-  /**
-   * Every write goes to this writer (the primary process of a multi-process server) instead of a write worker
-   * of this process, which then neither sequences events nor removes old ones: the writer does.
-   */
-  sharedWriter?: SharedWriter;
-  /**
-   * Write on this connection, on the calling thread, instead of a write worker: for a process that does little
-   * but write (a multi-process server's primary, whose commits of every worker's plant batches join one group
-   * commit: serveWrite), where the thread's two hops per commit cost more than the fsync it keeps off the event
-   * loop, and for the CLI.
-   */
-  commitOnThisThread?: boolean;
-  /** False leaves checkpoints to Litestream, which replicates the file (REPLICA_URL). */
-  autoCheckpoint?: boolean;
-}
+/** The engine's options; those that decide who writes are sqlite-role.ts's. */
+export interface SqliteOptions extends EngineOptions, WriterOptions {}
 
 /** Batches a worker may have at the shared writer at once (each is one turn of its event loop). */
 const SHARED_WRITER_BATCHES_IN_FLIGHT = 64;
@@ -64,14 +48,12 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   readonly webhooks: WebhookStore;
   readonly events: SqliteEventStore;
   readonly restores: SqliteRestoreStore;
-  /** Where every write goes. */
-  private readonly transport: WriteTransport;
-  /** Whether the writer is another connection (so this one only reads). */
-  private readonly writesElsewhere: boolean;
+  /** Who runs every write (sqlite-role.ts). */
+  private readonly role: SqliteRole;
   /** The thread that runs counts (count-reader.ts), for a database in a file. */
   private readonly counts?: CountReader;
-  /** Plant batches other processes sent (serveWrite): each turn's join one group commit. */
-  private readonly servedBatches?: Batcher<WireItems, WireOutcomes>;
+  /** Removes the serving mark this process wrote on the file (serving-mark.ts). */
+  private readonly unmark?: () => void;
 
   constructor(readonly file: string, options: SqliteOptions = {}) {
     super();
@@ -80,48 +62,36 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     const webhooks = new SqliteWebhookStore(this.db, (fn) => this.guard(fn), write);
     this.webhooks = options.decorateWebhooks?.(webhooks) ?? webhooks;
     this.restores = new SqliteRestoreStore(this.db, (fn) => this.guard(fn), write);
-    // An in-memory database exists only on this connection, so its writes stay on this thread.
-    const shared = options.sharedWriter;
-    const here = file === ':memory:' || options.commitOnThisThread === true;
-    this.transport = shared ?? (here ? sameThreadTransport(this.db) : new WorkerTransport({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000, autoCheckpoint: options.autoCheckpoint ?? true }));
-    this.writesElsewhere = !here;
+    const role = (this.role = decideRole(file, this.db, options));
+    // An in-memory database exists on this connection only.
     if (file !== ':memory:') this.counts = new CountReader({ file, busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
+    const remote = writesHere(role) ? undefined : role.transport;
     // Not refused once closing: the group commit commits what it accepted before (close()).
     const committer: BatchCommitter<PlantWrite, WriteOutcome> = {
-      // To a shared writer, a batch is handed over untimed: the writer's own commit span shows the statements.
-      commit: async (items) => decodeOutcomes(await (shared ? this.command('plants', encodeItems(items)) : this.plantBatch(encodeItems(items)))),
-      warm: () => this.transport.warm?.(),
-      close: async () => this.transport.close?.(),
+      commit: async (items) => {
+        if (writesHere(role)) return plantsHere(role.writer, items);
+        // To a shared writer, a batch is handed over untimed: the writer's own commit span shows the statements.
+        return decodeOutcomes(await (role.kind === 'follower' ? this.command('plants', encodeItems(items)) : this.workerBatch(encodeItems(items))));
+      },
+      warm: () => remote?.warm?.(),
+      close: async () => remote?.close?.(),
     };
     // The writer's sequencer runs the passes; this process's feed readers wake when it says so.
-    const passes: EventPassRunner = shared
+    const follower = role.kind === 'follower' ? role.transport : undefined;
+    const passes: EventPassRunner = follower
       ? { sequence: async () => ({ events: 0, deliveries: 0, more: false }), removeOlderThan: async () => 0 }
       : { sequence: (maxDeliveries, now) => this.writeCommand('sequence', maxDeliveries, now), removeOlderThan: (cutoff, maxEvents) => this.writeCommand('removeOlderThan', cutoff, maxEvents) };
-    if (here && file !== ':memory:') {
-      this.servedBatches = new Batcher(
-        { commit: async (batches) => splitOutcomes(batches, await this.plantBatch(joined(batches))) },
-        1,
-        wireItemCount,
-        firstTrace,
-      );
-    }
     // A shared writer groups what every worker sends: each turn's batch goes at once instead of after the last.
-    this.groupCommit = new Batcher(committer, shared ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace, shared ? 'commit hand-off' : 'commit');
-    this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, shared ? (listener) => shared.watch(listener) : undefined);
-    this.following = shared !== undefined;
+    this.groupCommit = new Batcher(committer, follower ? SHARED_WRITER_BATCHES_IN_FLIGHT : 1, undefined, (w) => w.trace, follower ? 'commit hand-off' : 'commit');
+    this.events = new SqliteEventStore(this.db, (fn) => this.guard(fn), passes, follower ? (listener) => follower.watch(listener) : undefined);
     // One mark per file, by the process that writes it: a worker of a shared writer serves what its primary marked.
-    this.serving = options.serving !== undefined && file !== ':memory:' && shared === undefined;
-    if (options.serving && this.serving) writeServingMark(file, options.serving.keyIds);
+    if (options.serving && (role.kind === 'primary' || role.kind === 'write-worker')) this.unmark = writeServingMark(file, options.serving.keyIds);
   }
-
-  private readonly following: boolean;
-  /** Whether this process serves the file and marks it so (serving-mark.ts). */
-  private readonly serving: boolean;
 
   override observe(observer: Observer): () => void {
     // The writer's process reports the commits; observed here too, each would count once per process.
-    if (this.following) return () => {};
-    const removals = [super.observe(observer), this.servedBatches?.observe(observer)];
+    if (this.role.kind === 'follower') return () => {};
+    const removals = [super.observe(observer), this.role.kind === 'primary' ? this.role.served.observe(observer) : undefined];
     return () => {
       for (const remove of removals) remove?.();
     };
@@ -134,8 +104,9 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   async serveWrite(command: WireCommand): Promise<ServedWrite> {
     try {
       if (this.closed) throw new Error('store closed');
-      if (command.name !== 'plants' || !this.servedBatches) return { reply: await this.transport.send(command), wroteEvents: false };
-      const results = await this.servedBatches.submit(command.args[0] as WireItems);
+      const role = this.role;
+      if (command.name !== 'plants' || role.kind !== 'primary') return { reply: writesHere(role) ? role.writer.serve(command) : await role.transport.send(command), wroteEvents: false };
+      const results = await role.served.submit(command.args[0] as WireItems);
       return { reply: { ok: true, result: results }, wroteEvents: wroteAny(results) };
     } catch (err) {
       return { reply: failedReply(err), wroteEvents: false };
@@ -174,7 +145,7 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     } finally {
       // From here on a write made on this connection by mistake fails (SQLITE_READONLY) instead of taking the
       // write lock on the serving thread.
-      if (this.writesElsewhere) this.db.pragma('query_only = ON');
+      if (!writesHere(this.role)) this.db.pragma('query_only = ON');
     }
     // The schema is in place: the write worker can start before the first write.
     if (results.every((r) => r.status !== 'failed')) this.groupCommit.warm();
@@ -271,10 +242,10 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
   }
 
   protected async release(): Promise<void> {
-    await this.servedBatches?.drain();
+    if (this.role.kind === 'primary') await this.role.served.drain();
     await this.counts?.close();
     this.db.close();
-    if (this.serving) removeServingMark(this.file);
+    this.unmark?.();
   }
 
   /**
@@ -283,22 +254,21 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
    * batch sees it), each new plant with its event (sequenced by the next serve).
    */
   async importPlants(plants: readonly PlantRecord[]): Promise<CreateOutcome[]> {
+    if (this.closed) throw new StoreUnavailableError(new Error('store closed'));
     const items = plants.map((plant): PlantWrite => ({ op: 'create', plant }));
-    return decodeOutcomes(await this.writeCommand('plants', encodeItems(items))) as CreateOutcome[];
+    const role = this.role;
+    if (writesHere(role)) return role.writer.plants(items) as CreateOutcome[];
+    return decodeOutcomes(await this.command('plants', encodeItems(items))) as CreateOutcome[];
   }
 
   /**
-   * A batch of plant writes on the writer. With tracing on it is timed there, and its statements (BEGIN
+   * A batch of plant writes on the write worker. With tracing on it is timed there, and its statements (BEGIN
    * IMMEDIATE included) and its COMMIT (the WAL write and fsync) become spans under the running commit span.
    */
-  private plantBatch(wire: WireItems): Promise<WireOutcomes> {
-    return tracing.on ? this.timedPlantBatch(wire) : this.command('plants', wire);
-  }
-
-  private async timedPlantBatch(wire: WireItems): Promise<WireOutcomes> {
+  private async workerBatch(wire: WireItems): Promise<WireOutcomes> {
+    if (!tracing.on) return this.command('plants', wire);
     const { results, timing } = await this.command('plantsTimed', wire);
-    tracing.record('sqlite statements', timing.began, timing.written, SQLITE_SPAN);
-    tracing.record('sqlite commit', timing.written, timing.committed, SQLITE_SPAN);
+    recordBatchSpans(timing);
     return results;
   }
 
@@ -308,11 +278,16 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
     return this.command(name, ...args);
   }
 
-  /** A command through the transport, in the one codec; what fails is a StoreUnavailableError (503). */
+  /**
+   * A command on the writer: run as it is on this thread's, or through the transport in the one codec; what
+   * fails is a StoreUnavailableError (503).
+   */
   private async command<N extends CommandName>(name: N, ...args: ArgsOf<N>): Promise<ResultOf<N>> {
+    const role = this.role;
+    if (writesHere(role)) return role.writer.run(name, args);
     let reply: WireReply;
     try {
-      reply = await this.transport.send({ name, args });
+      reply = await role.transport.send({ name, args });
     } catch (err) {
       throw asStoreError(err);
     }
@@ -328,14 +303,4 @@ export class SqliteStore extends GroupCommittedPlants implements Store {
       throw new StoreUnavailableError(err);
     }
   }
-}
-
-/** What a batch's spans say of where they ran (OpenTelemetry's database convention). */
-const SQLITE_SPAN = { 'db.system.name': 'sqlite' };
-
-/** Plant batches as one: the wire form is flat, so batches join end to end. */
-function joined(batches: readonly WireItems[]): WireItems {
-  const all: WireItems = [];
-  for (const b of batches) for (const v of b) all.push(v);
-  return all;
 }

@@ -8,7 +8,8 @@
 import type Database from 'better-sqlite3';
 import { Batcher } from '../batcher.js';
 import { claimedOf, deliveriesOf, subscriptionOf, type AttemptRow, type DeliveryRow, type SubscriptionRow } from '../rows.js';
-import { claimLook, subscriptionsSeen, type AttemptWrite, type Write } from './write-commands.js';
+import type { Write } from './write-commands.js';
+import { claimLook, subscriptionsSeen, type AttemptWrite } from './sqlite-webhook-writes.js';
 import type { AttemptOutcome, AttemptRecord, ClaimedDelivery, ClaimRequest, DeliveryRecord, RequeueRequest, RequeueResult, SubscriptionRefusal, WebhookStore, WebhookSubscription } from '../../webhooks/delivery.js';
 
 type Guard = <T>(fn: () => T) => T;
@@ -132,7 +133,7 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * Records the attempt and applies its outcome in one transaction. Attempts that finish together share
-   * one commit, like plant creates: the promise resolves once it is committed. Not fsynced (write-commands.ts):
+   * one commit, like plant creates: the promise resolves once it is committed. Not fsynced (sqlite-webhook-writes.ts):
    * after a power loss the last attempts may be unrecorded, and those deliveries are sent again with the same
    * webhook-id, which at-least-once delivery allows. A process crash (kill -9) loses nothing.
    */
