@@ -1,6 +1,6 @@
 // The writer thread of the create floor (floor-create.mjs): its own connection to the plant-store file with the
 // service's write connection's settings (src/storage/sqlite/connection-setup.ts), and for each batch it is sent
-// (flat: id, name, tag or null per create) the statements src/storage/sqlite/write-commands.ts createBatchWriter
+// (flat: id, name, tag or null per create) the statements src/storage/sqlite/sqlite-plant-writes.ts createBatchWriter
 // runs for creates, in plantBatch's order (src/storage/plant-writes.ts), in one IMMEDIATE transaction: the
 // batch's versions taken from the store-wide counter at once, each first create of an id inserted with its
 // folded name (an id taken is read back: a replay or a conflict), each plant created gets its newPlant event row
