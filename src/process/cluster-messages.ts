@@ -1,5 +1,5 @@
-// What the primary process and its HTTP workers say to each other over the cluster IPC channel (v8 serialization,
-// so bigints cross as they are). Every message carries `plantStore`, which keeps them apart from Node's own.
+// What the primary process and its HTTP workers ask of each other over the cluster IPC channel (kit/channel.ts;
+// v8 serialization, so bigints cross as they are): each side's method table.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { WireCommand, WireReply } from '../storage/writer-wire.js';
 import type { CountedFailure } from '../auth/failure-throttle.js';
@@ -7,34 +7,25 @@ import type { TokenCounts, TokenHits } from '../limits/shared-limits.js';
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
-/** From a worker. */
-export type WorkerMessage =
-  /** Run this write command (shared-writer engines only): any of the engine's, in its own codec. */
-  | { plantStore: 'commit'; id: number; command: WireCommand }
-  /** Deliveries may be due now (a retry was asked for): wake the dispatcher. */
-  | { plantStore: 'wake-dispatcher' }
-  /** GET /metrics: the whole server's metrics, please. */
-  | { plantStore: 'scrape'; id: number }
-  /** This worker's metrics, as asked by a `collect`. */
-  | { plantStore: 'collected'; id: number; metrics: MetricsJson | null }
-  /** Count a failed authentication of this key (a client address) for the whole server. */
-  | { plantStore: 'auth-failure'; id: number; key: string }
-  /** The requests per token this worker admitted since its last report. */
-  | { plantStore: 'token-hits'; id: number; hits: TokenHits };
+/** What the primary answers a worker. */
+export type PrimaryMethods = {
+  /** Runs this write command (shared-writer engines only): any of the engine's, in its own codec; the writer's reply as it made it (a failure included). */
+  commit(command: WireCommand): WireReply;
+  /** Deliveries may be due now (a retry was asked for): wake the dispatcher. Sent with no reply. */
+  wakeDispatcher(): void;
+  /** GET /metrics: the whole server's metrics, as Prometheus text. */
+  scrape(): string;
+  // The limits' counts; null only on the worker's side, when no answer came in time and it counts alone.
+  /** Counts a failed authentication of this key (a client address) for the whole server. */
+  countFailure(key: string): CountedFailure | null;
+  /** The requests per token this worker admitted since its last report; each reported token's count in its window, every worker's requests included. */
+  addHits(hits: TokenHits): TokenCounts | null;
+};
 
-/** From the primary. */
-export type PrimaryMessage =
-  /** The writer's reply to a command, as it made it (a failure included). */
-  | { plantStore: 'committed'; id: number; reply: WireReply }
-  /** Events were given feed positions: wake the feed's waiting readers. */
-  | { plantStore: 'placed' }
-  /** Send me your metrics. */
-  | { plantStore: 'collect'; id: number }
-  | { plantStore: 'scraped'; id: number; text: string | null }
-  | { plantStore: 'auth-failure-counted'; id: number; counted: CountedFailure }
-  /** Each reported token's count in its window, every worker's requests included. */
-  | { plantStore: 'token-counts'; id: number; counts: TokenCounts };
-
-export function isMessage<T extends { plantStore: string }>(msg: unknown): msg is T {
-  return typeof msg === 'object' && msg !== null && typeof (msg as { plantStore?: unknown }).plantStore === 'string';
-}
+/** What a worker answers the primary. */
+export type WorkerMethods = {
+  /** This worker's metrics; null when it could not collect them. */
+  collect(): MetricsJson | null;
+  /** Events were given feed positions: wake the feed's waiting readers. Sent with no reply. */
+  placed(): void;
+};

@@ -18,7 +18,8 @@ import { processSharing } from '../storage/open-store.js';
 import type { Store } from '../storage/store.js';
 import { announce, bootstrapToken, publicUrl, openServiceStore, startReplication, stopSignals } from './startup.js';
 import { createLimitKeeper } from '../limits/shared-limits.js';
-import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
+import type { PrimaryMethods, WorkerMethods } from './cluster-messages.js';
+import { createChannel, ipcCarrier, type Channel, type Handlers } from '../kit/channel.js';
 import { keepHeapSmall, MIB } from './idle-memory.js';
 
 /** How long a metrics collection waits for each worker's answer. */
@@ -50,12 +51,13 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   // Before the workers open their pools, so the warning comes ahead of the start line.
   if (!sharedWriter) await warnAboutConnections(store, count, config.databasePoolSize, log);
-  const workers = new Set<Worker>();
-  const writer = sharedWriter ? startWriter(config, store, log, () => broadcast(workers, { plantStore: 'placed' })) : undefined;
+  /** Each worker, and the channel to it. */
+  const workers = new Map<Worker, Channel<WorkerMethods>>();
+  const writer = sharedWriter ? startWriter(config, store, log, () => broadcast(workers)) : undefined;
   if (writer) replication?.register(writer.metrics.registry);
-  const metrics = gatherMetrics(workers, writer?.metrics, log);
-  const onMessage = answerWorkers({ store, writer: writer?.services, metrics, limits: createLimitKeeper(config) });
-  const pool = workerPool(workers, log, onMessage, () => stop.signal !== undefined);
+  const metrics = gatherMetrics(workers, writer?.metrics);
+  const handlers = answerWorkers({ store, writer: writer?.services, metrics, limits: createLimitKeeper(config), log });
+  const pool = workerPool(workers, log, handlers, () => stop.signal !== undefined);
 
   const outcome = await startWorkers(pool, count);
   // After a stop signal, a worker that exits during start-up stopped as told (or died of the signal before it
@@ -63,7 +65,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   if ('failed' in outcome && stop.signal === undefined) {
     log.error({ exit: outcome.failed }, 'a worker could not start (its reason is on standard error); stopping');
     pool.stop();
-    await stopWorkers(workers, config.shutdownTimeoutMs, log);
+    await stopWorkers([...workers.keys()], config.shutdownTimeoutMs, log);
     await writer?.services.stop();
     await store.close().catch(() => {});
     await replication?.stop();
@@ -84,7 +86,7 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   pool.stop();
   log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
   // The workers drain while this process still commits for them.
-  await stopWorkers(workers, config.shutdownTimeoutMs, log);
+  await stopWorkers([...workers.keys()], config.shutdownTimeoutMs, log);
   let code = 0;
   try {
     await writer?.services.stop();
@@ -113,80 +115,38 @@ function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () 
   return { services, metrics };
 }
 
-interface MetricsGathering {
-  /**
-   * Every worker's metrics and this process's, added up (prom-client's cluster aggregation). A worker that does
-   * not answer in time is left out; a replaced worker's counts start afresh, as after any restart.
-   */
-  scrape(): Promise<string>;
-  /** A worker's answer to a collect. */
-  collected(id: number, metrics: MetricsJson | null): void;
-}
-
-function gatherMetrics(workers: Set<Worker>, own: Metrics | undefined, log: Logger): MetricsGathering {
-  const collections = new Map<number, (metrics: MetricsJson | null) => void>();
-  let seq = 0;
-  const collect = (w: Worker): Promise<MetricsJson | null> =>
-    new Promise((resolve) => {
-      const id = ++seq;
-      const timer = setTimeout(() => done(null), COLLECT_TIMEOUT_MS);
-      const done = (metrics: MetricsJson | null) => {
-        clearTimeout(timer);
-        collections.delete(id);
-        resolve(metrics);
-      };
-      collections.set(id, done);
-      if (!send(w, { plantStore: 'collect', id })) done(null);
-    });
-  return {
-    async scrape() {
-      const parts = (await Promise.all([...workers].map(collect))).filter((m): m is MetricsJson => m !== null);
-      if (own) parts.push(await own.json());
-      return AggregatorRegistry.aggregate(parts).metrics();
-    },
-    collected(id, metrics) {
-      collections.get(id)?.(metrics);
-    },
+/**
+ * Every worker's metrics and this process's, added up (prom-client's cluster aggregation). A worker that does not
+ * answer in time (COLLECT_TIMEOUT_MS) is left out; a replaced worker's counts start afresh, as after any restart.
+ */
+function gatherMetrics(workers: Map<Worker, Channel<WorkerMethods>>, own: Metrics | undefined): () => Promise<string> {
+  return async () => {
+    const parts = (await Promise.all([...workers.values()].map((w) => w.request('collect')))).filter((m) => m !== null);
+    if (own) parts.push(await own.json());
+    return AggregatorRegistry.aggregate(parts).metrics();
   };
 }
 
-/** What the primary answers each worker's message with; `writer` only where it commits for them. */
-function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: MetricsGathering; limits: ReturnType<typeof createLimitKeeper> }) {
-  const { store, writer, metrics, limits } = parts;
-  return (w: Worker, msg: unknown, log: Logger): void => {
-    if (!isMessage<WorkerMessage>(msg)) return;
-    switch (msg.plantStore) {
-      case 'commit':
-        // Any write, run by this process's writer (workers send them only to a shared writer, which serves them);
-        // the reply goes back as the writer made it.
-        void store.serveWrite!(msg.command).then(({ reply, wroteEvents }) => {
-          send(w, { plantStore: 'committed', id: msg.id, reply });
-          // Their events get positions and deliveries here, off the worker's request path.
-          if (wroteEvents) writer?.links.eventsCommitted();
-        });
-        return;
-      case 'wake-dispatcher':
-        writer?.links.deliveriesDue();
-        return;
-      case 'scrape':
-        metrics.scrape().then(
-          (text) => send(w, { plantStore: 'scraped', id: msg.id, text }),
-          (err: unknown) => {
-            log.warn({ err }, 'could not gather the metrics of the workers');
-            send(w, { plantStore: 'scraped', id: msg.id, text: null });
-          },
-        );
-        return;
-      case 'collected':
-        metrics.collected(msg.id, msg.metrics);
-        return;
-      case 'auth-failure':
-        send(w, { plantStore: 'auth-failure-counted', id: msg.id, counted: limits.countFailure(msg.key) });
-        return;
-      case 'token-hits':
-        send(w, { plantStore: 'token-counts', id: msg.id, counts: limits.addHits(msg.hits) });
-        return;
-    }
+/** What the primary answers each worker; `writer` only where it commits for them. */
+function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: () => Promise<string>; limits: ReturnType<typeof createLimitKeeper>; log: Logger }): Handlers<PrimaryMethods> {
+  const { store, writer, metrics, limits, log } = parts;
+  return {
+    // Any write, run by this process's writer (workers send them only to a shared writer, which serves them);
+    // the reply goes back as the writer made it.
+    commit: (command) =>
+      store.serveWrite!(command).then(({ reply, wroteEvents }) => {
+        // Their events get positions and deliveries here, off the worker's request path.
+        if (wroteEvents) writer?.links.eventsCommitted();
+        return reply;
+      }),
+    wakeDispatcher: () => writer?.links.deliveriesDue(),
+    scrape: () =>
+      metrics().catch((err: unknown) => {
+        log.warn({ err }, 'could not gather the metrics of the workers');
+        throw err;
+      }),
+    countFailure: (key) => limits.countFailure(key),
+    addHits: (hits) => limits.addHits(hits),
   };
 }
 
@@ -203,7 +163,7 @@ interface WorkerPool {
  * The workers, each replaced when it dies while the server runs, with a back-off per slot for a crash loop.
  * `stopping` says a stop signal came, after which none is replaced.
  */
-function workerPool(workers: Set<Worker>, log: Logger, onMessage: ReturnType<typeof answerWorkers>, stopping: () => boolean): WorkerPool {
+function workerPool(workers: Map<Worker, Channel<WorkerMethods>>, log: Logger, handlers: Handlers<PrimaryMethods>, stopping: () => boolean): WorkerPool {
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
   const restarts = new Set<NodeJS.Timeout>();
@@ -218,10 +178,10 @@ function workerPool(workers: Set<Worker>, log: Logger, onMessage: ReturnType<typ
   const fork = (slot = { quickDeaths: 0 }) => {
     const w = cluster.fork(forkEnv);
     const started = Date.now();
-    workers.add(w);
+    // A worker that cannot answer a metrics collection in time is left out of it.
+    workers.set(w, createChannel<WorkerMethods, PrimaryMethods>(ipcCarrier(w.process), { handlers, calls: { collect: { timeoutMs: COLLECT_TIMEOUT_MS, fallback: () => null } } }));
     w.once('listening', () => serving.add(w));
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
-    w.on('message', (msg: unknown) => onMessage(w, msg, log));
     // Unhandled, an error on the channel to one worker would end the primary and with it every worker.
     w.on('error', (err) => log.warn({ worker: w.id, error: err.message }, 'the channel to a worker failed'));
     w.once('exit', (code, signal) => {
@@ -279,9 +239,9 @@ function startWorkers(pool: WorkerPool, count: number): Promise<{ port: number }
   });
 }
 
-/** Tells every worker. */
-function broadcast(workers: Set<Worker>, msg: PrimaryMessage): void {
-  for (const w of workers) send(w, msg);
+/** Events were placed: tells every worker. */
+function broadcast(workers: Map<Worker, Channel<WorkerMethods>>): void {
+  for (const w of workers.values()) w.notify('placed');
 }
 
 /** Each worker opens its own pool: say so when they could ask the database for more connections than it allows. */
@@ -295,8 +255,7 @@ async function warnAboutConnections(store: Store, workers: number, poolSize: num
 }
 
 /** SIGTERM to every worker (each drains as it would alone), then waits for them; SIGKILL past the timeout. */
-async function stopWorkers(workers: Set<Worker>, timeoutMs: number, log: Logger): Promise<void> {
-  const all = [...workers];
+async function stopWorkers(all: Worker[], timeoutMs: number, log: Logger): Promise<void> {
   const exited = all.map((w) => (w.isDead() ? Promise.resolve() : new Promise<void>((resolve) => w.once('exit', () => resolve()))));
   for (const w of all) if (!w.isDead()) w.process.kill('SIGTERM');
   // The workers' own shutdown timeout bounds their drain; this one only catches a worker that hangs anyway.
@@ -308,19 +267,3 @@ async function stopWorkers(workers: Set<Worker>, timeoutMs: number, log: Logger)
   await Promise.all(exited);
   clearTimeout(force);
 }
-
-/** False only when the message cannot go (the worker is gone); send()'s own false means queued, and it still goes. */
-function send(w: Worker, msg: PrimaryMessage): boolean {
-  if (!w.isConnected()) return false;
-  try {
-    // With a callback, a channel that closes before the write (EPIPE: the worker is exiting) is reported to it;
-    // without one, Node emits it as an 'error' that would end the primary.
-    w.send(msg, ignoreGone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A worker gone before a message reached it: its 'exit' handler replaces it or the shutdown is under way. */
-function ignoreGone(): void {}

@@ -5,11 +5,9 @@
 // makes it send anything back but answers.
 import type { SharedWriter } from '../storage/store.js';
 import { StoreUnavailableError } from '../errors/store-errors.js';
-import type { WireReply } from '../storage/writer-wire.js';
-import type { CountedFailure } from '../auth/failure-throttle.js';
-import type { LimitsChannel, TokenCounts } from '../limits/shared-limits.js';
-import { isMessage, type MetricsJson, type PrimaryMessage, type WorkerMessage } from './cluster-messages.js';
-import { PendingReplies } from '../kit/replies.js';
+import type { LimitsChannel } from '../limits/shared-limits.js';
+import type { MetricsJson, PrimaryMethods, WorkerMethods } from './cluster-messages.js';
+import { createChannel, ipcCarrier, type IpcEnd, type Why } from '../kit/channel.js';
 
 /** Least time between two dispatcher wakes sent to the primary (a client asking retries in a loop sends few). */
 const WAKE_GAP_MS = 20;
@@ -31,76 +29,44 @@ export interface WorkerLink {
   readonly limits: LimitsChannel;
 }
 
-type Channel = Pick<NodeJS.Process, 'on' | 'send' | 'connected'>;
-
 const UNANSWERED = 'the primary process did not return the metrics';
 
 /** A scrape the primary could not answer, or did not in time. */
 function unanswered(): never {
   throw new Error(UNANSWERED);
 }
+/** A write the primary did not answer: it could not be sent, or the primary is gone (or failed to take it). */
+function primaryGone(why: Why, err: Error): never {
+  throw new StoreUnavailableError(why === 'failed' ? err : new Error('the primary process is gone'));
+}
+/** A limit's count the primary did not give: this worker counts alone. */
+const countAlone = () => null;
 
-export function createWorkerLink(channel: Channel = process): WorkerLink {
-  const commits = new PendingReplies<WireReply>();
-  const scrapes = new PendingReplies<string>();
-  const limitAnswers = new PendingReplies<CountedFailure | TokenCounts | null>();
+export function createWorkerLink(ipc: IpcEnd = process): WorkerLink {
   const placed = new Set<() => void>();
   let collect: (() => Promise<MetricsJson>) | undefined;
   let wakeTimer: NodeJS.Timeout | undefined;
   let wakeAgain = false;
-  // No 'disconnect' handling: when the primary is gone, Node's cluster ends the worker at once. Its clients see
-  // their connections close; nothing they were answered is lost, since a 200 follows the primary's commit.
-  /** False only when the message cannot go; send()'s own false means queued behind others, and it still goes. */
-  const send = (msg: WorkerMessage): boolean => {
-    if (!channel.connected) return false;
-    try {
-      channel.send!(msg);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
-  channel.on('message', (msg: unknown) => {
-    if (!isMessage<PrimaryMessage>(msg)) return;
-    switch (msg.plantStore) {
-      case 'committed':
-        commits.answer(msg.id, msg.reply);
-        return;
-      case 'placed':
+  // When the primary is gone, Node's cluster ends the worker at once (the disconnect fails what waits first).
+  // Its clients see their connections close; nothing they were answered is lost: a 200 follows the primary's commit.
+  const primary = createChannel<PrimaryMethods, WorkerMethods>(ipcCarrier(ipc), {
+    handlers: {
+      // Not serving yet: nothing counted.
+      collect: () => (collect ? collect().catch(() => null) : []),
+      placed: () => {
         for (const listener of placed) listener();
-        return;
-      case 'collect': {
-        const reply = (metrics: MetricsJson | null) => send({ plantStore: 'collected', id: msg.id, metrics });
-        // Not serving yet: nothing counted.
-        if (!collect) return void reply([]);
-        collect().then(reply, () => reply(null));
-        return;
-      }
-      case 'scraped':
-        if (msg.text === null) scrapes.fail(msg.id, new Error(UNANSWERED));
-        else scrapes.answer(msg.id, msg.text);
-        return;
-      case 'auth-failure-counted':
-        limitAnswers.answer(msg.id, msg.counted);
-        return;
-      case 'token-counts':
-        limitAnswers.answer(msg.id, msg.counts);
-        return;
-    }
+      },
+    },
+    calls: {
+      commit: { fallback: primaryGone },
+      scrape: { timeoutMs: SCRAPE_TIMEOUT_MS, fallback: unanswered },
+      countFailure: { timeoutMs: LIMITS_TIMEOUT_MS, fallback: countAlone },
+      addHits: { timeoutMs: LIMITS_TIMEOUT_MS, fallback: countAlone },
+    },
   });
-  /** One question about the limits; null when it cannot go or no answer comes in time. */
-  const askLimits = <T extends CountedFailure | TokenCounts>(msg: (id: number) => WorkerMessage): Promise<T | null> =>
-    limitAnswers.ask((id) => send(msg(id)), { timeoutMs: LIMITS_TIMEOUT_MS, fallback: () => null }) as Promise<T | null>;
   return {
     writer: {
-      send(command) {
-        return commits.ask((id) => send({ plantStore: 'commit', id, command }), {
-          fallback: () => {
-            throw new StoreUnavailableError(new Error('the primary process is gone'));
-          },
-        });
-      },
+      send: (command) => primary.request('commit', command),
       watch(listener) {
         placed.add(listener);
         return () => placed.delete(listener);
@@ -113,27 +79,25 @@ export function createWorkerLink(channel: Channel = process): WorkerLink {
         wakeAgain = true;
         return;
       }
-      send({ plantStore: 'wake-dispatcher' });
+      primary.notify('wakeDispatcher');
       const gap = () => {
         wakeTimer = undefined;
         if (!wakeAgain) return;
         wakeAgain = false;
-        send({ plantStore: 'wake-dispatcher' });
+        primary.notify('wakeDispatcher');
         wakeTimer = setTimeout(gap, WAKE_GAP_MS);
         wakeTimer.unref();
       };
       wakeTimer = setTimeout(gap, WAKE_GAP_MS);
       wakeTimer.unref();
     },
-    scrape() {
-      return scrapes.ask((id) => send({ plantStore: 'scrape', id }), { timeoutMs: SCRAPE_TIMEOUT_MS, fallback: unanswered });
-    },
+    scrape: () => primary.request('scrape'),
     collectWith(fn) {
       collect = fn;
     },
     limits: {
-      countFailure: (key) => askLimits<CountedFailure>((id) => ({ plantStore: 'auth-failure', id, key })),
-      reportHits: (hits) => askLimits<TokenCounts>((id) => ({ plantStore: 'token-hits', id, hits })),
+      countFailure: (key) => primary.request('countFailure', key),
+      reportHits: (hits) => primary.request('addHits', hits),
     },
   };
 }

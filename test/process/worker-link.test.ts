@@ -5,20 +5,28 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { createWorkerLink } from '../../src/process/worker-link.js';
-import type { MetricsJson, PrimaryMessage, WorkerMessage } from '../../src/process/cluster-messages.js';
+import type { MetricsJson } from '../../src/process/cluster-messages.js';
+import type { Envelope } from '../../src/kit/channel.js';
 import { decodeItems, decodeOutcomes, encodeItems, encodeOutcomes, type WireItems } from '../../src/storage/writer-wire.js';
 import { StoreUnavailableError } from '../../src/errors/store-errors.js';
 import { resultOf } from '../../src/storage/sqlite/write-commands.js';
 import type { PlantWrite } from '../../src/plants/plant.js';
 
+/** A call the worker sent (kit/channel.ts): its id, method and argument. */
+type Call = { rpc: number; m: string; a: unknown };
+
 function channel() {
-  const ch = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
+  const ch = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: Call[] };
   ch.connected = true;
   ch.sent = [];
   // Node's send() answers false when the message waits behind others; it still goes.
-  ch.send = (m) => (ch.sent.push(m as WorkerMessage), false);
-  const reply = (m: PrimaryMessage) => ch.emit('message', m);
-  return { ch, reply };
+  ch.send = (m) => (ch.sent.push(m as Call), false);
+  /** The primary's reply to call `id`, or its failure. */
+  const reply = (id: number, r: unknown) => ch.emit('message', { rpc: -id, r } satisfies Envelope);
+  const fail = (id: number, e: string) => ch.emit('message', { rpc: -id, e } satisfies Envelope);
+  /** A call of the primary's: `id` 0 wants no reply. */
+  const ask = (id: number, m: string) => ch.emit('message', { rpc: id, m, a: undefined } satisfies Envelope);
+  return { ch, reply, fail, ask };
 }
 
 const plants = (items: PlantWrite[]) => ({ name: 'plants', args: [encodeItems(items)] });
@@ -30,12 +38,14 @@ test('commits cross as wire items and each resolves with its own reply, in any o
   const created: PlantWrite[] = [{ op: 'create', plant: { id: big, name: 'a' } }];
   const first = link.writer.send(plants(created));
   const second = link.writer.send(plants([{ op: 'delete', id: 7n, ifVersion: 3n }]));
-  const [m1, m2] = ch.sent as Extract<WorkerMessage, { plantStore: 'commit' }>[];
-  assert.deepEqual(decodeItems(m1!.command.args[0] as WireItems), [{ op: 'create', plant: { id: big, name: 'a' } }]);
-  assert.deepEqual(decodeItems(m2!.command.args[0] as WireItems), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
-  reply({ plantStore: 'committed', id: m2!.id, reply: { ok: false, message: 'disk I/O error', code: 'SQLITE_IOERR' } });
+  const [m1, m2] = ch.sent;
+  assert.deepEqual([m1!.m, m2!.m], ['commit', 'commit']);
+  const command = (m: Call) => m.a as { args: [WireItems] };
+  assert.deepEqual(decodeItems(command(m1!).args[0]), [{ op: 'create', plant: { id: big, name: 'a' } }]);
+  assert.deepEqual(decodeItems(command(m2!).args[0]), [{ op: 'delete', id: 7n, ifVersion: 3n }]);
+  reply(m2!.rpc, { ok: false, message: 'disk I/O error', code: 'SQLITE_IOERR' });
   // The batch's outcomes as the writer made them (writer-wire.ts: each one's kind, and its version or plant).
-  reply({ plantStore: 'committed', id: m1!.id, reply: { ok: true, result: encodeOutcomes([{ kind: 'created', version: 9n }]) } });
+  reply(m1!.rpc, { ok: true, result: encodeOutcomes([{ kind: 'created', version: 9n }]) });
   assert.deepEqual(decodeOutcomes(resultOf<'plants'>(await first)), [{ kind: 'created', version: 9n }]);
   const failed = await second;
   assert.throws(() => resultOf(failed), (err: Error) => err instanceof StoreUnavailableError && (err.cause as { code?: string }).code === 'SQLITE_IOERR');
@@ -50,42 +60,44 @@ test('with the channel closed a commit fails at once, as unavailable, and nothin
 });
 
 test('placed events reach every watcher until it stops watching', () => {
-  const { ch, reply } = channel();
+  const { ch, ask } = channel();
   const link = createWorkerLink(ch as never);
   let a = 0;
   let b = 0;
   const stopA = link.writer.watch(() => a++);
   link.writer.watch(() => b++);
-  reply({ plantStore: 'placed' });
+  ask(0, 'placed');
   stopA();
-  reply({ plantStore: 'placed' });
+  ask(0, 'placed');
   assert.deepEqual([a, b], [1, 2]);
+  assert.deepEqual(ch.sent, [], 'a placed is answered by nothing');
 });
 
 test('metrics: a collect is answered with this worker\'s metrics (none before it serves); a scrape resolves with the primary\'s text or rejects', async () => {
-  const { ch, reply } = channel();
+  const { ch, reply, fail, ask } = channel();
   const link = createWorkerLink(ch as never);
-  reply({ plantStore: 'collect', id: 1 });
+  ask(1, 'collect');
   link.collectWith(async () => [{ name: 'x', help: 'x', type: 'counter', values: [{ value: 3, labels: {} }], aggregator: 'sum' }] as unknown as MetricsJson);
-  reply({ plantStore: 'collect', id: 2 });
+  ask(2, 'collect');
   await new Promise((r) => setImmediate(r));
-  const collected = ch.sent.filter((m): m is Extract<WorkerMessage, { plantStore: 'collected' }> => m.plantStore === 'collected');
-  assert.deepEqual(collected.map((m) => [m.id, m.metrics?.map((x) => x.values[0]?.value)]), [[1, []], [2, [3]]]);
+  const collected = ch.sent as unknown as { rpc: number; r: MetricsJson }[];
+  assert.deepEqual(collected.map((m) => [-m.rpc, m.r.map((x) => x.values[0]?.value)]), [[1, []], [2, [3]]]);
 
   const scraped = link.scrape();
-  const ask = ch.sent.at(-1) as Extract<WorkerMessage, { plantStore: 'scrape' }>;
-  reply({ plantStore: 'scraped', id: ask.id, text: 'all of it\n' });
+  const asked = ch.sent.at(-1)!;
+  assert.equal(asked.m, 'scrape');
+  reply(asked.rpc, 'all of it\n');
   assert.equal(await scraped, 'all of it\n');
   const failed = link.scrape();
-  reply({ plantStore: 'scraped', id: (ch.sent.at(-1) as { id: number }).id, text: null });
-  await assert.rejects(failed);
+  fail(ch.sent.at(-1)!.rpc, 'could not gather the metrics of the workers');
+  await assert.rejects(failed, /the primary process did not return the metrics/);
 });
 
 test('dispatcher wakes: the first goes at once, those within 20 ms become one at its end, none is lost', (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const { ch } = channel();
   const link = createWorkerLink(ch as never);
-  const wakes = () => ch.sent.filter((m) => m.plantStore === 'wake-dispatcher').length;
+  const wakes = () => ch.sent.filter((m) => m.m === 'wakeDispatcher' && m.rpc === 0).length;
   link.deliveriesDue();
   link.deliveriesDue();
   link.deliveriesDue();
@@ -104,17 +116,17 @@ test('a limits question is answered by its own reply; one the primary does not a
   const link = createWorkerLink(ch as never);
   const answered = link.limits.countFailure('192.0.2.1');
   const unanswered = link.limits.countFailure('192.0.2.2');
-  const [first, second] = ch.sent as Extract<WorkerMessage, { plantStore: 'auth-failure' }>[];
-  assert.deepEqual([first!.key, second!.key], ['192.0.2.1', '192.0.2.2']);
+  const [first, second] = ch.sent;
+  assert.deepEqual([first, second].map((m) => [m!.m, m!.a]), [['countFailure', '192.0.2.1'], ['countFailure', '192.0.2.2']]);
   const counted = { allowed: true, limit: 30, windowS: 60, remaining: 29, resetS: 60 };
-  reply({ plantStore: 'auth-failure-counted', id: first!.id, counted });
+  reply(first!.rpc, counted);
   assert.deepEqual(await answered, counted);
   // Waits out the link's own deadline (1 s of real time): the question resolves null, not never. That timer is
   // unreferenced (it never holds a worker open), so this one holds the test's event loop meanwhile.
   const hold = setTimeout(() => {}, 10_000);
   assert.equal(await unanswered, null);
   clearTimeout(hold);
-  reply({ plantStore: 'auth-failure-counted', id: second!.id, counted });
+  reply(second!.rpc, counted);
   ch.connected = false;
   assert.equal(await link.limits.countFailure('192.0.2.3'), null, 'a question that cannot go is answered at once');
 });

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { createTokenService } from '../../src/auth/token-service.js';
 import { createWorkerBackground } from '../../src/process/background.js';
-import type { WorkerMessage } from '../../src/process/cluster-messages.js';
+import type { Envelope } from '../../src/kit/channel.js';
 import { createWorkerLink } from '../../src/process/worker-link.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { spawnServer, tempDir } from '../helpers/app.js';
@@ -74,10 +74,10 @@ test('two workers: a waiting feed reader on each wakes when an event is placed; 
 
 test("a SQLite worker's services over its link (a shared writer is SQLite's on every run): a 'placed' from the primary wakes its feed readers and sends nothing back; a retry's wake goes once", async (t) => {
   const dir = tempDir(t);
-  const channel = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: WorkerMessage[] };
+  const channel = new EventEmitter() as EventEmitter & { connected: boolean; send: (m: unknown) => boolean; sent: Envelope[] };
   channel.connected = true;
   channel.sent = [];
-  channel.send = (m) => (channel.sent.push(m as WorkerMessage), true);
+  channel.send = (m) => (channel.sent.push(m as Envelope), true);
   const link = createWorkerLink(channel as never);
   // A SQLite file shared with a writer, as a worker opens it (the primary would have migrated it).
   const url = `sqlite:${join(dir, 'store.db')}`;
@@ -91,12 +91,12 @@ test("a SQLite worker's services over its link (a shared writer is SQLite's on e
   });
 
   const reader = services.links.feed.next(5_000);
-  channel.emit('message', { plantStore: 'placed' });
+  channel.emit('message', { rpc: 0, m: 'placed', a: undefined } satisfies Envelope);
   assert.equal(await reader, 'events');
   services.links.eventsCommitted();
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(channel.sent, [], 'a placed message or a commit made the worker send something');
 
   services.links.deliveriesDue();
-  assert.deepEqual(channel.sent, [{ plantStore: 'wake-dispatcher' }]);
+  assert.deepEqual(channel.sent, [{ rpc: 0, m: 'wakeDispatcher', a: undefined }]);
 });

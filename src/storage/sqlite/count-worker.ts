@@ -4,21 +4,20 @@
 // beside the writer; each count reads one snapshot.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { PlantQuery } from '../../plants/plant.js';
+import { answerParent } from '../../kit/thread-link.js';
 import { SqlitePlantQueries } from './sqlite-plant-queries.js';
 
 export interface CountData {
   file: string;
   busyTimeoutMs: number;
 }
-/** A count, or the end. */
-export type CountRequest = { seq: number; query: PlantQuery } | { close: true };
-export type CountReply = { seq: number; n: bigint } | { seq: number; error: string } | { ready: true } | { failed: string };
+/** What the count thread answers. */
+export type CountMethods = { count(query: PlantQuery): bigint; close(): void };
 
 const { file, busyTimeoutMs } = workerData as CountData;
-const port = parentPort!;
 
 // On Linux, the lowest scheduling priority (nice 19) for this thread alone (/proc/thread-self names its thread
 // id, which setpriority takes): on a core shared with the event loop, serving requests always comes first and
@@ -28,28 +27,15 @@ try {
 } catch {
   // no /proc, or not allowed: the count lane still bounds counts to this one thread
 }
-let queries: SqlitePlantQueries;
-let db: Database.Database;
-try {
-  db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
+answerParent<CountMethods>(() => {
+  const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });
   // This connection never writes: a statement that would fails instead of taking the write lock.
   db.pragma('query_only = ON');
-  queries = new SqlitePlantQueries(db);
-  port.postMessage({ ready: true } satisfies CountReply);
-} catch (err) {
-  port.postMessage({ failed: (err as Error).message } satisfies CountReply);
-  port.close();
-}
-
-port.on('message', (msg: CountRequest) => {
-  if ('close' in msg) {
-    db.close();
-    port.close();
-    return;
-  }
-  try {
-    port.postMessage({ seq: msg.seq, n: queries.count(msg.query) } satisfies CountReply);
-  } catch (err) {
-    port.postMessage({ seq: msg.seq, error: (err as Error).message } satisfies CountReply);
-  }
+  const queries = new SqlitePlantQueries(db);
+  return {
+    count: (query) => queries.count(query),
+    close: () => {
+      db.close();
+    },
+  };
 });
