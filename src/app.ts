@@ -59,9 +59,9 @@ export interface AppDeps {
   store: Store;
   logger?: Logger;
   contract?: Contract;
-  /** The tokens the guard verifies; the background flushes their last-used times (background.ts). */
+  /** The tokens the guard verifies; the background flushes their last-used times (process/background.ts). */
   tokens: TokenService;
-  /** What the handlers tell the background services, and where waiting feed readers listen (background.ts). */
+  /** What the handlers tell the background services, and where waiting feed readers listen (process/background.ts). */
   services: ServiceLinks;
   /** The process's observer list: the handlers report to it, and this app's metrics subscribe to it. */
   observers: Observers;

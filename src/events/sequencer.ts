@@ -1,15 +1,15 @@
 // The background half of the event log: sequencing passes (feed positions and webhook deliveries for committed
 // events) woken by this process's commits, by a poll (events committed by an instance that died before its
 // pass, or by `plant-store import`), and the retention pass. What it placed and what it made it tells through
-// onPlaced and onDeliveries (background.ts wires them to the feed's readers and the dispatcher); a pass that
+// onPlaced and onDeliveries (process/background.ts wires them to the feed's readers and the dispatcher); a pass that
 // failed it reports as an observation.
 import { tracing } from '../tracing/tracing-switch.js';
 import { systemClock, type Clock } from '../kit/clock.js';
 import type { EventLogStore } from './event-log.js';
 
 /**
- * What the sequencer reports: kinds of the process's `Observation` (observations.ts lists them with the rest, so
- * the process's one observer takes them), declared here so that the event log stays below observations.ts.
+ * What the sequencer reports: kinds of the process's `Observation` (observations/observations.ts lists them with the rest, so
+ * the process's one observer takes them), declared here so that the event log stays below observations/.
  */
 export type SequencerObservation =
   /** A sequencing pass failed; the next wake or poll runs it again. */

@@ -39,7 +39,7 @@ export type Shedding = (method: string, url: string | undefined) => boolean;
 
 /**
  * Sheds the operations that can answer 503 and need a token (the API), when the lag exceeds `maxLagMs`; returns
- * the same judgement for a path that answers outside Fastify's hooks (read-lane.ts).
+ * the same judgement for a path that answers outside Fastify's hooks (plants/read-lane.ts).
  */
 export function registerLoadShedding(app: FastifyInstance, contract: Contract, maxLagMs: number): Shedding {
   if (maxLagMs <= 0) return () => false;

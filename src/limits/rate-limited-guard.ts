@@ -46,7 +46,7 @@ const kCounted = Symbol('plant-store request counted against its token');
 
 /**
  * Notes that `raw` was already counted against its token, by a path that then handed it to the app
- * (read-lane.ts): the guard takes this count rather than counting the request twice.
+ * (read-lane.ts):  the guard takes this count rather than counting the request twice.
  */
 export function noteCounted(raw: object, count: TokenCount): void {
   (raw as { [kCounted]?: TokenCount })[kCounted] = count;

@@ -48,9 +48,9 @@ export interface Metrics {
   readonly registry: Registry;
   /** For the onResponse hook: counts and times one request under its operationId. */
   observeRequest(request: FastifyRequest, reply: FastifyReply): void;
-  /** The same for an answer given outside Fastify's hooks (read-lane.ts). */
+  /** The same for an answer given outside Fastify's hooks (plants/read-lane.ts). */
   observeAnswer(operation: string, status: number, seconds: number): void;
-  /** Counts what the services report (observations.ts): commits, plant changes, deliveries, auth failures. */
+  /** Counts what the services report (observations/observations.ts): commits, plant changes, deliveries, auth failures. */
   readonly observe: Observer;
   /** The exposition text: this app's metrics, then the process's. */
   scrape(): Promise<string>;

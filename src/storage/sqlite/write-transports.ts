@@ -1,7 +1,7 @@
-// The two transports to a SQLite writer within one process (a third, from a cluster worker to its primary, is
-// process/worker-link.ts): the calling thread's own connection, or the write worker, a thread with its own
-// connection, started on first use and again after it dies, answering in the order it was asked. Both ends of the
-// write worker are here: this module is also the thread's code (writerThread, run when the thread loads it).
+// The transport to the write worker, a thread with its own connection, started on first use and again after it
+// dies, answering in the order it was asked (a writer on the calling thread needs none: sqlite-role.ts; a cluster
+// worker's writes go to its primary: process/worker-link.ts). Both ends of the write worker are here: this
+// module is also the thread's code (writerThread, run when the thread loads it).
 //
 // The write thread of a single-process server owns the connection that runs every write command, so the fsync of
 // one batch runs while the main thread goes on parsing and validating the next, and no write transaction (a claim,
@@ -42,14 +42,6 @@ function writerThread({ file, busyTimeoutMs, autoCheckpoint }: WriterData): void
       },
     };
   });
-}
-
-/** Runs each command at once on this connection (an in-memory database, a multi-process server's primary, the CLI). */
-export function sameThreadTransport(db: Database.Database): WriteTransport {
-  let commands: ReturnType<typeof createWriteCommands> | undefined;
-  return {
-    send: async (command) => runCommand((commands ??= createWriteCommands(db)), command),
-  };
 }
 
 /** A command that got no reply: the worker could not be asked, or died (it is started again on the next). */
