@@ -10,7 +10,7 @@ import { createTicketService } from './auth/stream-tickets.js';
 import { createFailureThrottle } from './auth/failure-throttle.js';
 import type { TokenService } from './auth/token-service.js';
 import { tokenHandlers } from './tokens/token-handlers.js';
-import { jwtVerifierFromConfig } from './auth/jwt-verifier.js';
+import { jwtVerifierFromConfig } from './auth/jwt-config.js';
 import { systemClock, type Clock } from './kit/clock.js';
 import type { Config } from './config.js';
 import { docsHandlers, registerDocsPage } from './docs/docs-handlers.js';
@@ -231,7 +231,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const throttle = createFailureThrottle(failures);
   const jwtLog = logger.child({ component: 'jwt' });
   // Neither callback sees the token; jose's and our error messages do not quote it.
-  const jwt = jwtVerifierFromConfig(config, {
+  const jwt = await jwtVerifierFromConfig(config, {
     onJwksError: (err) => jwtLog.warn({ error: err.message }, 'could not fetch the JWT key set'),
     onUnexpectedError: (err) => jwtLog.error({ error: (err as Error)?.name, message: (err as Error)?.message }, 'unexpected error verifying a JWT'),
   }, clock);

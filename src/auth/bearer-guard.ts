@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors/catalogue.js';
 import type { CountedFailure, FailureThrottle } from './failure-throttle.js';
-import { looksLikeJwt, type JwtVerification, type JwtVerifier } from './jwt-verifier.js';
+import { looksLikeJwt, type JwtVerification, type JwtVerifier } from './jwt.js';
 import type { TokenService, Verification } from './token-service.js';
 import type { TicketService, TicketVerification } from './stream-tickets.js';
 

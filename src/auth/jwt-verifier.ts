@@ -4,15 +4,11 @@
 import { createHash } from 'node:crypto';
 import { errors, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import { systemClock, type Clock } from '../kit/clock.js';
+import type { JwtIdentity, JwtKeySource, JwtVerification, JwtVerifier } from './jwt.js';
 import { createJwksSource, JwksUnavailableError } from './jwks-source.js';
 import { algorithmsForKey, HMAC_ALGORITHMS, JWKS_ALGORITHMS, MIN_HMAC_SECRET_BYTES, parsePublicKeyPem } from './jwt-keys.js';
 import { SCOPES } from './tokens.js';
 
-/** Where the signing keys come from: exactly one of these is configured. */
-export type JwtKeySource =
-  | { kind: 'jwks'; url: string; timeoutMs: number; cooldownMs: number; maxAgeMs?: number }
-  | { kind: 'pem'; pem: string }
-  | { kind: 'hmac'; secret: string };
 
 export interface JwtVerifierOptions {
   key: JwtKeySource;
@@ -31,29 +27,6 @@ export interface JwtVerifierOptions {
   clock?: Clock;
 }
 
-/** A verified token as the bearer guard sees it. */
-export interface JwtIdentity {
-  /** `jwt_` and a hash of `iss` and `sub`: stable per subject, safe for logs and metrics. */
-  id: string;
-  scopes: string[];
-  /** Its `exp`: a stream ticket made with it never outlives it. */
-  expiresAt: Date;
-}
-
-export type JwtVerification =
-  | { ok: true; token: JwtIdentity }
-  | { ok: false; reason: 'expired' | 'unknown' | 'jwks_unavailable'; description: string };
-
-export interface JwtVerifier {
-  verify(token: string): Promise<JwtVerification>;
-}
-
-/** Three base64url segments (the last may be empty, as in `alg: none`); opaque tokens start with `pst_`. */
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-
-export function looksLikeJwt(token: string): boolean {
-  return JWT_SHAPE.test(token);
-}
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 /** Keys tried at most when several in the JWKS fit a token (no `kid`, or a reused one). */
@@ -194,39 +167,4 @@ function failureOf(err: unknown): { reason: 'expired' | 'unknown' | 'jwks_unavai
   if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return invalid('malformed');
   if (err instanceof errors.JOSEError) return invalid('it could not be verified');
   return undefined;
-}
-
-/** Builds the verifier the configuration asks for, or undefined when JWTs are off. */
-export function jwtVerifierFromConfig(
-  config: {
-    jwtJwksUrl: string;
-    jwtPublicKey: string;
-    jwtHs256Secret: string;
-    jwtIssuer: string;
-    jwtAudience: readonly string[];
-    jwtClockSkewMs: number;
-    jwtJwksTimeoutMs: number;
-    jwtJwksCooldownMs: number;
-    tokenCacheTtlMs: number;
-  },
-  log?: { onJwksError?: (err: Error) => void; onUnexpectedError?: (err: unknown) => void },
-  clock: Clock = systemClock,
-): JwtVerifier | undefined {
-  const key: JwtKeySource | undefined = config.jwtJwksUrl
-    ? { kind: 'jwks', url: config.jwtJwksUrl, timeoutMs: config.jwtJwksTimeoutMs, cooldownMs: config.jwtJwksCooldownMs }
-    : config.jwtPublicKey
-      ? { kind: 'pem', pem: config.jwtPublicKey }
-      : config.jwtHs256Secret
-        ? { kind: 'hmac', secret: config.jwtHs256Secret }
-        : undefined;
-  if (!key) return undefined;
-  return createJwtVerifier({
-    key,
-    issuer: config.jwtIssuer || undefined,
-    audience: config.jwtAudience,
-    clockSkewMs: config.jwtClockSkewMs,
-    cacheTtlMs: config.tokenCacheTtlMs,
-    clock,
-    ...log,
-  });
 }
