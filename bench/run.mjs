@@ -1,7 +1,7 @@
 // npm run bench: plant-store against the Node.js ceiling and its peers, in one session, server on core 0 and
 // load generator on core 1, warm-up before every measurement, the whole set interleaved over several rounds.
-// Writes bench/results/{results.md,results.json,chart.svg}. Knobs (env): BENCH_ROUNDS (2), BENCH_SECONDS (4),
-// BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
+// Writes bench/results/{results.md,results.json,chart.svg} (lib/results.mjs). Knobs (env): BENCH_ROUNDS (2),
+// BENCH_SECONDS (4), BENCH_WARMUP (2), BENCH_CONNS (1,10,100,256), BENCH_SERVERS (all), BENCH_ENDPOINTS (post,get,list),
 // BENCH_BIG_ROWS (10000000; 0 skips the scaling part), BENCH_RATES (constant-rate POSTs/s; empty skips),
 // BENCH_SOAK_SECONDS (600: plant-store POST at c=256 with its RSS sampled; 0 skips), BENCH_CONNECT_PAUSE_MS (300:
 // each connection's first request waits that long, so no measurement starts with connections still unaccepted),
@@ -14,13 +14,14 @@
 // (or BENCH_ONLY) runs those alone; results.md is then written again from results.json and the stages' files,
 // so a stage run alone still lands in it.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { BENCH_DIR, KINDS, LOAD_CORE, ROOT, SEEDED, SEED_BASE, freePort, rssMb, seed } from './lib/servers.mjs';
-import { ceilingOf, fmt, replicationSection, streamSection, svg, table } from './lib/report.mjs';
+import { fmt } from './lib/report.mjs';
+import { writeResults } from './lib/results.mjs';
 import { bigDatabase, warmPageCache } from './lib/big-db.mjs';
 import { fsyncProbe } from './lib/fsync-probe.mjs';
 import { runWrk } from './lib/wrk.mjs';
@@ -245,7 +246,7 @@ const RESULTS = join(BENCH_DIR, 'results');
 const httpRun = runs('http')
   ? { machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak }
   : existsSync(join(RESULTS, 'results.json')) ? JSON.parse(readFileSync(join(RESULTS, 'results.json'), 'utf8')) : undefined;
-if (runs('http')) writeResults(httpRun);
+if (runs('http')) writeResults(RESULTS, httpRun, log);
 
 // Then the plant-store-only cells, each with its own server and results file: every write (writes.mjs) and
 // the events feed (feed.mjs), with the round settings of this run; the event stream (streams.mjs; the readers
@@ -264,119 +265,7 @@ if (runs('streams')) {
   });
 }
 if (runs('replication')) execFileSync(process.execPath, [join(BENCH_DIR, 'replication-cost.mjs')], { stdio: 'inherit', env: { ...plantStoreOnly, BENCH_OUT: join(RESULTS, 'replication-cost') } });
-if (httpRun && (runs('streams') || runs('replication'))) writeResults(httpRun, { mdOnly: true });
+if (httpRun && (runs('streams') || runs('replication'))) writeResults(RESULTS, httpRun, log, { mdOnly: true });
 
 // Last, the cells that use every core: worker scaling (workers.mjs, its own results file).
 if (runs('workers')) execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });
-
-/** results.json and chart.svg of the HTTP cells (unless mdOnly), and results.md: those cells, then the rows of the stream and replication stages. */
-function writeResults(run, { mdOnly = false } = {}) {
-  const { machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak } = run;
-  const dir = RESULTS;
-  mkdirSync(dir, { recursive: true });
-  if (!mdOnly) {
-    writeFileSync(join(dir, 'results.json'), JSON.stringify(run, null, 1) + '\n');
-    const servers = KINDS.map((k) => k.name).filter((n) => cells.some((c) => c.server === n));
-    writeFileSync(join(dir, 'chart.svg'), svg(cells, cfg.conns, cfg.endpoints, servers));
-  }
-  const md = [];
-  md.push('# Benchmark results', '', `Produced by \`npm run bench\` (bench/run.mjs), ${machine.started} – ${machine.finished}.`, '');
-  md.push('## Machine', '', `- CPU: ${machine.cpu}, ${machine.cores} cores; kernel ${machine.kernel}; Node ${machine.node} (Prism on ${machine.node24}); ${machine.wrk}`,
-    `- Server pinned to core 0, load generator to core 1 (taskset); one wrk thread; ${cfg.warmup} s warm-up then ${cfg.seconds} s measured per cell; ${cfg.rounds} rounds, the second in reverse server order.`,
-    `- Disk: a 4 KiB write + fdatasync took p50 ${machine.fsync.p50_ms.toFixed(2)} ms, p90 ${machine.fsync.p90_ms.toFixed(2)} ms, p99 ${machine.fsync.p99_ms.toFixed(2)} ms, max ${machine.fsync.max_ms.toFixed(1)} ms (${machine.fsync.count} samples before the run): the floor of one durable commit.`,
-    `- Load average (1/5/15 min) before: ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')}, after: ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')}; per cell in results.json. This is a shared virtual machine whose speed drifts by up to 2x within minutes, so absolute figures are noisy; ratios within a round are the figures to trust.`,
-    `- Each connection's first request waits ${cfg.connectPauseMs} ms (taken off the duration), so no cell starts with connections the server has not accepted yet: a saturated Node.js server accepts one new connection per event-loop turn.`, '');
-  md.push('Latency is wrk 4.1\'s histogram as reported to its Lua `done()`, i.e. after `stats_correct()`, its partial coordinated-omission correction (it adds synthetic samples for responses slower than twice the expected interval). The constant-rate table below measures from each request\'s due time instead.', '');
-  md.push('![throughput and p99 against concurrency](chart.svg)', '');
-  for (let round = 1; round <= cfg.rounds; round++) md.push(`## Round ${round}`, '', table(cells, round), '');
-  md.push('## Targets', '', targets(run).join('\n'), '');
-  md.push('## Row check (plant-store and the floor)', '', '| round | server | bench rows in the DB | 200s counted by wrk | difference | bound (requests in flight at the stops) | ok |', '|---:|---|---:|---:|---:|---:|---|');
-  for (const r of rowChecks) md.push(`| ${r.round} | ${r.server ?? 'plant-store'} | ${r.rows} | ${r.ok200} | ${r.rows - r.ok200} | ${r.inflightBound} | ${r.pass ? 'yes' : '**no**'} |`);
-  md.push('');
-  if (constantRate.length) {
-    md.push('## Constant rate (open model, POST /plants, up to 256 connections)', '', '| server | target req/s | achieved | p50 ms | p99 ms | p99.9 ms | max ms | errors / non-2xx |', '|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const r of constantRate) md.push(`| ${r.server} | ${r.rate} | ${fmt(r.achieved_rps)} | ${r.p50_ms.toFixed(2)} | ${r.p99_ms.toFixed(2)} | ${r.p999_ms.toFixed(2)} | ${r.max_ms.toFixed(1)} | ${r.errors} / ${r.non2xx} |`);
-    md.push('');
-  }
-  if (scaling.length) {
-    md.push(`## Scaling with data (plant-store)`, '', `The ${cfg.bigRows}-row database (bench/.data/, not in git) took ${bigInfo.seedSeconds ? `${bigInfo.seedSeconds.toFixed(0)} s to seed (direct better-sqlite3 inserts, one transaction, into a migrated database)` : 'no time: it was reused from an earlier run'}; ${fmt(bigInfo.sizeMb)} MB. Before its cells the file was read once into the OS page cache (${bigInfo.warmSeconds?.toFixed(1)} s), so they measure the store rather than a cold disk.`, '',
-      '| round | store | endpoint | c | req/s | p50 ms | p99 ms | × empty (req/s) | non-2xx |', '|---:|---|---|---:|---:|---:|---:|---:|---:|');
-    for (const c of scaling) {
-      const empty = scaling.find((e) => e.round === c.round && e.label === 'empty' && e.endpoint === c.endpoint && e.conns === c.conns);
-      md.push(`| ${c.round} | ${c.label} | ${c.endpoint} | ${c.conns} | ${fmt(c.rps)} | ${c.p50_ms.toFixed(2)} | ${c.p99_ms.toFixed(2)} | ${(c.rps / empty.rps).toFixed(2)}× | ${c.non2xx} |`);
-    }
-    md.push('');
-  }
-  if (soak) {
-    const rss = soak.samples.map((x) => x.rssMb).filter(Number.isFinite);
-    const firstMin = soak.samples.filter((x) => x.s <= 60).map((x) => x.rssMb), lastMin = soak.samples.filter((x) => x.s >= soak.seconds - 60).map((x) => x.rssMb);
-    const avg = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    md.push(`## Memory over ${soak.seconds} s (plant-store, POST c=256)`, '',
-      `${fmt(soak.rps)} req/s, p50 ${soak.p50_ms.toFixed(2)} ms, p99 ${soak.p99_ms.toFixed(2)} ms, max ${soak.max_ms.toFixed(1)} ms; ${soak.ok200} 200s, ${soak.rows} rows stored. ` +
-      `RSS (sampled every 5 s): min ${fmt(Math.min(...rss))} MB, max ${fmt(Math.max(...rss))} MB, mean of the first minute ${fmt(avg(firstMin))} MB, of the last minute ${fmt(avg(lastMin))} MB.`, '',
-      `RSS MB by minute: ${soak.samples.filter((x) => x.s % 60 < 5).map((x) => `${Math.round(x.s / 60)}′ ${fmt(x.rssMb)}`).join(', ')}`, '');
-  }
-  if (failures.length) {
-    md.push('## Could not run', '');
-    for (const f of failures) md.push(`- round ${f.round}, ${f.server}: ${f.error}`);
-    md.push('');
-  }
-  md.push(...stageRows(dir));
-  writeFileSync(join(dir, 'results.md'), md.join('\n'));
-  log(`wrote ${dir}/results.md`);
-}
-
-/** The rows of the stream and replication stages, from their results files (each says when and where it ran). */
-function stageRows(dir) {
-  const read = (name) => (existsSync(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : undefined);
-  const streams = read('streams.json');
-  const replication = read('replication-cost.json');
-  return [
-    ...(streams ? streamSection(streams) : ['## The event stream', '', 'Not run yet: `npm run bench -- --only streams`.', '']),
-    ...(replication ? replicationSection(replication) : ['## Replication on against off', '', 'Not run yet: `npm run bench -- --only replication`.', '']),
-  ];
-}
-
-function targets({ cfg, cells, scaling }) {
-  const out = ['| round | target | measured | met |', '|---:|---|---|---|'];
-  const at = (round, server, endpoint, conns) => cells.find((c) => c.round === round && c.server === server && c.endpoint === endpoint && c.conns === conns);
-  for (let round = 1; round <= cfg.rounds; round++) {
-    const row = (name, value, ok) => out.push(`| ${round} | ${name} | ${value} | ${ok === undefined ? '–' : ok ? 'yes' : '**no**'} |`);
-    const vsCeil = (endpoint, conns, min) => {
-      const c = at(round, 'plant-store', endpoint, conns);
-      const ceil = c && ceilingOf(cells, c);
-      if (c && ceil) row(`${endpoint} c=${conns} ≥ ${min}× ceiling (${ceil.server})`, `${(c.rps / ceil.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(ceil.rps)} req/s)`, c.rps / ceil.rps >= min);
-      return c;
-    };
-    const post100 = vsCeil('post', 100, 0.8);
-    if (post100) row('post c=100 p99 ≤ 15 ms', `${post100.p99_ms.toFixed(2)} ms`, post100.p99_ms <= 15);
-    const post1 = at(round, 'plant-store', 'post', 1);
-    if (post1) row('post c=1 p50 ≤ 1 ms', `${post1.p50_ms.toFixed(2)} ms`, post1.p50_ms <= 1);
-    for (const conns of cfg.conns) vsCeil('get', conns, 0.85);
-    // The floors (servers/floor-http.mjs): node:http doing only the work a GET by id, or a durable create
-    // (servers/floor-create.mjs), must do; the targets are at c=100.
-    for (const endpoint of ['post', 'get']) {
-      for (const conns of cfg.conns) {
-        const c = at(round, 'plant-store', endpoint, conns);
-        const floor = at(round, 'floor', endpoint, conns);
-        if (c && floor) row(`${endpoint} c=${conns}${conns === 100 ? ' ≥ 0.8×' : ' ×'} floor`, `${(c.rps / floor.rps).toFixed(2)}× (${fmt(c.rps)} / ${fmt(floor.rps)} req/s)`, conns === 100 ? c.rps / floor.rps >= 0.8 : undefined);
-      }
-    }
-    for (const conns of cfg.conns) vsCeil('list', conns, 0.5);
-    for (const [peer, min] of [['express+validator', 6], ['prism', 6], ['json-server', 50]]) {
-      const p = at(round, peer, 'post', 100);
-      if (post100 && p) row(`post c=100 ≥ ${min}× ${peer}`, `${(post100.rps / p.rps).toFixed(1)}× (${fmt(p.rps)} req/s${p.non2xx ? `, ${p.non2xx} non-2xx` : ''})`, post100.rps / p.rps >= min);
-    }
-    // Over every c=256 cell of the round, each after the cells before it in the same process.
-    const at256 = cfg.endpoints.map((e) => at(round, 'plant-store', e, 256)).filter(Boolean);
-    if (at256.length) {
-      const worst = at256.reduce((a, b) => (b.rssMaxMb > a.rssMaxMb ? b : a));
-      row('RSS at c=256 ≤ 200 MB', `${fmt(worst.rssMaxMb)} MB (${at256.map((c) => `${c.endpoint} ${fmt(c.rssMaxMb)}`).join(', ')})`, worst.rssMaxMb <= 200);
-    }
-  }
-  for (const c of scaling.filter((s) => s.label !== 'empty')) {
-    const empty = scaling.find((e) => e.round === c.round && e.label === 'empty' && e.endpoint === c.endpoint && e.conns === c.conns);
-    out.push(`| ${c.round} | ${c.endpoint} c=${c.conns} with ${c.label} ≥ 0.8× empty | ${(c.rps / empty.rps).toFixed(2)}× | ${c.rps / empty.rps >= 0.8 ? 'yes' : '**no**'} |`);
-  }
-  return out;
-}
