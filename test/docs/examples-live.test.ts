@@ -4,9 +4,9 @@
 // answer is compared with the response example of its status: the status, and the body member for member.
 // Deliveries the receivers get are compared with the `webhooks` section's examples the same way.
 //
-// Generated values cannot equal an example, so they are held to their shape instead (GENERATED below):
-// ids the service makes (`wh_`, `dlv_`, `msg_`), times, versions, durations, the signing secret, and the
-// service's own version. An example's made id stands for one real id throughout its answer (and its message),
+// Generated values cannot equal an example, so they are held to their shape instead (GENERATED, in
+// examples-live-support.ts): ids the service makes (`wh_`, `dlv_`, `msg_`), times, versions, durations, the
+// signing secret, and the service's own version. An example's made id stands for one real id throughout its answer (and its message),
 // so an answer that names two different subscriptions where the example names one still fails.
 //
 // One server, requests in order, and a second one for the examples of limits and ends: small rate limits and
@@ -14,160 +14,20 @@
 // does not arrive within its REQUEST_TIMEOUT_MS (408); at the end its clock moves past EVENT_RETENTION (the
 // retention 410) and its store is closed (503). Headers are checked too: every required one sent, every
 // declared one sent valid for its schema, and those a case names (Retry-After) sent. An example no request can
-// make (the 500 of a failure inside the service) is named in SKIPPED with the reason, and every other example
-// of the document must be checked: a new example fails this test until it is.
+// make (the 500 of a failure inside the service) is named in SKIPPED (examples-live-support.ts) with the reason,
+// and every other example of the document must be checked: a new example fails this test until it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { stringifyJson } from '../../src/json/lossless-json.js';
 import { openStore } from '../../src/storage/open-store.js';
 import { markRestored } from '../../src/storage/restores.js';
-import { freshDatabaseUrl, startApp, type TestApp } from '../helpers/app.js';
+import { freshDatabaseUrl, startApp } from '../helpers/app.js';
 import { openStream, sequenced } from '../helpers/events.js';
 import { parseExact } from '../helpers/exact-json.js';
-import { pointer } from '../helpers/json-pointer.js';
-import { parseRawResponse } from '../helpers/raw-request.js';
 import { eventually } from '../helpers/sleep.js';
 import { startReceiver } from '../helpers/receiver.js';
-
-type Node = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const DOC_TEXT = readFileSync(fileURLToPath(new URL('../../../openapi/plant-store.yaml', import.meta.url)), 'utf8');
-// Integers as bigints on both sides, so ids beyond 2^53 compare digit for digit.
-const DOC: Node = YAML.parse(DOC_TEXT, { intAsBigInt: true });
-const PACKAGE_VERSION: string = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')).version;
-
-/** The clock of the server: fixed, so that a message that prints the time (recover's 400) is exact. */
-const NOW = Date.parse('2026-03-14T09:30:00.000Z');
-/** The second server's limits: each small enough to reach in a request or two. */
-const LIMITS = { rateLimitPerToken: 2, authFailuresPerMinute: 1, eventsMaxWaiting: 2, eventsMaxWaitingPerToken: 1, eventsMaxStreams: 2, eventsMaxStreamsPerToken: 1 };
-/** REQUEST_TIMEOUT_MS of the first server: its least, so that the 408 comes while the other examples run. */
-const REQUEST_TIMEOUT_MS = 1_000;
-/** EVENT_RETENTION of the first server: the default, which the retention 410 example names. */
-const RETENTION_MS = 7 * 86_400_000;
-
-/** Examples not checked here, by their place in the document, and why. */
-const SKIPPED: Record<string, string> = {
-  // Only a fault put inside the process makes one (test/http/errors.test.ts replaces a store method): no
-  // request from outside does, which is the point of the 500.
-  '#/components/responses/InternalError': 'needs a failure inside the service, which no request can cause',
-};
-
-/** Members whose value the service makes, held to a shape rather than to the example's value. */
-const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
-const GENERATED: Record<string, (v: unknown, example: unknown) => boolean> = {
-  // When something happened here (a create, an attempt, the next try): the clock's, not the example's.
-  createdAt: (v) => typeof v === 'string' && TIME.test(v),
-  nextAttemptAt: (v) => typeof v === 'string' && TIME.test(v),
-  at: (v) => typeof v === 'string' && TIME.test(v),
-  timestamp: (v) => typeof v === 'string' && TIME.test(v),
-  // How long an attempt took.
-  durationMs: (v) => typeof v === 'bigint' && v >= 0n,
-  // A plant's version counts every write to the store; the service's version is the package's.
-  version: (v, example) => (typeof example === 'string' ? v === PACKAGE_VERSION : typeof v === 'bigint' && v > 0n),
-  // 256 random bits, shown once: a webhook's signing secret or an API token's.
-  secret: (v, example) => typeof v === 'string' && (String(example).startsWith('pst_') ? /^pst_[A-Za-z0-9_-]{43}$/ : /^whsec_[A-Za-z0-9+/]{43}=$/).test(v),
-  ticket: (v) => typeof v === 'string' && /^pse_[A-Za-z0-9_-]{43}$/.test(v),
-  // What an attempt sent (signed now, with this run's ids) and what this run's receiver answered.
-  request: (v) => isHeaders((v as Node)?.headers) && typeof (v as Node).body === 'string' && /^v1,/.test((v as Node).headers['webhook-signature'] ?? ''),
-  response: (v) => isHeaders((v as Node)?.headers) && typeof (v as Node).excerpt === 'string',
-};
-function isHeaders(v: unknown): boolean {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((h) => typeof h === 'string');
-}
-/** Ids the service makes: the example's stands for whichever the service made, with the same prefix. */
-const MADE_ID = /^(wh|dlv|msg|tok)_[A-Za-z0-9_-]+$/;
-const MADE_ID_IN_TEXT = /\b(?:wh|dlv|msg|tok)_[A-Za-z0-9_-]+/g;
-const TIME_IN_TEXT = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g;
-
-const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
-
-interface Operation {
-  path: string;
-  method: string;
-  op: Node;
-  where: string;
-}
-const OPERATIONS = new Map<string, Operation>();
-for (const [path, item] of Object.entries<Node>(DOC.paths)) {
-  for (const [method, op] of Object.entries<Node>(item)) {
-    if (op?.operationId) OPERATIONS.set(op.operationId, { path, method, op, where: `#/paths/${escape(path)}/${method}` });
-  }
-}
-function operation(id: string): Operation {
-  const found = OPERATIONS.get(id);
-  if (!found) throw new Error(`no operation ${id} in the document`);
-  return found;
-}
-
-/** Where each example of the document is (media types of request bodies and responses), shared ones once. */
-function allExamplePlaces(): string[] {
-  const places = new Set<string>();
-  const media = (content: Node | undefined, where: string) => {
-    for (const m of Object.values<Node>(content ?? {})) {
-      if ('example' in m) places.add(where);
-      for (const name of Object.keys(m.examples ?? {})) places.add(`${where}/examples/${name}`);
-    }
-  };
-  const ops = [...OPERATIONS.values()].map((o) => ({ op: o.op, where: o.where }));
-  for (const [name, item] of Object.entries<Node>(DOC.webhooks ?? {})) ops.push({ op: item.post, where: `#/webhooks/${name}/post` });
-  for (const { op, where } of ops) {
-    media(op.requestBody?.content, `${where}/requestBody`);
-    for (const [status, r] of Object.entries<Node>(op.responses ?? {})) {
-      if (typeof r.$ref === 'string') media(pointer(DOC, r.$ref).content, r.$ref);
-      else media(r.content, `${where}/responses/${status}`);
-    }
-  }
-  return [...places];
-}
-
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
-
-/** One exchange over node:http, which sends what fetch refuses to (TRACE, Expect, oversized headers). */
-function exchange(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string>, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/**
- * The addPlant example request, its body cut short and never finished: what comes back once the server's
- * REQUEST_TIMEOUT_MS has passed.
- */
-function unfinished(port: number, token: string): Promise<Answer> {
-  const media = operation('addPlant').op.requestBody.content['application/json'];
-  const body = stringifyJson(media.example);
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () =>
-      socket.write(
-        `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, body.length >> 1)}`,
-      ),
-    );
-    let raw = '';
-    socket.on('data', (d: Buffer) => (raw += d.toString('latin1')));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const res = parseRawResponse(raw);
-      resolve({ status: res.status, headers: res.headers, text: res.body });
-    });
-  });
-}
+import { exampleChecker } from './examples-live-checker.js';
+import { allExamplePlaces, DOC, exchange, LIMITS, NOW, operation, REQUEST_TIMEOUT_MS, RETENTION_MS, SKIPPED, unfinished, type Node } from './examples-live-support.js';
 
 test('every example request, sent to the service, is answered as the document\'s example for its status', async (t) => {
   // Fixed at NOW until the retention 410 moves it on.
@@ -195,167 +55,7 @@ test('every example request, sent to the service, is answered as the document\'s
     read: s.token.read,
     manageOnly: await token(['webhooks:manage']),
   };
-  const problems: string[] = [];
-  const checked = new Set<string>();
-
-  interface Send {
-    /** Path parameters (default: each parameter's example). */
-    path?: Record<string, string>;
-    /** Query parameters (default: every one that has an example, with it). */
-    query?: Record<string, string>;
-    /** The body as JSON (default: the request body example), or a text sent as is. */
-    body?: unknown;
-    headers?: Record<string, string>;
-    /** The bearer token (default: one with every scope); null sends none. */
-    token?: string | null;
-    /** Over node:http rather than fetch. */
-    raw?: boolean;
-    /** The server (default: the first). */
-    server?: TestApp;
-  }
-
-  /** The operation's example request, with what `send` changes. */
-  async function call(operationId: string, send: Send = {}): Promise<Answer> {
-    const { path, method, op } = operation(operationId);
-    const item = DOC.paths[path];
-    const params: Node[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => (typeof p.$ref === 'string' ? pointer(DOC, p.$ref) : p));
-    let url = path;
-    for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(send.path?.[p.name] ?? String(p.example)));
-    const query = send.query ?? Object.fromEntries(params.filter((x) => x.in === 'query' && 'example' in x).map((x) => [x.name, String(x.example)]));
-    const qs = new URLSearchParams(query).toString();
-    if (qs) url += `?${qs}`;
-    const server = send.server ?? s;
-    const headers: Record<string, string> = { ...(send.token !== null && { authorization: `Bearer ${send.token ?? tokens.all}` }) };
-    let body: string | undefined;
-    const content = op.requestBody?.content as Node | undefined;
-    if (content && send.body !== null) {
-      const [type, media] = Object.entries<Node>(content)[0]!;
-      const value = send.body === undefined ? media.example : send.body;
-      body = typeof value === 'string' ? value : stringifyJson(value);
-      headers['content-type'] = type;
-      if (send.body === undefined) checked.add(`${operation(operationId).where}/requestBody`);
-    }
-    Object.assign(headers, send.headers);
-    const verb = method.toUpperCase();
-    if (send.raw) return exchange(server.port, verb, url, headers, body);
-    const res = await fetch(`${server.url}${url}`, { method: verb, headers, body });
-    return { status: res.status, headers: Object.fromEntries(res.headers), text: await res.text() };
-  }
-
-  /** The response object documented for this status, its place, and the example (named, or the only one). */
-  function documented(operationId: string, status: number, name?: string): { place: string; response: Node; example: unknown; type?: string } {
-    const { op, where } = operation(operationId);
-    const raw = op.responses[String(status)] as Node | undefined;
-    if (!raw) throw new Error(`${operationId} declares no ${status}`);
-    const base = typeof raw.$ref === 'string' ? raw.$ref : `${where}/responses/${status}`;
-    const response = typeof raw.$ref === 'string' ? pointer(DOC, raw.$ref) : raw;
-    const [type, media] = Object.entries<Node>(response.content ?? {})[0] ?? [];
-    if (!media) return { place: base, response, example: undefined };
-    if (name !== undefined) return { place: `${base}/examples/${name}`, response, example: media.examples[name].value, type };
-    return { place: base, response, example: media.example, type };
-  }
-
-  /**
-   * The answer's headers against the response's: every required one sent, every declared one sent valid for its
-   * schema (a `const`, an integer's minimum), and each of `mustSend` (declared ones the case sends) sent.
-   */
-  function checkHeaders(label: string, response: Node, answer: Answer, mustSend: string[]): void {
-    const declared = new Map(Object.entries<Node>(response.headers ?? {}).map(([name, h]) => [name.toLowerCase(), typeof h.$ref === 'string' ? pointer(DOC, h.$ref) : h]));
-    for (const name of mustSend) if (!declared.has(name)) problems.push(`${label}: ${name} is not declared on this answer`);
-    for (const [name, header] of declared) {
-      const value = answer.headers[name];
-      if (value === undefined) {
-        if (header.required === true || mustSend.includes(name)) problems.push(`${label}: no ${name} header`);
-        continue;
-      }
-      const schema: Node = header.schema ?? {};
-      if ('const' in schema && value !== schema.const) problems.push(`${label}: ${name}: ${value}, the document says ${schema.const}`);
-      if (schema.type === 'integer' && !(/^\d+$/.test(value) && BigInt(value) >= BigInt(schema.minimum ?? 0))) problems.push(`${label}: ${name}: ${value} is not an integer of its schema`);
-    }
-  }
-
-  let exactTimes = false;
-  /** Compares `actual` with `example` member for member; made ids bind in `ids`. */
-  function compare(actual: unknown, example: unknown, at: string, ids: Map<string, string>, out: string[], key?: string): void {
-    if (key !== undefined && key in GENERATED) {
-      if (!GENERATED[key]!(actual, example)) out.push(`${at}: ${String(actual)} is not a generated ${key} (example ${String(example)})`);
-      return;
-    }
-    if (typeof example === 'string' && MADE_ID.test(example) && (key === 'id' || key === 'eventId')) {
-      const prefix = example.slice(0, example.indexOf('_') + 1);
-      if (typeof actual !== 'string' || !actual.startsWith(prefix) || !MADE_ID.test(actual)) return void out.push(`${at}: ${String(actual)} is not a ${prefix} id`);
-      const bound = ids.get(example);
-      if (bound === undefined) {
-        if ([...ids.values()].includes(actual)) out.push(`${at}: ${actual} already stands for another example id`);
-        ids.set(example, actual);
-      } else if (bound !== actual) out.push(`${at}: ${actual}, where the example's ${example} stands for ${bound}`);
-      return;
-    }
-    if (typeof example === 'string' && key === 'message') {
-      // The message names the ids bound above, and times of this run (when a subscription was disabled)
-      // unless the step says its times are the clock's or the request's.
-      const times = (text: string) => (exactTimes ? text : text.replace(TIME_IN_TEXT, '<time>'));
-      const expected = times(example.replace(MADE_ID_IN_TEXT, (id) => ids.get(id) ?? id));
-      const got = typeof actual === 'string' ? times(actual) : actual;
-      if (got !== expected) out.push(`${at}: message ${JSON.stringify(actual)}, example ${JSON.stringify(example)}`);
-      return;
-    }
-    if (Array.isArray(example)) {
-      if (!Array.isArray(actual) || actual.length !== example.length) return void out.push(`${at}: ${stringifyJson(actual)} is not ${example.length} items like the example`);
-      example.forEach((e, i) => compare(actual[i], e, `${at}/${i}`, ids, out));
-      return;
-    }
-    if (example !== null && typeof example === 'object') {
-      if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return void out.push(`${at}: ${stringifyJson(actual)} is not an object`);
-      const a = Object.keys(actual).sort().join();
-      const e = Object.keys(example).sort().join();
-      if (a !== e) out.push(`${at}: members ${a}, the example has ${e}`);
-      for (const [k, v] of Object.entries(example)) if (k in actual) compare((actual as Node)[k], v, `${at}/${k}`, ids, out, k);
-      return;
-    }
-    if (actual !== example) out.push(`${at}: ${String(actual)}, example ${String(example)}`);
-  }
-
-  /**
-   * Asserts the answer is the example documented for `status` (`name`d among several), records the example as
-   * checked, and returns the ids the example's made ids stood for. `ids` binds some beforehand (a path's id).
-   */
-  function expectExample(
-    operationId: string,
-    answer: Answer,
-    status: number,
-    options: { name?: string; ids?: Record<string, string>; exactTimes?: boolean; headers?: string[] } = {},
-  ): Map<string, string> {
-    const { place, response, example, type } = documented(operationId, status, options.name);
-    const ids = new Map(Object.entries(options.ids ?? {}));
-    const label = `${operationId} ${status}${options.name ? ` (${options.name})` : ''}`;
-    if (answer.status !== status) {
-      problems.push(`${label}: answered ${answer.status}: ${answer.text.slice(0, 300)}`);
-      return ids;
-    }
-    checkHeaders(label, response, answer, options.headers ?? []);
-    if (example === undefined) {
-      if (answer.text !== '' && type === undefined) problems.push(`${label}: a body where none is documented`);
-      return ids;
-    }
-    checked.add(place);
-    const out: string[] = [];
-    exactTimes = options.exactTimes ?? false;
-    if (type === 'application/json') compare(parseExact(answer.text), example, '', ids, out);
-    else if (answer.text !== example) out.push(`the body is not the example text`);
-    exactTimes = false;
-    problems.push(...out.map((p) => `${label}: ${p}`));
-    return ids;
-  }
-
-  /** An example that is a part of a larger answer (the document itself, the metrics). */
-  function expectPart(operationId: string, answer: Answer, holds: (example: unknown) => (text: string) => boolean) {
-    const { place, example } = documented(operationId, 200);
-    if (answer.status !== 200) return void problems.push(`${operationId}: answered ${answer.status}`);
-    checked.add(place);
-    if (!holds(example)(answer.text)) problems.push(`${operationId}: the example is not part of the answer`);
-  }
-
+  const { problems, checked, call, documented, compare, expectExample, expectPart } = exampleChecker(s, tokens.all);
 
   // ---- Subscriptions, before any plant exists (the examples' receiver is never called).
   const created = await call('createWebhook');

@@ -1,6 +1,6 @@
-// The rest of the store ports' promises, on the store under test (PLANT_STORE_TEST_STORE), beside
-// store-contract.test.ts (plants, tokens, observers) and test/webhooks/delivery-store.test.ts (the webhook
-// half): writes another process sent, served as they are (serveWrite), the store's own housekeeping (migrate, ping,
+// The rest of the store ports' promises, on the store under test (PLANT_STORE_TEST_STORE), beside the other
+// store-contract-*.test.ts files (plants, lists, writes, tokens) and test/webhooks/delivery-store-*.test.ts (the
+// webhook half): writes another process sent, served as they are (serveWrite), the store's own housekeeping (migrate, ping,
 // connectionLimit, sizeBytes), a subscription's secret replaced, the event log (cursor, retention, backlog, passIdle,
 // watch) and the restore half. The last test holds the suite to every method the ports declare.
 import { test } from 'node:test';
@@ -194,7 +194,17 @@ test('the contract suite calls every method of every store port', () => {
     ['events/event-log.ts', 'EventLogStore'],
     ['storage/restores.ts', 'RestoreStore'],
   ];
-  const suite = ['storage/store-contract.test.ts', 'storage/store-contract-ports.test.ts', 'webhooks/delivery-store.test.ts']
+  const suite = [
+    'storage/store-contract-plants.test.ts',
+    'storage/store-contract-lists.test.ts',
+    'storage/store-contract-writes.test.ts',
+    'storage/store-contract-tokens.test.ts',
+    'storage/store-contract-ports.test.ts',
+    'webhooks/delivery-store-subscriptions.test.ts',
+    'webhooks/delivery-store-claims.test.ts',
+    'webhooks/delivery-store-attempts.test.ts',
+    'webhooks/delivery-store-retries.test.ts',
+  ]
     .map((f) => readFileSync(fileURLToPath(new URL(`../../../test/${f}`, import.meta.url)), 'utf8'))
     .join('\n');
   const missing: string[] = [];
