@@ -94,29 +94,20 @@ export function sameThreadWriter(db: Database.Database): SameThreadWriter {
   const plants = once(() => createBatchWriter(db));
   const commands = commandTable(db, plants);
   return {
-    run<N extends CommandName>(name: N, args: ArgsOf<N>): ResultOf<N> {
-      try {
-        return (commands[name] as (...a: readonly unknown[]) => unknown)(...args) as ResultOf<N>;
-      } catch (err) {
-        throw crossed(failedReply(err));
-      }
-    },
-    plants(items) {
-      try {
-        return plants()(items);
-      } catch (err) {
-        throw crossed(failedReply(err));
-      }
-    },
-    plantsTimed(items) {
-      try {
-        return plants().timed(items);
-      } catch (err) {
-        throw crossed(failedReply(err));
-      }
-    },
+    run: <N extends CommandName>(name: N, args: ArgsOf<N>) => failingAsCrossed(() => (commands[name] as (...a: readonly unknown[]) => unknown)(...args) as ResultOf<N>),
+    plants: (items) => failingAsCrossed(() => plants()(items)),
+    plantsTimed: (items) => failingAsCrossed(() => plants().timed(items)),
     serve: (command) => runCommand(commands, command),
   };
+}
+
+/** Runs a write on this thread; what fails, fails as it would have crossed a transport (resultOf). */
+function failingAsCrossed<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    throw crossed(failedReply(err));
+  }
 }
 
 /** The writer's side of the codec: runs the command and answers with its result, or with what failed. */
