@@ -2,7 +2,7 @@
 // the tests look for them. Missing ones are installed with apt-get when running as root; otherwise (or when
 // that fails) the run stops at once with one line naming the packages and the command that installs them.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { wrongStore } from './engine-only.mjs';
 
@@ -78,4 +78,19 @@ export function ensureSystemPackages(stores, files) {
   const sqliteOnly = missing.includes('postgresql') ? '; or PLANT_STORE_TEST_STORES=sqlite to leave PostgreSQL out' : '';
   console.error(`npm test needs system packages that are missing: ${missing.join(', ')} (${reason}). As root: ${command}${sqliteOnly}`);
   process.exit(1);
+}
+
+/**
+ * The takeover tests need what docs/operations.md asks of a machine that upgrades by takeover: Linux moving the
+ * connections waiting in a closing SO_REUSEPORT socket's queue to another socket of its group
+ * (net.ipv4.tcp_migrate_req=1, Linux 5.14 and later), without which a connection arriving as the old server stops
+ * listening may be reset. Set here when running as root; otherwise said once, and those tests fail saying so.
+ */
+export function ensureConnectionMigration(files) {
+  const setting = '/proc/sys/net/ipv4/tcp_migrate_req';
+  if (!files.some((f) => f.includes('takeover')) || !existsSync(setting) || readFileSync(setting, 'utf8').trim() === '1') return;
+  if (process.getuid?.() === 0) {
+    writeFileSync(setting, '1\n');
+    console.error('preflight: set net.ipv4.tcp_migrate_req=1 for the takeover tests (docs/operations.md)');
+  } else console.error('preflight: net.ipv4.tcp_migrate_req is 0; the takeover tests need it at 1 (as root: sysctl -w net.ipv4.tcp_migrate_req=1)');
 }

@@ -9,7 +9,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ONLY_ON } from './engine-only.mjs';
-import { ensureSystemPackages } from './preflight.mjs';
+import { ensureConnectionMigration, ensureSystemPackages } from './preflight.mjs';
 import { allExecutables, nodeExecutable, RUNTIME_LINE } from './runtimes.mjs';
 
 const ALL_STORES = ['sqlite', 'postgres'];
@@ -43,7 +43,9 @@ const chosen = process.argv
   .map(compiled);
 
 // Chromium, PostgreSQL, HAProxy: installed now as root, or the run stops here with one line saying what to do.
-ensureSystemPackages(stores, chosen.length > 0 ? chosen : testFiles('test', '.test.ts').map(compiled));
+const runFiles = chosen.length > 0 ? chosen : testFiles('test', '.test.ts').map(compiled);
+ensureSystemPackages(stores, runFiles);
+ensureConnectionMigration(runFiles);
 
 step('npm', ['run', 'build']);
 // Every line the tests start the service on (test/ops/node-lines.test.ts), installed once before the suite.

@@ -82,6 +82,11 @@ declare module 'fastify' {
     metrics: Metrics;
     /** From now on every request is answered 503 with `Connection: close` (a shutdown has begun). */
     drain(): void;
+    /**
+     * A new server takes over (process/takeover.ts): every request from now on is served as usual but closes its
+     * connection (`Connection: close`), and the event streams and waiting feed reads end, to resume there.
+     */
+    handOver(): void;
     /** What each connection still owes, answered in order (http/in-order.ts). */
     answersOwed: AnswersOwed;
   }
@@ -182,14 +187,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const stopCounting = observers.subscribe(metrics.observe);
 
   let closing = false;
+  let handingOver = false;
   let refusalLogged = false;
   // Requests waiting on the events feed answer at once when a shutdown begins.
   app.decorate('drain', () => {
     closing = true;
     services.feed.release();
   });
+  app.decorate('handOver', () => {
+    handingOver = true;
+    services.feed.release();
+  });
   app.addHook('preClose', async () => {
-    closing = true;
+    // Handing over, a request still arriving on an open connection is served (the store is open till after).
+    if (!handingOver) closing = true;
     services.feed.release();
   });
   // Hooks on every request take Fastify's callback form: an async hook costs a promise per request.
@@ -203,6 +214,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       done(new AppError('SHUTTING_DOWN'));
       return;
     }
+    if (handingOver) reply.header('connection', 'close');
     done();
   });
   const accessLine = accessLog(logger);

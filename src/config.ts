@@ -26,6 +26,10 @@ export interface Config extends TracingSettings, EnginesSettings, ReplicaSetting
   readonly keepAliveTimeoutMs: number;
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Where serve writes its process id once it serves (systemd's PIDFile=, which follows a reload); empty: nowhere. */
+  readonly pidFile: string;
+  /** Owner-only folder of the takeover control socket; empty: one under the temporary folder. */
+  readonly runtimeDirectory: string;
   /** How long a verified token may be trusted without asking the store again (revocations take this long). */
   readonly tokenCacheTtlMs: number;
   /** Failed authentications allowed per client address per minute before 429. */
@@ -195,6 +199,8 @@ export const SETTINGS: SettingRows<Config> = [
   { key: 'headersTimeoutMs', env: 'HEADERS_TIMEOUT_MS', description: 'Deadline to receive request headers', default: 10_000, parse: integer(1_000, 3_600_000) },
   { key: 'keepAliveTimeoutMs', env: 'KEEP_ALIVE_TIMEOUT_MS', description: 'Idle keep-alive connections close after this', default: 5_000, parse: integer(100, 3_600_000) },
   { key: 'shutdownTimeoutMs', env: 'SHUTDOWN_TIMEOUT_MS', description: 'Grace period for in-flight requests on SIGTERM/SIGINT', default: 10_000, parse: integer(0, 600_000) },
+  { key: 'pidFile', env: 'PID_FILE', description: "File serve writes its process id to once it serves, and removes when it stops; a server that takes over (a reload, SIGHUP) writes its own before the old one stops, so systemd's PIDFile= follows it (docs/deployment.md). Empty: none", default: '', parse: (raw) => raw.trim() },
+  { key: 'runtimeDirectory', env: 'RUNTIME_DIRECTORY', description: "Owner-only folder where serve keeps the socket a new server finds it by to take over (docs/operations.md); systemd's RuntimeDirectory= sets it. Empty: plant-store-UID under the temporary folder", default: '', parse: (raw) => raw.split(':')[0]!.trim() },
   { key: 'tokenCacheTtlMs', env: 'TOKEN_CACHE_TTL_MS', description: 'How long a verified token is trusted before the store is asked again (at most 4000, so a revocation applies everywhere within 5 s)', default: 2_000, parse: integer(0, 4_000) },
   { key: 'authFailuresPerMinute', env: 'AUTH_FAILURES_PER_MINUTE', description: 'Failed authentications per client address per minute before 429', default: 30, parse: integer(1, 1_000_000) },
   { key: 'bootstrapToken', env: 'BOOTSTRAP_TOKEN', description: 'On a store with no tokens, create one and print it once at start', default: true, parse: boolean },

@@ -11,6 +11,8 @@ export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 export type PrimaryMethods = {
   /** Runs this write command (shared-writer engines only): any of the engine's, in its own codec; the writer's reply as it made it (a failure included). */
   commit(command: WireCommand): WireReply;
+  /** This worker listens on `port` (its own SO_REUSEPORT socket, which Node's cluster does not report). Sent with no reply. */
+  listening(port: number): void;
   /** Deliveries may be due now (a retry was asked for): wake the dispatcher. Sent with no reply. */
   wakeDispatcher(): void;
   /** GET /metrics: the whole server's metrics, as Prometheus text. */
@@ -28,4 +30,6 @@ export type WorkerMethods = {
   collect(): MetricsJson | null;
   /** Events were given feed positions: wake the feed's waiting readers. Sent with no reply. */
   placed(): void;
+  /** A new server takes over: finish what this worker has, serving (not refusing) what arrives meanwhile, and exit. Sent with no reply. */
+  handOver(): void;
 };

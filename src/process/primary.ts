@@ -21,6 +21,8 @@ import { createLimitKeeper } from '../limits/shared-limits.js';
 import type { PrimaryMethods, WorkerMethods } from './cluster-messages.js';
 import { createChannel, ipcCarrier, type Channel, type Handlers } from '../kit/channel.js';
 import { keepHeapSmall, MIB } from './idle-memory.js';
+import { takeOverThenOffer, writePidFile, type Handover, type HandoverOffer, type Succession } from './takeover.js';
+import { reloadOnHangup } from './reload.js';
 
 /** How long a metrics collection waits for each worker's answer. */
 const COLLECT_TIMEOUT_MS = 3_000;
@@ -31,35 +33,40 @@ const COLLECT_TIMEOUT_MS = 3_000;
 const QUICK_DEATH_MS = 5_000;
 const MAX_RESTART_DELAY_MS = 10_000;
 
-export async function runPrimary(config: Config, logger: Logger, count: number): Promise<number> {
+export async function runPrimary(config: Config, logger: Logger, count: number, succession: Succession = {}): Promise<number> {
   const log = logger.child({ role: 'primary' });
   // From the start: a signal during start-up stops the server once it is up, rather than killing this process
   // under its workers.
   const stop = stopSignals();
   const sharedWriter = processSharing(config.databaseUrl) === 'shared-writer';
+  // Taking over a SQLite file: the passes, deliveries and Litestream start once the running server is done.
+  const afterHandover = sharedWriter && succession.running !== undefined;
   // The primary of a shared writer does little but commit: on its own thread, a commit skips two thread hops
   // (2 workers, POST c=256 on 2 cores: 11.0-11.8k against 8.7-9.2k req/s), and the fsync that blocks its event
   // loop delays only what waits for commits anyway (workers' batches, which then join the next one), passes,
   // deliveries and the hand-out of new connections.
   const store = await openServiceStore(config, log, { commitOnThisThread: sharedWriter });
-  const replication = sharedWriter
-    ? await startReplication(config, log).catch(async (err: unknown) => {
-        await store.close();
-        throw err;
-      })
-    : undefined;
+  const startReplicating = () =>
+    sharedWriter
+      ? startReplication(config, log).catch(async (err: unknown) => {
+          await store.close();
+          throw err;
+        })
+      : undefined;
+  let replication = afterHandover ? undefined : await startReplicating();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   // Before the workers open their pools, so the warning comes ahead of the start line.
   if (!sharedWriter) await warnAboutConnections(store, count, config.databasePoolSize, log);
   /** Each worker, and the channel to it. */
   const workers = new Map<Worker, Channel<WorkerMethods>>();
   const writer = sharedWriter ? startWriter(config, store, log, () => broadcast(workers)) : undefined;
+  if (writer && !afterHandover) writer.services.start();
   if (writer) replication?.register(writer.metrics.registry);
   const metrics = gatherMetrics(workers, writer?.metrics);
   const handlers = answerWorkers({ store, writer: writer?.services, metrics, limits: createLimitKeeper(config), log });
   const pool = workerPool(workers, log, handlers, () => stop.signal !== undefined);
 
-  const outcome = await startWorkers(pool, count);
+  const outcome = await startWorkers(pool, count, config.port);
   // After a stop signal, a worker that exits during start-up stopped as told (or died of the signal before it
   // could heed it): the server stops as it would once up.
   if ('failed' in outcome && stop.signal === undefined) {
@@ -71,22 +78,42 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
     await replication?.stop();
     return 1;
   }
+  let offer: HandoverOffer | undefined;
+  let handover: Handover | undefined;
+  let removePidFile = () => {};
+  const stopReloading = reloadOnHangup(log, succession.impossible, () => handover !== undefined);
   if ('port' in outcome) {
     pool.serveOn(outcome.port);
     // The start line comes last: once it is out, the first token (if one was made) has been printed.
     await bootstrapToken(config, store, tokens, publicUrl(config.host, outcome.port), log);
     announce(config, log, outcome.port, count);
+    if (config.pidFile) removePidFile = writePidFile(config.pidFile);
+    offer = await takeOverThenOffer(succession, config.shutdownTimeoutMs, log);
+    if (afterHandover) {
+      replication = await startReplicating();
+      if (writer) replication?.register(writer.metrics.registry);
+      writer?.services.start();
+      // Readers that resumed on the workers wait for what the previous server committed while it finished.
+      broadcast(workers);
+    }
   }
   // PostgreSQL: the workers are whole instances; this process only watches them.
   if (!sharedWriter) await store.close();
   const stopCollecting = keepHeapSmall(config.heapHeadroomMb * MIB);
 
-  const signal = await stop.received;
+  const told = await Promise.race([stop.received.then((signal) => ({ signal })), ...(offer ? [offer.requested.then((h) => ({ handover: h }))] : [])]);
   stopCollecting();
   pool.stop();
-  log.info({ signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
-  // The workers drain while this process still commits for them.
-  await stopWorkers([...workers.keys()], config.shutdownTimeoutMs, log);
+  offer?.close();
+  if ('handover' in told) {
+    handover = told.handover;
+    log.info({ to: handover.by, workers: workers.size }, 'handing over to the new server: every worker finishes its in-flight requests');
+    await stopWorkers([...workers.keys()], config.shutdownTimeoutMs, log, (w) => workers.get(w)?.notify('handOver'));
+  } else {
+    log.info({ signal: told.signal, workers: workers.size }, 'shutting down: every worker finishes its in-flight requests');
+    // The workers drain while this process still commits for them.
+    await stopWorkers([...workers.keys()], config.shutdownTimeoutMs, log);
+  }
   let code = 0;
   try {
     await writer?.services.stop();
@@ -97,12 +124,15 @@ export async function runPrimary(config: Config, logger: Logger, count: number):
   }
   // After the store: Litestream sends the last commits before it exits.
   await replication?.stop();
-  log.info('stopped');
+  stopReloading();
+  removePidFile();
+  log.info(handover ? 'handed over' : 'stopped');
+  handover?.done(code);
   return code;
 }
 
 /**
- * The shared writer's background services (sequencing, retention, deliveries), started now, and the metrics of
+ * The shared writer's background services (sequencing, retention, deliveries), for the caller to start, and the metrics of
  * what they and the commits report; no HTTP app. `tellWorkers` is told when events got their feed positions.
  */
 function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () => void): { services: BackgroundServices; metrics: Metrics } {
@@ -111,7 +141,6 @@ function startWriter(config: Config, store: Store, log: Logger, tellWorkers: () 
   const metrics = createMetrics({ store, logger: log.child({ component: 'metrics' }) });
   observers.subscribe(metrics.observe);
   const services = createBackground({ config, store, observers, onPlaced: tellWorkers });
-  services.start();
   return { services, metrics };
 }
 
@@ -128,7 +157,7 @@ function gatherMetrics(workers: Map<Worker, Channel<WorkerMethods>>, own: Metric
 }
 
 /** What the primary answers each worker; `writer` only where it commits for them. */
-function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: () => Promise<string>; limits: ReturnType<typeof createLimitKeeper>; log: Logger }): Handlers<PrimaryMethods> {
+function answerWorkers(parts: { store: Store; writer: BackgroundServices | undefined; metrics: () => Promise<string>; limits: ReturnType<typeof createLimitKeeper>; log: Logger }): WorkerHandlers {
   const { store, writer, metrics, limits, log } = parts;
   return {
     // Any write, run by this process's writer (workers send them only to a shared writer, which serves them);
@@ -150,6 +179,9 @@ function answerWorkers(parts: { store: Store; writer: BackgroundServices | undef
   };
 }
 
+/** What the primary answers every worker alike (each worker's own `listening` is the pool's). */
+type WorkerHandlers = Omit<Handlers<PrimaryMethods>, 'listening'>;
+
 interface WorkerPool {
   /** Forks a worker in a slot of its own (each slot backs off on its own when its workers die young). */
   fork(): void;
@@ -157,30 +189,41 @@ interface WorkerPool {
   serveOn(port: number): void;
   /** No more replacements: a shutdown (or a failed start-up) is under way. */
   stop(): void;
+  /** Workers fork on this port from now on (PORT=0: the one the first worker got). */
+  listenOn(port: number): void;
+  /** `listener` hears each worker that listens (each has a SO_REUSEPORT socket of its own, unseen by cluster). */
+  onListening(listener: (w: Worker, port: number) => void): () => void;
 }
 
 /**
  * The workers, each replaced when it dies while the server runs, with a back-off per slot for a crash loop.
  * `stopping` says a stop signal came, after which none is replaced.
  */
-function workerPool(workers: Map<Worker, Channel<WorkerMethods>>, log: Logger, handlers: Handlers<PrimaryMethods>, stopping: () => boolean): WorkerPool {
+function workerPool(workers: Map<Worker, Channel<WorkerMethods>>, log: Logger, handlers: WorkerHandlers, stopping: () => boolean): WorkerPool {
   // v8 serialization: bigint ids and versions cross as they are.
   cluster.setupPrimary({ serialization: 'advanced' });
   const restarts = new Set<NodeJS.Timeout>();
   // Listening workers: while none is, every request is refused.
   const serving = new Set<Worker>();
+  const listeners = new Set<(w: Worker, port: number) => void>();
   let listening = false;
   let stopped = false;
   // Replacements listen on the port the first workers got: with PORT=0, a replacement started after every worker
-  // died would otherwise get another one (the primary lets the port go with the last worker).
+  // died would otherwise get another one.
   let forkEnv: Record<string, string> | undefined;
   const ended = () => stopped || stopping();
   const fork = (slot = { quickDeaths: 0 }) => {
     const w = cluster.fork(forkEnv);
     const started = Date.now();
+    const own: Handlers<PrimaryMethods> = {
+      ...handlers,
+      listening: (port) => {
+        serving.add(w);
+        for (const listener of listeners) listener(w, port);
+      },
+    };
     // A worker that cannot answer a metrics collection in time is left out of it.
-    workers.set(w, createChannel<WorkerMethods, PrimaryMethods>(ipcCarrier(w.process), { handlers, calls: { collect: { timeoutMs: COLLECT_TIMEOUT_MS, fallback: () => null } } }));
-    w.once('listening', () => serving.add(w));
+    workers.set(w, createChannel<WorkerMethods, PrimaryMethods>(ipcCarrier(w.process), { handlers: own, calls: { collect: { timeoutMs: COLLECT_TIMEOUT_MS, fallback: () => null } } }));
     log.info({ worker: w.id, pid: w.process.pid }, 'worker started');
     // Unhandled, an error on the channel to one worker would end the primary and with it every worker.
     w.on('error', (err) => log.warn({ worker: w.id, error: err.message }, 'the channel to a worker failed'));
@@ -205,6 +248,9 @@ function workerPool(workers: Map<Worker, Channel<WorkerMethods>>, log: Logger, h
   };
   return {
     fork: () => fork(),
+    listenOn(port) {
+      forkEnv = { PORT: String(port) };
+    },
     serveOn(port) {
       listening = true;
       forkEnv = { PORT: String(port) };
@@ -213,29 +259,39 @@ function workerPool(workers: Map<Worker, Channel<WorkerMethods>>, log: Logger, h
       stopped = true;
       for (const restart of restarts) clearTimeout(restart);
     },
+    onListening(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
   };
 }
 
-/** Start-up: every worker listening, or the first one that could not (its error is on stderr) stops it all. */
-function startWorkers(pool: WorkerPool, count: number): Promise<{ port: number } | { failed: string }> {
+/**
+ * Start-up: every worker listening, or the first one that could not (its error is on stderr) stops it all.
+ * With PORT=0 the first worker takes a free port and the others join it there.
+ */
+function startWorkers(pool: WorkerPool, count: number, port: number): Promise<{ port: number } | { failed: string }> {
   return new Promise((resolve) => {
     let ready = 0;
-    const onListening = (_w: Worker, address: { port: number }) => {
-      if (++ready < count) return;
+    const stopListening = pool.onListening((_w, at) => {
+      if (++ready === 1 && port === 0) {
+        pool.listenOn(at);
+        for (let i = 1; i < count; i++) pool.fork();
+      }
+      if (ready < count) return;
       cleanup();
-      resolve({ port: address.port });
-    };
+      resolve({ port: at });
+    });
     const onExit = (_w: Worker, code: number | null, signal: string | null) => {
       cleanup();
       resolve({ failed: signal ?? `exit code ${code}` });
     };
     const cleanup = () => {
-      cluster.off('listening', onListening);
+      stopListening();
       cluster.off('exit', onExit);
     };
-    cluster.on('listening', onListening);
     cluster.on('exit', onExit);
-    for (let i = 0; i < count; i++) pool.fork();
+    for (let i = 0; i < (port === 0 ? 1 : count); i++) pool.fork();
   });
 }
 
@@ -254,10 +310,13 @@ async function warnAboutConnections(store: Store, workers: number, poolSize: num
   );
 }
 
-/** SIGTERM to every worker (each drains as it would alone), then waits for them; SIGKILL past the timeout. */
-async function stopWorkers(all: Worker[], timeoutMs: number, log: Logger): Promise<void> {
+/**
+ * Tells every worker to stop (SIGTERM: each drains as it would alone; or `tell`, a handover), then waits for
+ * them; SIGKILL past the timeout.
+ */
+async function stopWorkers(all: Worker[], timeoutMs: number, log: Logger, tell: (w: Worker) => void = (w) => w.process.kill('SIGTERM')): Promise<void> {
   const exited = all.map((w) => (w.isDead() ? Promise.resolve() : new Promise<void>((resolve) => w.once('exit', () => resolve()))));
-  for (const w of all) if (!w.isDead()) w.process.kill('SIGTERM');
+  for (const w of all) if (!w.isDead()) tell(w);
   // The workers' own shutdown timeout bounds their drain; this one only catches a worker that hangs anyway.
   const force = setTimeout(() => {
     log.error({ timeoutMs }, 'workers did not stop in time; killing them');

@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
+import type { FastifyListenOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from '../app.js';
 import { ConfigError, type Config } from '../config.js';
@@ -18,9 +19,14 @@ import type { AnswersOwed } from '../http/in-order.js';
 import { runPrimary } from './primary.js';
 import { createWorkerLink, type WorkerLink } from './worker-link.js';
 import { keepHeapSmall, MIB } from './idle-memory.js';
+import { findSuccession, takeOverThenOffer, writePidFile, type Handover, type HandoverOffer, type Succession } from './takeover.js';
+import { reloadOnHangup } from './reload.js';
 
 /** How long a shutdown keeps idle keep-alive connections open for requests already on their way. */
 const DRAIN_IDLE_GRACE_MS = 500;
+/** Past the keep-alive timeout, Node.js closes an idle connection on its next timer check. */
+const KEEP_ALIVE_SLACK_MS = 500;
+
 
 export async function serve(config: Config): Promise<number> {
   // Before the logger (whose lines then name their trace) and everything that makes spans.
@@ -46,12 +52,15 @@ async function serveTraced(config: Config): Promise<number> {
       if (process.connected) cluster.worker!.disconnect();
     }
   }
-  // Before the store is opened or a worker forked: a port in use is said once, by this process, and nothing
-  // else is done.
-  await checkAddress(config);
+  // A server with these settings running already is taken over from once this one is ready (takeover.ts).
+  // Otherwise, before the store is opened or a worker forked: a port in use is said once, by this process, and
+  // nothing else is done.
+  const succession = await findSuccession(config, logger);
+  if (succession.running) logger.info({ pid: succession.running.pid, version: succession.running.version }, 'a server with these settings is running: this one takes over from it once ready');
+  else await checkAddress(config);
   const workers = workerCount(config);
-  if (workers > 1) return runPrimary(config, logger, workers);
-  return serveHttp(config, logger);
+  if (workers > 1) return runPrimary(config, logger, workers, succession);
+  return serveHttp(config, logger, undefined, undefined, succession);
 }
 
 /**
@@ -97,17 +106,23 @@ function workerCount(config: Config): number {
 }
 
 /**
- * Serves HTTP from this process until a signal and a graceful drain.
+ * Serves HTTP from this process until a signal and a graceful drain, or a handover to a server that takes over.
  * Alone, it owns everything; as a worker (`link`), the primary made the first token and announces the server,
  * and on a shared-writer engine commits for it and runs the passes and the deliveries.
  */
-async function serveHttp(config: Config, logger: Logger, early?: StopSignals, link?: WorkerLink): Promise<number> {
-  const sharedWriter = link && processSharing(config.databaseUrl) === 'shared-writer' ? link.writer : undefined;
+async function serveHttp(config: Config, logger: Logger, early?: StopSignals, link?: WorkerLink, succession: Succession = {}): Promise<number> {
+  const sharing = processSharing(config.databaseUrl);
+  const sharedWriter = link && sharing === 'shared-writer' ? link.writer : undefined;
+  // Taking over a SQLite file: one process at a time runs the passes, deliveries and Litestream; this one's
+  // start once the running one is done. Instances of a database server run them side by side anyway.
+  const afterHandover = succession.running !== undefined && sharing === 'shared-writer';
   const store = await openServiceStore(config, logger, { sharedWriter, reseal: !link });
-  const replication = link ? undefined : await startReplication(config, logger).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
+  const startReplicating = () =>
+    startReplication(config, logger).catch(async (err: unknown) => {
+      await store.close();
+      throw err;
+    });
+  let replication = link || afterHandover ? undefined : await startReplicating();
   const tokens = createTokenService(store, { cacheTtlMs: config.tokenCacheTtlMs });
   const observers = createObservers();
   observers.subscribe(observationLog(logger));
@@ -131,76 +146,117 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   // Alone, heeded from here: a signal before the server listens ends the process, with nothing to drain.
   const signals = early ?? stopSignals();
   // Listening comes first: a port already in use stops start-up before a first token is made and shown.
+  // SO_REUSEPORT: a server that takes over from this one listens beside it (a port held by any other process
+  // was refused before: checkAddress).
+  // Fastify passes the option on to Node.js (22.12 and later), though its types do not list it yet.
+  const listenOn: FastifyListenOptions & { reusePort: boolean } = { port: config.port, host: config.host, reusePort: true };
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen(listenOn);
   } catch (err) {
     await app.close().catch(() => {});
     await store.close();
     await replication?.stop();
     throw listenFailure(err, config);
   }
+  const port = (app.server.address() as AddressInfo).port;
+  link?.listening(port);
   // Deliveries left over from before a restart start now; they stop before the store is closed.
-  background.start();
+  if (!afterHandover) background.start();
   const stopCollecting = keepHeapSmall(config.heapHeadroomMb * MIB);
+  let offer: HandoverOffer | undefined;
+  let handover: Handover | undefined;
+  let removePidFile = () => {};
+  const stopReloading = link ? ignoreHangup() : reloadOnHangup(logger, succession.impossible, () => handover !== undefined);
   if (!link) {
     // The start line comes last: once it is out, the first token (if one was made) has been printed.
-    const port = (app.server.address() as AddressInfo).port;
     await bootstrapToken(config, store, tokens, publicUrl(config.host, port), logger);
     announce(config, logger, port, 1);
+    if (config.pidFile) removePidFile = writePidFile(config.pidFile);
+    offer = await takeOverThenOffer(succession, config.shutdownTimeoutMs, logger);
+    if (afterHandover) {
+      replication = await startReplicating();
+      replication?.register(app.metrics.registry);
+      background.start();
+      // Readers that resumed here wait for what the previous server committed while it finished.
+      background.links.feed.placed();
+    }
   }
-  return new Promise<number>((resolve) => {
-    const stop = async (signal: string) => {
-      stopCollecting();
-      logger.info({ signal }, 'shutting down: finishing in-flight requests');
-      // Every request that reaches the server from now on is answered 503 with Connection: close.
-      app.drain();
-      // In-flight requests finish, but their connections must not wait idle for the keep-alive timeout
-      // (which held the exit back by up to KEEP_ALIVE_TIMEOUT_MS) nor be reused by the client.
-      connections.closeAfterResponses();
-      const force = setTimeout(() => {
-        logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; closing connections');
-        app.server.closeAllConnections();
-      }, config.shutdownTimeoutMs);
-      force.unref();
-      // New connections are refused at once, but idle keep-alive ones stay open a moment: a client may have
-      // written its next request on one already, and closing under it would reset that request unanswered.
-      // Each such request gets the 503; connections still idle after the grace are closed by app.close(),
-      // after one more turn of the event loop so that a request already received is read first.
-      NetServer.prototype.close.call(app.server);
-      await connections.idleGone(Math.min(DRAIN_IDLE_GRACE_MS, config.shutdownTimeoutMs / 2));
-      await new Promise((resolve) => setImmediate(resolve));
-      let code = 0;
-      try {
-        await app.close();
-      } catch (err) {
-        logger.error({ err }, 'error while closing the server');
-        code = 1;
-      }
-      await background.stop();
-      try {
-        // Commits anything still queued before the database is released.
-        await store.close();
-      } catch (err) {
-        logger.error({ err }, 'error while closing the store');
-        code = 1;
-      }
-      // After the store: Litestream sends the last commits before it exits.
-      await replication?.stop();
-      clearTimeout(force);
-      logger.info('stopped');
-      resolve(code);
-    };
-    // A repeated signal changes nothing (the shutdown timeout already bounds the wait). Said once, and not by a
-    // worker, which gets every signal to the process group twice.
-    let toldAgain = false;
-    signals.onRepeat((signal) => {
-      if (!link && !toldAgain) logger.info({ signal }, 'already shutting down; waiting for in-flight requests');
-      toldAgain = true;
-    });
-    void signals.received.then(stop);
+  const told = await Promise.race([
+    signals.received.then((signal) => ({ signal })),
+    ...(offer ? [offer.requested.then((h) => ({ handover: h }))] : []),
+    ...(link ? [link.handOverAsked.then(() => ({ handover: undefined }))] : []),
+  ]);
+  stopCollecting();
+  offer?.close();
+  // New connections go elsewhere at once (refused, or to the new server), before any answer tells a client to
+  // reconnect: a connection still waiting in this socket's queue when it closes would be reset.
+  NetServer.prototype.close.call(app.server);
+  const handingOver = 'handover' in told;
+  if (handingOver) {
+    handover = told.handover;
+    if (!link) logger.info({ to: handover?.by }, 'handing over to the new server: finishing in-flight requests');
+    // Requests still arriving on open connections are served, each closing its connection.
+    app.handOver();
+  } else {
+    logger.info({ signal: told.signal }, 'shutting down: finishing in-flight requests');
+    // Every request that reaches the server from now on is answered 503 with Connection: close.
+    app.drain();
+  }
+  // A repeated signal changes nothing (the shutdown timeout already bounds the wait). Said once, and not by a
+  // worker, which gets every signal to the process group twice.
+  let toldAgain = false;
+  signals.onRepeat((signal) => {
+    if (!link && !toldAgain) logger.info({ signal }, 'already shutting down; waiting for in-flight requests');
+    toldAgain = true;
   });
+  // In-flight requests finish, but their connections must not wait idle for the keep-alive timeout
+  // (which held the exit back by up to KEEP_ALIVE_TIMEOUT_MS) nor be reused by the client.
+  connections.closeAfterResponses();
+  const force = setTimeout(() => {
+    logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; closing connections');
+    app.server.closeAllConnections();
+  }, config.shutdownTimeoutMs);
+  force.unref();
+  // Idle keep-alive connections stay open a moment: a client may have written its next request on one already,
+  // and closing under it would reset that request unanswered. Each such request gets the 503 (or, handing over,
+  // its answer); connections still idle after the grace are closed by app.close(), after one more turn of the
+  // event loop so that a request already received is read first.
+  // Handing over, an idle connection is closed no sooner than the keep-alive timeout it was promised
+  // (`Keep-Alive: timeout=`), which clients heed by letting it go a little before: closing one earlier would race a
+  // client sending on it. Most are gone much sooner, each closed by the answer to its next request.
+  await connections.idleGone(handingOver ? Math.min(config.keepAliveTimeoutMs + KEEP_ALIVE_SLACK_MS, config.shutdownTimeoutMs) : Math.min(DRAIN_IDLE_GRACE_MS, config.shutdownTimeoutMs / 2));
+  await new Promise((resolve) => setImmediate(resolve));
+  let code = 0;
+  try {
+    await app.close();
+  } catch (err) {
+    logger.error({ err }, 'error while closing the server');
+    code = 1;
+  }
+  await background.stop();
+  try {
+    // Commits anything still queued before the database is released.
+    await store.close();
+  } catch (err) {
+    logger.error({ err }, 'error while closing the store');
+    code = 1;
+  }
+  // After the store: Litestream sends the last commits before it exits.
+  await replication?.stop();
+  clearTimeout(force);
+  stopReloading();
+  removePidFile();
+  logger.info(handingOver ? 'handed over' : 'stopped');
+  handover?.done(code);
+  return code;
 }
 
+/** A worker leaves SIGHUP to its primary, which reloads; the default action would end it. */
+function ignoreHangup(): () => void {
+  const ignore = () => {};
+  process.on('SIGHUP', ignore);
+  return () => process.off('SIGHUP', ignore);
+}
 
 /**
  * The open connections, so that a shutdown can end each after its in-flight requests: the last answer a

@@ -27,6 +27,10 @@ export interface WorkerLink {
   collectWith(collect: () => Promise<MetricsJson>): void;
   /** The failure throttle's and the per-token rate limit's counts, kept by the primary (limits/shared-limits.ts). */
   readonly limits: LimitsChannel;
+  /** Tells the primary this worker listens on `port`. */
+  listening(port: number): void;
+  /** Resolves when the primary says a new server takes over. */
+  readonly handOverAsked: Promise<void>;
 }
 
 const UNANSWERED = 'the primary process did not return the metrics';
@@ -47,6 +51,8 @@ export function createWorkerLink(ipc: IpcEnd = process): WorkerLink {
   let collect: (() => Promise<MetricsJson>) | undefined;
   let wakeTimer: NodeJS.Timeout | undefined;
   let wakeAgain = false;
+  let askHandOver!: () => void;
+  const handOverAsked = new Promise<void>((resolve) => (askHandOver = resolve));
   // When the primary is gone, Node's cluster ends the worker at once (the disconnect fails what waits first).
   // Its clients see their connections close; nothing they were answered is lost: a 200 follows the primary's commit.
   const primary = createChannel<PrimaryMethods, WorkerMethods>(ipcCarrier(ipc), {
@@ -56,6 +62,7 @@ export function createWorkerLink(ipc: IpcEnd = process): WorkerLink {
       placed: () => {
         for (const listener of placed) listener();
       },
+      handOver: () => askHandOver(),
     },
     calls: {
       commit: { fallback: primaryGone },
@@ -99,5 +106,7 @@ export function createWorkerLink(ipc: IpcEnd = process): WorkerLink {
       countFailure: (key) => primary.request('countFailure', key),
       reportHits: (hits) => primary.request('addHits', hits),
     },
+    listening: (port) => primary.notify('listening', port),
+    handOverAsked,
   };
 }
