@@ -2,35 +2,38 @@
 // release switched by a symlink), which takes over from it as any server started with the same settings does
 // (process/takeover.ts). Until the new one takes over, this one serves; if it fails, this one goes on.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { realpathSync } from 'node:fs';
-import { dirname, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { lstatSync, realpathSync } from 'node:fs';
+import { sep } from 'node:path';
 import type { Logger } from 'pino';
-
-/** This release's folder, as the file system has it (dist/src/process/ is three folders below it). */
-const RELEASE = realpathSync(fileURLToPath(new URL('../../../', import.meta.url))).replace(/[/\\]$/, '');
 
 /**
  * The command that started this server, through the path it was given: the script as named (a symlinked release
- * is not resolved), and Node.js at the same place under that path when it came with the release (the `node`
- * package), else this Node.js. Read at start-up: once the link is switched it resolves elsewhere.
+ * is not resolved), and the Node.js of that release when it came with it (the `node` package beside the
+ * install), else this Node.js. Read at start-up: once the link is switched it resolves elsewhere.
  */
 function startCommand(): { node: string; args: string[] } {
   const script = process.argv[1] ?? '';
-  let linked: string | undefined;
-  for (let at = dirname(script); ; at = dirname(at)) {
-    try {
-      if (realpathSync(at) === RELEASE) {
-        linked = at;
-        break;
-      }
-    } catch {
-      // Not there any more: nothing to match.
-    }
-    if (dirname(at) === at) break;
-  }
-  const node = linked !== undefined && process.execPath.startsWith(RELEASE + sep) ? linked + process.execPath.slice(RELEASE.length) : process.execPath;
+  const node = throughLink(script, process.execPath) ?? process.execPath;
   return { node, args: [...process.execArgv, script, ...process.argv.slice(2)] };
+}
+
+/**
+ * `file` named through the first symlinked folder on `path`'s way (a release's `current`), when `file` lies in
+ * the folder that link points to now; undefined otherwise.
+ */
+function throughLink(path: string, file: string): string | undefined {
+  const parts = path.split(sep);
+  for (let i = 2; i < parts.length; i++) {
+    const at = parts.slice(0, i).join(sep);
+    try {
+      if (!lstatSync(at).isSymbolicLink()) continue;
+      const target = realpathSync(at);
+      return file.startsWith(target + sep) ? at + file.slice(target.length) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /**

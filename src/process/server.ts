@@ -224,7 +224,8 @@ async function serveHttp(config: Config, logger: Logger, early?: StopSignals, li
   // Handing over, an idle connection is closed no sooner than the keep-alive timeout it was promised
   // (`Keep-Alive: timeout=`), which clients heed by letting it go a little before: closing one earlier would race a
   // client sending on it. Most are gone much sooner, each closed by the answer to its next request.
-  await connections.idleGone(handingOver ? Math.min(config.keepAliveTimeoutMs + KEEP_ALIVE_SLACK_MS, config.shutdownTimeoutMs) : Math.min(DRAIN_IDLE_GRACE_MS, config.shutdownTimeoutMs / 2));
+  if (handingOver) await connections.allGone(Math.min(config.keepAliveTimeoutMs + KEEP_ALIVE_SLACK_MS, config.shutdownTimeoutMs));
+  else await connections.idleGone(Math.min(DRAIN_IDLE_GRACE_MS, config.shutdownTimeoutMs / 2));
   await new Promise((resolve) => setImmediate(resolve));
   let code = 0;
   try {
@@ -278,6 +279,15 @@ function trackConnections(server: Server, owed: AnswersOwed) {
         const last = owed.last(socket);
         if (last && !last.headersSent) last.setHeader('connection', 'close');
       }
+    },
+    /**
+     * Resolves once every connection is gone, or after `ms`: each busy one closes after its answer, each idle one
+     * after the answer to its next request or when its client lets it go. A connection idle for a moment between
+     * two requests is not done with: closing it then would reset the request its client is sending.
+     */
+    async allGone(ms: number): Promise<void> {
+      const deadline = Date.now() + ms;
+      while (open.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     },
     /** Resolves once every open connection has a request in progress or is gone, or after `ms`. */
     async idleGone(ms: number): Promise<void> {

@@ -136,14 +136,15 @@ export interface ChildServer {
  * Runs `plant-store serve` for real and waits until it listens. `env` is added to this process's
  * environment unless `fullEnv` gives the whole environment; `cwd` sets the working directory; `node` is the
  * Node.js executable (default: this process's); `group` makes it the leader of a process group of its own,
- * which its workers join (signal it as a terminal or systemd does: `process.kill(-proc.pid, signal)`).
+ * which its workers join (signal it as a terminal or systemd does: `process.kill(-proc.pid, signal)`); `bin` is
+ * the command's path (default: this checkout's bin/plant-store.js).
  */
 export async function spawnServer(
   t: TestContext,
   env: Record<string, string>,
-  options: { cwd?: string; fullEnv?: Record<string, string>; node?: string; group?: boolean } = {},
+  options: { cwd?: string; fullEnv?: Record<string, string>; node?: string; group?: boolean; bin?: string } = {},
 ): Promise<ChildServer> {
-  const proc = spawn(options.node ?? process.execPath, [BIN, 'serve'], {
+  const proc = spawn(options.node ?? process.execPath, [options.bin ?? BIN, 'serve'], {
     cwd: options.cwd,
     env: options.fullEnv ?? { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -43,7 +43,12 @@ export function startUsers(options: { port: number; token: string; writers: numb
   const writes: LoadResult = { ok: new Map(), statuses: new Map(), errors: new Map(), sent: 0 };
   const writing = runLoad({ port, token, clients: options.writers, firstId: options.firstId, until: () => stopWriting, result: writes, pauseMs: options.pauseMs });
   const reads = { ok: 0, failed: new Map<string, number>() };
-  const agent = new http.Agent({ keepAlive: true });
+  // A client that heeds the server's `Keep-Alive: timeout=` (letting an idle connection go a second before the
+  // server would close it), as undici does: Node's agent does so only when given a timeout of its own. FIFO:
+  // each pooled connection is used in turn, so none sits idle to the end of its keep-alive timeout, where a
+  // client whose event loop lags more than that second races the server closing it (as in any keep-alive
+  // expiry, takeover or not).
+  const agent = new http.Agent({ keepAlive: true, timeout: 60_000, scheduling: 'fifo' });
   const read = (id: bigint) =>
     new Promise<string>((resolve) => {
       const req = http.get({ host: '127.0.0.1', port, path: `/plants/${id}`, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
@@ -52,7 +57,8 @@ export function startUsers(options: { port: number; token: string; writers: numb
         // A failure is kept with its Error body's code, which says where it came from.
         res.on('end', () => resolve(res.statusCode === 200 || res.statusCode === 404 ? String(res.statusCode) : `${res.statusCode} ${body.slice(0, 200)}`));
       });
-      req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      // Whether the request went on a reused connection tells a keep-alive race from a connection reset at once.
+      req.on('error', (err: NodeJS.ErrnoException) => resolve(`${err.code ?? err.message} on a ${req.reusedSocket ? 'reused' : 'new'} connection`));
     });
   const reader = async () => {
     while (!stopWriting) {
