@@ -9,8 +9,9 @@
 // BENCH_WRITE_CELLS and BENCH_FEED_CELLS (0 skips the plant-store-only write and feed cells, writes.mjs and feed.mjs,
 // which write results/writes.{md,json} and results/feed.{md,json}), BENCH_STREAM_CELLS and BENCH_REPLICATION_CELLS
 // (0 skips the event stream's cells, streams.mjs, and replication on against off, replication-cost.mjs; their rows
-// join results.md, from results/streams.json and results/replication-cost.json).
-// Stages, in order: http (every cell above), writes, feed, streams, replication, workers. `--only STAGE[,STAGE]`
+// join results.md, from results/streams.json and results/replication-cost.json), BENCH_TAKEOVER_CELLS (0 skips the
+// upgrade by takeover under load, takeover.mjs, whose rows join results.md from results/takeover.json).
+// Stages, in order: http (every cell above), writes, feed, streams, replication, takeover, workers. `--only STAGE[,STAGE]`
 // (or BENCH_ONLY) runs those alone; results.md is then written again from results.json and the stages' files,
 // so a stage run alone still lands in it.
 import { execFile, execFileSync } from 'node:child_process';
@@ -47,11 +48,11 @@ const cfg = {
   // (see wrk/common.lua); it is taken off the run's duration when computing req/s.
   connectPauseMs: Number(env.BENCH_CONNECT_PAUSE_MS ?? 300),
 };
-const STAGES = ['http', 'writes', 'feed', 'streams', 'replication', 'workers'];
+const STAGES = ['http', 'writes', 'feed', 'streams', 'replication', 'takeover', 'workers'];
 const onlyArg = process.argv.slice(2).map((a, i, all) => (a.startsWith('--only=') ? a.slice(7) : a === '--only' ? all[i + 1] : undefined)).find(Boolean);
 const only = (onlyArg ?? env.BENCH_ONLY)?.split(',').map((s) => s.trim()).filter(Boolean);
 for (const stage of only ?? []) if (!STAGES.includes(stage)) throw new Error(`--only: ${STAGES.join(', ')}, not ${stage}`);
-const SKIP = { writes: 'BENCH_WRITE_CELLS', feed: 'BENCH_FEED_CELLS', streams: 'BENCH_STREAM_CELLS', replication: 'BENCH_REPLICATION_CELLS', workers: 'BENCH_WORKER_CELLS' };
+const SKIP = { writes: 'BENCH_WRITE_CELLS', feed: 'BENCH_FEED_CELLS', streams: 'BENCH_STREAM_CELLS', replication: 'BENCH_REPLICATION_CELLS', takeover: 'BENCH_TAKEOVER_CELLS', workers: 'BENCH_WORKER_CELLS' };
 const runs = (stage) => (only ? only.includes(stage) : env[SKIP[stage]] !== '0');
 const Database = createRequire(join(ROOT, 'package.json'))('better-sqlite3');
 
@@ -265,7 +266,9 @@ if (runs('streams')) {
   });
 }
 if (runs('replication')) execFileSync(process.execPath, [join(BENCH_DIR, 'replication-cost.mjs')], { stdio: 'inherit', env: { ...plantStoreOnly, BENCH_OUT: join(RESULTS, 'replication-cost') } });
-if (httpRun && (runs('streams') || runs('replication'))) writeResults(RESULTS, httpRun, log, { mdOnly: true });
+// An upgrade by takeover under load (takeover.mjs; about two and a half minutes), its rows joining results.md too.
+if (runs('takeover')) execFileSync(process.execPath, [join(BENCH_DIR, 'takeover.mjs')], { stdio: 'inherit', env: { ...process.env, BENCH_OUT: join(RESULTS, 'takeover') } });
+if (httpRun && (runs('streams') || runs('replication') || runs('takeover'))) writeResults(RESULTS, httpRun, log, { mdOnly: true });
 
 // Last, the cells that use every core: worker scaling (workers.mjs, its own results file).
 if (runs('workers')) execFileSync(process.execPath, [join(BENCH_DIR, 'workers.mjs')], { stdio: 'inherit', env: process.env });

@@ -111,3 +111,39 @@ export function replicationSection({ machine, cfg, cells }, heading = '##') {
     '',
   ];
 }
+
+/** An upgrade by takeover under load (takeover.mjs, results/takeover.json) as a markdown section: medians (range) of each case. */
+export function takeoverSection({ machine, cfg, cases, skipped = [] }, heading = '##') {
+  const median = (xs) => {
+    const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+    return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  };
+  const spread = (reps, get, d = 0) => {
+    const xs = reps.map(get).filter(Number.isFinite);
+    return xs.length ? `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})` : '–';
+  };
+  const failed = (reps) => {
+    const n = reps.reduce((a, r) => a + r.failed, 0);
+    const what = {};
+    for (const r of reps) for (const [k, v] of Object.entries(r.failedBy)) what[k] = (what[k] ?? 0) + v;
+    const sent = reps.reduce((a, r) => a + r.load.requests, 0);
+    return `${n ? `**${n}**` : 0} of ${sent.toLocaleString('en-US')}${n ? ` (${Object.entries(what).map(([k, v]) => `${k} ×${v}`).join(', ')})` : ''}`;
+  };
+  return [
+    `${heading} Upgrade by takeover under load (bench/takeover.mjs, ${machine.started}, ${machine.name})`, '',
+    `A \`plant-store serve\` (HOST 127.0.0.1, a fixed PORT, RUNTIME_DIRECTORY a temp dir, LOG_LEVEL=info) serves ${cfg.rate} requests a second (open model, every ${cfg.getEvery === 2 ? 'other' : `${cfg.getEvery}th`} one a GET /plants/{id} of a seeded plant, the rest POST /plants, up to ${cfg.conns} keep-alive connections, the load generator on core ${cfg.loadCore}, the servers unpinned); ` +
+      `after ${cfg.warmupS} s, ${cfg.aloneS} s of it alone are measured, then a second serve with the same settings is started and takes over; the load goes on ${cfg.tailS} s after the old server exits. ${cfg.reps} repetitions a case, each with a fresh pair of servers on the case's store. ` +
+      `Times from the new process's spawn to its first "Server listening" line, to its "telling it to hand over" line (every worker listening) and to the old server's exit (the old one's wait, the \`ms\` of "took over", mostly its idle keep-alive connections, closed no sooner than their keep-alive timeout). ` +
+      `CPU: both servers' process trees (workers included; /proc/<pid>/stat, and the old one's total when it exits) from the spawn to the old one's exit, less what the old one alone used in the same time under the same load (× one alone: the ratio of the two; where the machine stalls, the overlap lasts longer than the work in it and the difference can come out below 0), and of it the new server's own. ` +
+      `Memory: the PSS of both trees (/proc/<pid>/smaps_rollup), its peak while both run against the median of the old one alone. Failed requests: no answer (reset, refused) or not 2xx, over the whole load of every repetition. Medians (range). ` +
+      `Build ${machine.commit}${machine.srcChanged ? ' with uncommitted changes in src/' : ''}; ${machine.cpu}, ${machine.cores} cores, kernel ${machine.kernel}, Node ${machine.node}, net.ipv4.tcp_migrate_req=${machine.migrateReq}; load average ${machine.loadBefore.map((v) => v.toFixed(2)).join(' / ')} before, ${machine.loadAfter.map((v) => v.toFixed(2)).join(' / ')} after.`, '',
+    '| store | WORKERS | start → listening ms | start → handover asked ms | start → old server exited ms | the old one\'s wait ms | CPU while both run: extra ms; × one alone | of it, the new server\'s ms | one alone: CPU ms/s | PSS MB: one alone → both, peak (extra) | failed requests |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    ...cases.map(({ store, workers, reps }) =>
+      `| ${store} | ${workers} | ${spread(reps, (r) => r.ms.listening)} | ${spread(reps, (r) => r.ms.asked)} | ${spread(reps, (r) => r.ms.oldExited)} | ${spread(reps, (r) => r.ms.oldWait)} | ` +
+      `${spread(reps, (r) => r.cpu.extraMs)}; ${fmt(median(reps.map((r) => r.cpu.ratio)), 2)}× | ${spread(reps, (r) => r.cpu.newMs)} | ${spread(reps, (r) => r.alone.cpuMsPerS)} | ` +
+      `${fmt(median(reps.map((r) => r.alone.pssMb)))} → ${fmt(median(reps.map((r) => r.both.peakPssMb)))} (+${spread(reps, (r) => r.both.peakPssMb - r.alone.pssMb)}) | ${failed(reps)} |`),
+    ...(skipped.length ? ['', ...skipped.map((s) => `Not run: ${s}.`)] : []),
+    '',
+  ];
+}

@@ -1,12 +1,12 @@
 // What npm run bench (run.mjs) writes: results.json and chart.svg of the HTTP cells, and results.md: those
-// cells, their targets, the row checks, the constant-rate, scaling and memory parts, then the rows of the stream
-// and replication stages from their own results files.
+// cells, their targets, the row checks, the constant-rate, scaling and memory parts, then the rows of the stream,
+// replication and takeover stages from their own results files.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KINDS } from './servers.mjs';
-import { ceilingOf, fmt, replicationSection, streamSection, svg, table } from './report.mjs';
+import { ceilingOf, fmt, replicationSection, streamSection, svg, table, takeoverSection } from './report.mjs';
 
-/** results.json and chart.svg of the HTTP cells (unless mdOnly), and results.md: those cells, then the rows of the stream and replication stages. */
+/** results.json and chart.svg of the HTTP cells (unless mdOnly), and results.md: those cells, then the rows of the stream, replication and takeover stages. */
 export function writeResults(dir, run, log, { mdOnly = false } = {}) {
   const { machine, cfg, cells, rowChecks, failures, constantRate, scaling, bigInfo, soak } = run;
   mkdirSync(dir, { recursive: true });
@@ -62,14 +62,16 @@ export function writeResults(dir, run, log, { mdOnly = false } = {}) {
   log(`wrote ${dir}/results.md`);
 }
 
-/** The rows of the stream and replication stages, from their results files (each says when and where it ran). */
+/** The rows of the stream, replication and takeover stages, from their results files (each says when and where it ran). */
 function stageRows(dir) {
   const read = (name) => (existsSync(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : undefined);
   const streams = read('streams.json');
   const replication = read('replication-cost.json');
+  const takeover = read('takeover.json');
   return [
     ...(streams ? streamSection(streams) : ['## The event stream', '', 'Not run yet: `npm run bench -- --only streams`.', '']),
     ...(replication ? replicationSection(replication) : ['## Replication on against off', '', 'Not run yet: `npm run bench -- --only replication`.', '']),
+    ...(takeover ? takeoverSection(takeover) : ['## Upgrade by takeover under load', '', 'Not run yet: `npm run bench -- --only takeover`.', '']),
   ];
 }
 
