@@ -314,7 +314,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       serialize: serializerCompiler({ schema: read.responses['200']!, method: read.method, url: read.url, httpStatus: '200' }) as Serializer,
       opening: securityHeadersFor(read.url),
       requestId: requestIdOf,
-      open: () => !closing && !tracing.on && !sheds(read.method, read.url),
+      // Shut while handing over too: Fastify's hook then answers with Connection: close.
+      open: () => !closing && !handingOver && !tracing.on && !sheds(read.method, read.url),
       answered: (id, path, status, ms) => {
         accessLine(id, read.method, path, status, undefined, Math.round(ms * 100) / 100);
         metrics.observeAnswer(read.operationId, status, ms / 1_000);

@@ -4,7 +4,7 @@
 // says it is done. The socket lives in an owner-only folder, so only the same user can take over (SO_REUSEPORT
 // asks the same of the port). Messages are lines of JSON; each side answers only what the other asked.
 import { createHash } from 'node:crypto';
-import { lstatSync, rmSync, writeFileSync, renameSync, readFileSync } from 'node:fs';
+import { chmodSync, lstatSync, rmSync, writeFileSync, renameSync, readFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -199,7 +199,11 @@ export async function offerHandover(path: string): Promise<HandoverOffer> {
           listen(false);
         } else reject(err);
       });
-      server.listen(path, () => resolve());
+      server.listen(path, () => {
+        // Owner-only whatever the umask (the folder should be too): who may connect may stop this server.
+        chmodSync(path, FILE_MODE);
+        resolve();
+      });
     };
     listen(true);
   });

@@ -88,3 +88,17 @@ test('a takeover that cannot start leaves the running server serving, and says w
   t.diagnostic(await assertNothingFailedOrLost(users, s.url, s.token, s.rx));
   t.diagnostic(await assertAcknowledgedStored(s.databaseUrl, users.writes));
 });
+
+test('a server killed with -9 leaves its control socket behind: the next one on its settings starts as usual, and can be taken over', async (t) => {
+  const s = await scene(t);
+  const killed = await spawnServer(t, { ...s.env, WORKERS: '1' });
+  killed.proc.kill('SIGKILL');
+  await killed.exited;
+  const next = await spawnServer(t, { ...s.env, WORKERS: '1' });
+  assert.ok(!next.stdout().includes('takes over'), 'nothing to take over from');
+  const res = await fetch(`${s.url}/plants`, { headers: { authorization: `Bearer ${s.token}` } });
+  assert.equal(res.status, 200);
+  const last = await spawnServer(t, { ...s.env, WORKERS: '1' });
+  assert.equal(await within(next.exited, 30_000, 'still running'), 0);
+  await eventually(() => last.stdout().includes(TOOK_OVER), 'the last server taking over', 10_000);
+});
