@@ -28,6 +28,7 @@ export const ONLY_ON = {
   'dist/test/webhooks/secret-rotation-instances.test.js': ['postgres', 'a rolling key rotation over two instances sharing one database; one SQLite file has one server'],
   'dist/test/scale/outage-under-load.test.js': ['postgres', 'stops and restarts the PostgreSQL server under load'],
   'dist/test/scale/failover.test.js': ['postgres', 'fails over from a PostgreSQL primary to its streaming standby under load'],
+  'dist/test/scale/takeover-instances.test.js': ['postgres', 'several instances behind HAProxy share one database, which needs PostgreSQL'],
 };
 
 /** Why `file` (relative to the repository root) cannot run on `store`, or undefined when it can. */
