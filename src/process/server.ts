@@ -27,7 +27,6 @@ const DRAIN_IDLE_GRACE_MS = 500;
 /** Past the keep-alive timeout, Node.js closes an idle connection on its next timer check. */
 const KEEP_ALIVE_SLACK_MS = 500;
 
-
 export async function serve(config: Config): Promise<number> {
   // Before the logger (whose lines then name their trace) and everything that makes spans.
   await startTracing(config);

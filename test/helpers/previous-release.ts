@@ -2,14 +2,14 @@
 // test/ops/previous-release.test.ts (the previous release keeps working on the new schema). What "the previous
 // release" means is written at the top of that test.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { listeningUrl, type ChildServer } from './app.js';
+import { spawnServer, type ChildServer } from './app.js';
 import { cleanEnv } from './cli.js';
 import { ResponseValidator } from './response-validator.js';
 
@@ -192,26 +192,8 @@ export function runRelease(release: BuiltRelease, args: string[], env: Record<st
 }
 
 /** The release's `serve` with exactly `env` (and PORT=0), once it listens; killed after the test if still running. */
-export async function serveRelease(t: TestContext, release: BuiltRelease, env: Record<string, string>): Promise<ChildServer> {
-  const proc: ChildProcessWithoutNullStreams = spawn(process.execPath, [release.bin, 'serve'], {
-    cwd: release.dir,
-    env: cleanEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  t.after(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  });
-  try {
-    return { url: await listeningUrl(proc, () => `${out}\n${err}`), proc, stdout: () => out, stderr: () => err, exited };
-  } catch (e) {
-    proc.kill('SIGKILL');
-    throw e;
-  }
+export function serveRelease(t: TestContext, release: BuiltRelease, env: Record<string, string>): Promise<ChildServer> {
+  return spawnServer(t, {}, { bin: release.bin, cwd: release.dir, fullEnv: cleanEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }) });
 }
 
 /**
